@@ -1,0 +1,22 @@
+//! Compiles the protos in proto/ with protox (a pure-Rust protobuf compiler),
+//! so building needs no system `protoc`. The file descriptor set is written to
+//! OUT_DIR for server reflection.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let files = ["proto/plylog/v1/game.proto", "proto/plylog/v1/game_service.proto"];
+    for file in &files {
+        println!("cargo:rerun-if-changed={file}");
+    }
+    println!("cargo:rerun-if-changed=migrations");
+    let descriptors = protox::compile(files, ["proto"])?;
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out_dir.join("plylog_descriptor.bin"),
+        prost::Message::encode_to_vec(&descriptors),
+    )?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(descriptors)?;
+    Ok(())
+}

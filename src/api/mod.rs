@@ -1,0 +1,188 @@
+//! The gRPC surface: the `plylog.v1.GameService` handlers, the conversion of
+//! requests into domain commands, and the one table that maps every error to
+//! a status code and a stable `ErrorInfo` reason.
+//!
+//! Handlers are thin: pull and check fields ([`crate::proto::convert`]), ask
+//! the [`Registry`], map its answer.
+
+mod status;
+
+use std::pin::Pin;
+
+use prost::Message;
+use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tonic::{Request, Response, Status};
+
+use crate::game::Command;
+use crate::proto::convert::{self, FieldError};
+use crate::proto::{self as pb, game_service_server::GameService};
+use crate::registry::{Registry, RequestMeta};
+pub use status::{DOMAIN, to_status};
+
+/// Longest request id, game id or page token accepted, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+
+/// The `plylog.v1.GameService` implementation.
+#[derive(Clone)]
+pub struct GameApi {
+    registry: Registry,
+}
+
+impl GameApi {
+    /// Handlers over `registry`.
+    pub fn new(registry: Registry) -> Self {
+        GameApi { registry }
+    }
+}
+
+fn check_game_id(game_id: &str) -> Result<(), FieldError> {
+    if game_id.is_empty() {
+        return Err(FieldError::invalid("game_id", "game_id is required"));
+    }
+    if game_id.chars().count() > MAX_ID_CHARS
+        || !game_id.chars().all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c))
+    {
+        return Err(FieldError::invalid(
+            "game_id",
+            format!("game_id must be 1 to {MAX_ID_CHARS} characters of [A-Za-z0-9._~-]"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_request_id(request_id: &str) -> Result<(), FieldError> {
+    if request_id.chars().count() > MAX_ID_CHARS {
+        return Err(FieldError::invalid("request_id", format!("request_id must be at most {MAX_ID_CHARS} characters")));
+    }
+    Ok(())
+}
+
+/// The idempotency fields of a request: its id, its turn token, and the rest
+/// of it (tagged by RPC) as the fingerprint that tells a retry from a reuse.
+fn request_meta<M: Message + Clone>(
+    rpc: &[u8],
+    request: &M,
+    request_id: &str,
+    expected_sequence: Option<u64>,
+    clear: impl FnOnce(&mut M),
+) -> Result<RequestMeta, FieldError> {
+    check_request_id(request_id)?;
+    let mut rest = request.clone();
+    clear(&mut rest);
+    let mut fingerprint = rpc.to_vec();
+    rest.encode(&mut fingerprint).expect("a Vec grows as needed");
+    Ok(RequestMeta { request_id: request_id.to_owned(), fingerprint, expected_sequence })
+}
+
+fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldError> {
+    match requested {
+        0 => Ok(default),
+        n if n < 0 || n as usize > max => {
+            Err(FieldError::invalid("page_size", format!("page_size must be 0 (default {default}) to {max}")))
+        }
+        n => Ok(n as usize),
+    }
+}
+
+fn page_offset(token: &str) -> Result<u64, FieldError> {
+    if token.is_empty() {
+        return Ok(0);
+    }
+    token
+        .parse()
+        .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamEventsResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl GameService for GameApi {
+    async fn create_game(&self, request: Request<pb::CreateGameRequest>) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let req = request.into_inner();
+        let settings = self.registry.settings();
+        let game_id = if req.game_id.is_empty() {
+            None
+        } else {
+            check_game_id(&req.game_id)?;
+            Some(req.game_id.clone())
+        };
+        let config = convert::config_from_proto(req.rules.as_ref(), &req.seats, settings.max_cells, settings.seat_limits)?;
+        let meta = request_meta(b"create:", &req, &req.request_id, None, |r| r.request_id.clear())?;
+        let game = self.registry.create(game_id, config, meta).await?;
+        Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
+    }
+
+    async fn get_game(&self, request: Request<pb::GetGameRequest>) -> Result<Response<pb::GetGameResponse>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let game = self.registry.game(&req.game_id, req.at_sequence).await?;
+        Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
+    }
+
+    async fn list_games(&self, request: Request<pb::ListGamesRequest>) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let req = request.into_inner();
+        let limit = page_size(req.page_size, 50, 1000)?;
+        let cursor = i64::try_from(page_offset(&req.page_token)?)
+            .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))?;
+        let (games, next) = self.registry.list(cursor, limit as u32).await?;
+        let next_page_token = next.map(|c| c.to_string()).unwrap_or_default();
+        Ok(Response::new(pb::ListGamesResponse { games, next_page_token }))
+    }
+
+    async fn submit_move(&self, request: Request<pb::SubmitMoveRequest>) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let seat = req.seat.ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
+        let seat = convert::seat_from_proto(seat, "seat")?;
+        let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
+        let meta = request_meta(b"move:", &req, &req.request_id, req.expected_sequence, |r| {
+            r.request_id.clear();
+            r.expected_sequence = None;
+        })?;
+        let reply = self.registry.execute(&req.game_id, Command::Play { seat, mv }, meta).await?;
+        Ok(Response::new(pb::SubmitMoveResponse { events: reply.events, game: Some(reply.game) }))
+    }
+
+    async fn undo(&self, request: Request<pb::UndoRequest>) -> Result<Response<pb::UndoResponse>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let requested_by = req.seat.map(|s| convert::seat_from_proto(s, "seat")).transpose()?;
+        let meta = request_meta(b"undo:", &req, &req.request_id, req.expected_sequence, |r| {
+            r.request_id.clear();
+            r.expected_sequence = None;
+        })?;
+        let reply = self.registry.execute(&req.game_id, Command::Undo { requested_by }, meta).await?;
+        Ok(Response::new(pb::UndoResponse { events: reply.events, game: Some(reply.game) }))
+    }
+
+    type StreamEventsStream = EventStream;
+
+    async fn stream_events(&self, request: Request<pb::StreamEventsRequest>) -> Result<Response<EventStream>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let items = self.registry.stream(req.game_id, req.from_sequence, req.follow);
+        let stream = ReceiverStream::new(items).map(|item| item.map_err(to_status));
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn get_replay(&self, request: Request<pb::GetReplayRequest>) -> Result<Response<pb::GetReplayResponse>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        Ok(Response::new(self.registry.replay(&req.game_id).await?))
+    }
+
+    async fn list_legal_moves(
+        &self,
+        request: Request<pb::ListLegalMovesRequest>,
+    ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let limit = page_size(req.page_size, 1000, 10_000)?;
+        let offset = usize::try_from(page_offset(&req.page_token)?)
+            .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))?;
+        let page = self.registry.legal_moves(&req.game_id, offset, limit).await?;
+        let mut reply = page.reply;
+        reply.next_page_token = page.next_offset.map(|o| o.to_string()).unwrap_or_default();
+        Ok(Response::new(reply))
+    }
+}

@@ -1,0 +1,147 @@
+//! The service shell: one [`Application::build`] used by `main` and by the
+//! tests, which binds the listener first (port 0 picks a free one) and then
+//! serves until a shutdown signal.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+use crate::api::GameApi;
+use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
+use crate::registry::{Registry, RegistrySettings};
+use crate::store::{EventStore, SqliteOptions, SqliteStore};
+
+/// Everything a server needs to start.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// `sqlite://path`, `sqlite:path` or a plain file path.
+    pub database_url: String,
+    /// SQLite `synchronous=NORMAL` instead of FULL (see
+    /// [`SqliteOptions::synchronous_normal`]).
+    pub sqlite_synchronous_normal: bool,
+    /// Game limits and timings.
+    pub registry: RegistrySettings,
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The database URL names a backend this build does not have.
+    #[error("unsupported database url {0:?}: use sqlite://<path> or a file path")]
+    UnsupportedDatabase(String),
+    /// The store failed to open or migrate.
+    #[error("opening the store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    /// The listener could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Reflection could not be built from the descriptors.
+    #[error("server reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The transport failed.
+    #[error("transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// A bound, ready server: the store is open and migrated, the listener bound.
+pub struct Application {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    registry: Registry,
+}
+
+impl Application {
+    /// Opens the store (running migrations) and binds the listener.
+    ///
+    /// # Errors
+    /// [`AppError`]: an unsupported URL, a store that does not open, an
+    /// address that cannot be bound.
+    pub async fn build(settings: Settings) -> Result<Self, AppError> {
+        let url = &settings.database_url;
+        if url.contains("://") && !url.starts_with("sqlite:") {
+            return Err(AppError::UnsupportedDatabase(url.clone()));
+        }
+        let mut options = SqliteOptions::new(url.clone());
+        options.synchronous_normal = settings.sqlite_synchronous_normal;
+        let store: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&options).await?);
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| AppError::Bind { addr: settings.listen, source })?;
+        let local_addr = listener.local_addr().map_err(|source| AppError::Bind { addr: settings.listen, source })?;
+        let registry = Registry::new(store, settings.registry);
+        Ok(Application { listener, local_addr, registry })
+    }
+
+    /// The bound address (with the real port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting, ends open
+    /// event streams with UNAVAILABLE, lets in-flight calls finish, and
+    /// returns.
+    ///
+    /// # Errors
+    /// [`AppError::Reflection`] or [`AppError::Transport`].
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), AppError> {
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health.set_serving::<GameServiceServer<GameApi>>().await;
+        health.set_service_status("", tonic_health::ServingStatus::Serving).await;
+        let reflection = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        };
+        let registry = self.registry.clone();
+        let stopping = async move {
+            shutdown.await;
+            tracing::info!("shutting down: draining in-flight calls");
+            health.set_not_serving::<GameServiceServer<GameApi>>().await;
+            health.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+            registry.shutdown();
+        };
+        tracing::info!(addr = %self.local_addr, "plylog serving");
+        Server::builder()
+            .add_service(health_service)
+            .add_service(reflection().build_v1()?)
+            .add_service(reflection().build_v1alpha()?)
+            .add_service(GameServiceServer::new(GameApi::new(self.registry)))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), stopping)
+            .await?;
+        tracing::info!("plylog stopped");
+        Ok(())
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,148 @@
+//! A game's fixed configuration: its rule set and its seats.
+
+use crate::rules::{MAX_SEATS, RuleSet};
+
+/// One player's seat as given at creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatInfo {
+    /// The caller's opaque player identifier (1 to `max_id_chars` characters).
+    pub player_id: String,
+    /// A human-readable name (0 to `max_id_chars` characters).
+    pub display_name: String,
+    /// The symbol drawn for this seat's pieces (1 to 4 characters, no
+    /// whitespace, unique within the game).
+    pub symbol: String,
+}
+
+/// Bounds on seats a server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeatLimits {
+    /// Most seats in one game (at most [`MAX_SEATS`]).
+    pub max_seats: usize,
+    /// Most characters in a player id or display name.
+    pub max_id_chars: usize,
+}
+
+impl Default for SeatLimits {
+    fn default() -> Self {
+        SeatLimits { max_seats: 16, max_id_chars: 128 }
+    }
+}
+
+/// The most characters in a seat's symbol.
+const MAX_SYMBOL_CHARS: usize = 4;
+
+/// Seats that cannot sit at one table, naming the offending field (e.g.
+/// `seats[1].symbol`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct InvalidSeats {
+    /// The field at fault, e.g. `"seats"` or `"seats[2].symbol"`.
+    pub field: String,
+    /// A short lowercase sentence.
+    pub why: String,
+}
+
+/// A game's rules and seats, checked together: 2 or more seats (turn order is
+/// seat order), each with a player id and a unique symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameConfig {
+    rules: RuleSet,
+    seats: Vec<SeatInfo>,
+}
+
+impl GameConfig {
+    /// Checks the seats against `limits` and pairs them with `rules`.
+    ///
+    /// # Errors
+    /// [`InvalidSeats`] for fewer than 2 seats, more than `limits.max_seats`,
+    /// an empty or overlong player id, an overlong display name, or a symbol
+    /// that is empty, longer than 4 characters, contains whitespace or repeats
+    /// another seat's.
+    pub fn new(rules: RuleSet, seats: Vec<SeatInfo>, limits: SeatLimits) -> Result<Self, InvalidSeats> {
+        let invalid = |field: String, why: String| Err(InvalidSeats { field, why });
+        let max_seats = limits.max_seats.min(MAX_SEATS);
+        if seats.len() < 2 {
+            return invalid("seats".into(), format!("a game needs at least 2 seats, got {}", seats.len()));
+        }
+        if seats.len() > max_seats {
+            return invalid("seats".into(), format!("{} seats is over the limit of {max_seats}", seats.len()));
+        }
+        for (i, seat) in seats.iter().enumerate() {
+            let id_chars = seat.player_id.chars().count();
+            if id_chars == 0 || id_chars > limits.max_id_chars {
+                return invalid(
+                    format!("seats[{i}].player_id"),
+                    format!("player id must be 1 to {} characters", limits.max_id_chars),
+                );
+            }
+            if seat.display_name.chars().count() > limits.max_id_chars {
+                return invalid(
+                    format!("seats[{i}].display_name"),
+                    format!("display name must be at most {} characters", limits.max_id_chars),
+                );
+            }
+            let symbol_chars = seat.symbol.chars().count();
+            if symbol_chars == 0
+                || symbol_chars > MAX_SYMBOL_CHARS
+                || seat.symbol.chars().any(char::is_whitespace)
+            {
+                return invalid(
+                    format!("seats[{i}].symbol"),
+                    format!("symbol {:?} must be 1 to {MAX_SYMBOL_CHARS} characters without whitespace", seat.symbol),
+                );
+            }
+            if let Some(j) = seats[..i].iter().position(|s| s.symbol == seat.symbol) {
+                return invalid(
+                    format!("seats[{i}].symbol"),
+                    format!("symbol {:?} is already used by seat {j}", seat.symbol),
+                );
+            }
+        }
+        Ok(GameConfig { rules, seats })
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// The seats in turn order.
+    pub fn seats(&self) -> &[SeatInfo] {
+        &self.seats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::MnkRules;
+
+    fn seat(id: &str, symbol: &str) -> SeatInfo {
+        SeatInfo { player_id: id.into(), display_name: String::new(), symbol: symbol.into() }
+    }
+
+    fn config(seats: Vec<SeatInfo>) -> Result<GameConfig, InvalidSeats> {
+        GameConfig::new(RuleSet::Mnk(MnkRules::TIC_TAC_TOE), seats, SeatLimits::default())
+    }
+
+    #[test]
+    fn fewer_than_two_seats_are_refused() {
+        assert_eq!(config(vec![seat("a", "X")]).unwrap_err().why, "a game needs at least 2 seats, got 1");
+    }
+
+    #[test]
+    fn duplicate_symbols_are_refused_naming_the_second_seat() {
+        let err = config(vec![seat("a", "X"), seat("b", "O"), seat("c", "X")]).unwrap_err();
+        assert_eq!(err.field, "seats[2].symbol");
+        assert_eq!(err.why, "symbol \"X\" is already used by seat 0");
+    }
+
+    #[test]
+    fn empty_ids_and_bad_symbols_are_refused() {
+        assert_eq!(config(vec![seat("", "X"), seat("b", "O")]).unwrap_err().field, "seats[0].player_id");
+        assert_eq!(config(vec![seat("a", "X X"), seat("b", "O")]).unwrap_err().field, "seats[0].symbol");
+        assert_eq!(config(vec![seat("a", "X"), seat("b", "")]).unwrap_err().field, "seats[1].symbol");
+        assert!(config(vec![seat("a", "X"), seat("b", "O"), seat("c", "△")]).is_ok());
+    }
+}

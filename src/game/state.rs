@@ -1,0 +1,295 @@
+//! The game state, [`decide`] and [`evolve`].
+
+use std::sync::Arc;
+
+use super::{Event, GameConfig};
+use crate::rules::{Coord, IllegalMove, Move, Outcome, Position, Seat};
+
+/// What a seat asks of a game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Play `mv` for `seat`.
+    Play {
+        /// The seat playing.
+        seat: Seat,
+        /// The move requested.
+        mv: Move,
+    },
+    /// Take back the last move on the board.
+    Undo {
+        /// The seat asking, when stated.
+        requested_by: Option<Seat>,
+    },
+}
+
+/// Why [`decide`] refuses a command. Nothing is appended for a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    /// The rules refuse the move on this position.
+    #[error(transparent)]
+    Illegal(#[from] IllegalMove),
+    /// The seat number is not at this table.
+    #[error("seat {seat} is not at this table (seats 0 to {max})")]
+    NoSuchSeat {
+        /// The seat asked for.
+        seat: u32,
+        /// The highest seat index.
+        max: u32,
+    },
+    /// Another seat is to move.
+    #[error("seat {seat} is not to move; seat {to_move} is")]
+    NotYourTurn {
+        /// The seat that tried to move.
+        seat: u8,
+        /// The seat whose turn it is.
+        to_move: u8,
+    },
+    /// The game has ended.
+    #[error("the game is over")]
+    GameOver,
+    /// No move is on the board.
+    #[error("there is no move to undo")]
+    NothingToUndo,
+}
+
+/// A stored log that cannot be replayed: the store's corruption, reported
+/// rather than applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {sequence}: {why}")]
+pub struct ReplayError {
+    /// The sequence of the offending event.
+    pub sequence: u64,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+/// Where a game stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GameStatus {
+    /// Moves are being played.
+    InProgress,
+    /// A seat has won.
+    Won,
+    /// The game was drawn.
+    Drawn,
+}
+
+/// A move on the board, as the undo stack keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlayedMove {
+    /// Who played it.
+    pub seat: Seat,
+    /// Where its piece is.
+    pub placement: Coord,
+    /// The sequence of its MovePlayed event.
+    pub sequence: u64,
+}
+
+/// A game as the fold of its events: configuration, position, whose turn it
+/// is, the moves on the board (the undo stack), the outcome, and the sequence
+/// of the last event applied (1-based; 1 right after creation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameState {
+    config: Arc<GameConfig>,
+    position: Position,
+    to_move: Seat,
+    moves: Vec<PlayedMove>,
+    outcome: Option<Outcome>,
+    sequence: u64,
+}
+
+impl GameState {
+    /// The state right after the GameCreated event (sequence 1): empty
+    /// board, seat 0 to move.
+    pub fn new(config: GameConfig) -> Self {
+        let position = config.rules().initial_position();
+        GameState {
+            config: Arc::new(config),
+            position,
+            to_move: Seat(0),
+            moves: Vec::new(),
+            outcome: None,
+            sequence: 1,
+        }
+    }
+
+    /// Rebuilds a game from its whole log, `events` in sequence order from 1.
+    /// Each event is checked to be well-formed for the state it lands on
+    /// before [`evolve`] applies it.
+    ///
+    /// # Errors
+    /// [`ReplayError`] when the log is empty, does not start with
+    /// GameCreated, or holds an event that does not fit (a second
+    /// GameCreated, a move by the wrong seat or onto an occupied or off-board
+    /// cell, an undo with nothing to undo).
+    pub fn replay(events: impl IntoIterator<Item = Event>) -> Result<Self, ReplayError> {
+        let mut events = events.into_iter();
+        let Some(Event::GameCreated(config)) = events.next() else {
+            return Err(ReplayError { sequence: 1, why: "the log does not start with GameCreated".into() });
+        };
+        let mut state = GameState::new(config);
+        for event in events {
+            state.apply_stored(&event)?;
+        }
+        Ok(state)
+    }
+
+    /// Applies one stored event after checking it fits this state: one step
+    /// of [`GameState::replay`].
+    ///
+    /// # Errors
+    /// [`ReplayError`] as for [`GameState::replay`]; the state is unchanged.
+    pub fn apply_stored(&mut self, event: &Event) -> Result<(), ReplayError> {
+        self.check(event).map_err(|why| ReplayError { sequence: self.sequence + 1, why })?;
+        evolve(self, event);
+        Ok(())
+    }
+
+    fn check(&self, event: &Event) -> Result<(), String> {
+        match event {
+            Event::GameCreated(_) => Err("a second GameCreated".into()),
+            Event::MovePlayed { seat, placement, .. } => {
+                if self.outcome.is_some() {
+                    return Err("a move after the game ended".into());
+                }
+                if *seat != self.to_move {
+                    return Err(format!("{seat} moved but {} was to move", self.to_move));
+                }
+                let board = self.position.board();
+                match board.get(placement.row.into(), placement.col.into()) {
+                    Some(None) => Ok(()),
+                    Some(Some(_)) => Err(format!("placement {placement} is occupied")),
+                    None => Err(format!("placement {placement} is off the board")),
+                }
+            }
+            Event::MoveUndone { undone_sequence, placement, .. } => match self.moves.last() {
+                Some(last) if last.sequence == *undone_sequence && last.placement == *placement => Ok(()),
+                _ => Err(format!("undo of sequence {undone_sequence}, which is not the last move")),
+            },
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GameConfig {
+        &self.config
+    }
+
+    /// The shared configuration, cheap to clone.
+    pub fn shared_config(&self) -> Arc<GameConfig> {
+        Arc::clone(&self.config)
+    }
+
+    /// The position.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// The seat to move, `None` once the game is over.
+    pub fn to_move(&self) -> Option<Seat> {
+        self.outcome.is_none().then_some(self.to_move)
+    }
+
+    /// The moves on the board, oldest first.
+    pub fn moves(&self) -> &[PlayedMove] {
+        &self.moves
+    }
+
+    /// How the game ended, `None` while in progress.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// In progress, won or drawn.
+    pub fn status(&self) -> GameStatus {
+        match self.outcome {
+            None => GameStatus::InProgress,
+            Some(Outcome::Win { .. }) => GameStatus::Won,
+            Some(Outcome::Draw) => GameStatus::Drawn,
+        }
+    }
+
+    /// The sequence of the last event applied (1-based).
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+
+    /// Whether `seat` names a seat at this table.
+    fn seat(&self, seat: Seat) -> Result<Seat, GameError> {
+        let count = self.config.seats().len();
+        if seat.index() < count {
+            Ok(seat)
+        } else {
+            Err(GameError::NoSuchSeat { seat: seat.0.into(), max: count as u32 - 1 })
+        }
+    }
+}
+
+/// Decides what `command` does to `state`: the events to append, or why it
+/// is refused. Pure: `state` is not changed.
+///
+/// # Errors
+/// [`GameError`]: an unknown seat, not this seat's turn, the game over, an
+/// illegal move, or nothing to undo.
+pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameError> {
+    match *command {
+        Command::Play { seat, mv } => {
+            let seat = state.seat(seat)?;
+            if state.outcome.is_some() {
+                return Err(GameError::GameOver);
+            }
+            if seat != state.to_move {
+                return Err(GameError::NotYourTurn { seat: seat.0, to_move: state.to_move.0 });
+            }
+            let played = state.config.rules().play(&state.position, seat, mv)?;
+            Ok(vec![Event::MovePlayed {
+                seat,
+                mv,
+                placement: played.placement,
+                ply: state.moves.len() as u32 + 1,
+                outcome: played.outcome,
+            }])
+        }
+        Command::Undo { requested_by } => {
+            if let Some(seat) = requested_by {
+                state.seat(seat)?;
+            }
+            let last = state.moves.last().ok_or(GameError::NothingToUndo)?;
+            Ok(vec![Event::MoveUndone {
+                seat: last.seat,
+                undone_sequence: last.sequence,
+                placement: last.placement,
+                requested_by,
+            }])
+        }
+    }
+}
+
+/// Applies one well-formed event to `state` and advances its sequence by
+/// one. No rule is checked here: every rule lives in [`decide`], and
+/// [`GameState::replay`] checks stored events before applying them.
+///
+/// # Panics
+/// On an event that [`decide`] could not have produced for `state` (a
+/// placement off the board, a GameCreated after the start).
+pub fn evolve(state: &mut GameState, event: &Event) {
+    state.sequence += 1;
+    match event {
+        Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
+        Event::MovePlayed { seat, placement, outcome, .. } => {
+            state.config.rules().apply(&mut state.position, *seat, *placement);
+            state.moves.push(PlayedMove { seat: *seat, placement: *placement, sequence: state.sequence });
+            state.outcome = outcome.clone();
+            let seats = state.config.seats().len();
+            state.to_move = Seat(((seat.index() + 1) % seats) as u8);
+        }
+        Event::MoveUndone { seat, placement, .. } => {
+            state.config.rules().unapply(&mut state.position, *placement);
+            state.moves.pop();
+            state.outcome = None;
+            state.to_move = *seat;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+//! Given events / when command / then events, and property tests.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::game::{SeatInfo, SeatLimits};
+use crate::rules::{ConnectFourRules, MnkRules, RuleSet};
+
+fn config(rules: RuleSet, seats: usize) -> GameConfig {
+    let seats = (0..seats)
+        .map(|i| SeatInfo { player_id: format!("p{i}"), display_name: String::new(), symbol: format!("S{i}") })
+        .collect();
+    GameConfig::new(rules, seats, SeatLimits::default()).unwrap()
+}
+
+fn tic_tac_toe() -> GameConfig {
+    config(RuleSet::Mnk(MnkRules::TIC_TAC_TOE), 2)
+}
+
+fn place(seat: u8, row: u32, col: u32) -> Command {
+    Command::Play { seat: Seat(seat), mv: Move::Place(Coord::new(row, col)) }
+}
+
+/// Given the state after `commands`, each decided and evolved.
+fn given(config: GameConfig, commands: &[Command]) -> (GameState, Vec<Event>) {
+    let mut log = vec![Event::GameCreated(config.clone())];
+    let mut state = GameState::new(config);
+    for command in commands {
+        for event in decide(&state, command).unwrap() {
+            evolve(&mut state, &event);
+            log.push(event);
+        }
+    }
+    (state, log)
+}
+
+#[test]
+fn a_move_out_of_turn_is_refused() {
+    let (state, _) = given(tic_tac_toe(), &[place(0, 0, 0)]);
+    assert_eq!(decide(&state, &place(0, 1, 1)), Err(GameError::NotYourTurn { seat: 0, to_move: 1 }));
+}
+
+#[test]
+fn a_seat_not_at_the_table_is_refused() {
+    let (state, _) = given(tic_tac_toe(), &[]);
+    assert_eq!(decide(&state, &place(2, 0, 0)), Err(GameError::NoSuchSeat { seat: 2, max: 1 }));
+}
+
+#[test]
+fn three_in_a_row_wins_and_then_nothing_more_is_played() {
+    let moves = [place(0, 0, 0), place(1, 1, 0), place(0, 0, 1), place(1, 1, 1)];
+    let (state, _) = given(tic_tac_toe(), &moves);
+    let events = decide(&state, &place(0, 0, 2)).unwrap();
+    let [Event::MovePlayed { outcome: Some(Outcome::Win { seat, line }), ply: 5, .. }] = events.as_slice() else {
+        panic!("expected a winning move, got {events:?}");
+    };
+    assert_eq!(*seat, Seat(0));
+    assert_eq!(line, &vec![Coord::new(0, 0), Coord::new(0, 1), Coord::new(0, 2)]);
+    let (won, _) = given(tic_tac_toe(), &[&moves[..], &[place(0, 0, 2)]].concat());
+    assert_eq!(won.status(), GameStatus::Won);
+    assert_eq!(won.to_move(), None);
+    assert_eq!(decide(&won, &place(1, 2, 2)), Err(GameError::GameOver));
+}
+
+#[test]
+fn undoing_a_winning_move_puts_the_game_back_in_play() {
+    let moves = [place(0, 0, 0), place(1, 1, 0), place(0, 0, 1), place(1, 1, 1), place(0, 0, 2)];
+    let (won, _) = given(tic_tac_toe(), &moves);
+    let (undone, log) = given(tic_tac_toe(), &[&moves[..], &[Command::Undo { requested_by: Some(Seat(1)) }]].concat());
+    assert_eq!(
+        log.last(),
+        Some(&Event::MoveUndone {
+            seat: Seat(0),
+            undone_sequence: 6,
+            placement: Coord::new(0, 2),
+            requested_by: Some(Seat(1)),
+        })
+    );
+    assert_eq!(undone.status(), GameStatus::InProgress);
+    assert_eq!(undone.to_move(), Some(Seat(0)));
+    assert_eq!(undone.sequence(), won.sequence() + 1);
+    assert_eq!(undone.position(), given(tic_tac_toe(), &moves[..4]).0.position());
+}
+
+#[test]
+fn undo_on_an_empty_board_is_refused() {
+    let (state, _) = given(tic_tac_toe(), &[place(0, 1, 1), Command::Undo { requested_by: None }]);
+    assert_eq!(decide(&state, &Command::Undo { requested_by: None }), Err(GameError::NothingToUndo));
+}
+
+#[test]
+fn three_seats_take_turns_in_seat_order() {
+    let cfg = config(RuleSet::Mnk(MnkRules::new(4, 4, 3, 100).unwrap()), 3);
+    let (state, _) = given(cfg, &[place(0, 0, 0), place(1, 0, 1), place(2, 0, 2)]);
+    assert_eq!(state.to_move(), Some(Seat(0)));
+}
+
+#[test]
+fn replay_refuses_a_log_that_does_not_fit() {
+    let (_, mut log) = given(tic_tac_toe(), &[place(0, 1, 1)]);
+    log.push(Event::MovePlayed {
+        seat: Seat(1),
+        mv: Move::Place(Coord::new(1, 1)),
+        placement: Coord::new(1, 1),
+        ply: 2,
+        outcome: None,
+    });
+    assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
+    assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
+}
+
+/// A random game: the rule set, the seat count, and a script of choices
+/// (pick the n-th legal move, or undo).
+fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
+    let rules = prop_oneof![
+        (1i64..7, 1i64..7, 1i64..5).prop_filter_map("k fits", |(r, c, k)| MnkRules::new(r, c, k, 100).ok().map(RuleSet::Mnk)),
+        (1i64..7, 1i64..8, 1i64..5).prop_filter_map("k fits", |(r, c, k)| {
+            ConnectFourRules::new(Some(r), Some(c), Some(k), 100).ok().map(RuleSet::ConnectFour)
+        }),
+    ];
+    (rules, 2usize..5, prop::collection::vec((prop::bool::weighted(0.15), any::<usize>()), 0..60))
+        .prop_map(|(rules, seats, script)| (config(rules, seats), script))
+}
+
+proptest! {
+    /// Replay of the log equals the live state; every listed legal move is
+    /// accepted; an outcome is recorded exactly once and ends the game.
+    #[test]
+    fn replay_equals_live_state_and_listed_moves_are_accepted((cfg, script) in any_game()) {
+        let mut state = GameState::new(cfg.clone());
+        let mut log = vec![Event::GameCreated(cfg)];
+        for (undo, pick) in script {
+            let legal: Vec<Move> = if state.outcome().is_some() {
+                Vec::new()
+            } else {
+                state.config().rules().legal_moves(state.position()).collect()
+            };
+            prop_assert_eq!(legal.len(), state.config().rules().legal_move_count(state.position()).min(if state.outcome().is_some() { 0 } else { usize::MAX }));
+            let seat = state.to_move().unwrap_or(Seat(0));
+            for mv in &legal {
+                prop_assert!(decide(&state, &Command::Play { seat, mv: *mv }).is_ok(), "listed move {:?} refused", mv);
+            }
+            let command = if undo || legal.is_empty() {
+                Command::Undo { requested_by: None }
+            } else {
+                Command::Play { seat, mv: legal[pick % legal.len()] }
+            };
+            let Ok(events) = decide(&state, &command) else { continue };
+            let was_over = state.outcome().is_some();
+            for event in events {
+                if let Event::MovePlayed { outcome: Some(_), .. } = &event {
+                    prop_assert!(!was_over, "a second outcome");
+                }
+                evolve(&mut state, &event);
+                log.push(event);
+            }
+            prop_assert_eq!(state.sequence(), log.len() as u64);
+        }
+        prop_assert_eq!(GameState::replay(log).unwrap(), state);
+    }
+}

@@ -1,0 +1,94 @@
+//! The `plylog` command: `plylog serve` (the default) runs the gRPC service.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use plylog::app::{Application, Settings, shutdown_signal};
+use plylog::game::SeatLimits;
+use plylog::registry::RegistrySettings;
+use tracing_subscriber::EnvFilter;
+
+/// Authoritative turn-based board games over gRPC.
+#[derive(Debug, Parser)]
+#[command(name = "plylog", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gRPC service (the default when no command is given).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "PLYLOG_LISTEN", default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// Event store: sqlite://<path> (created if missing) or a file path.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
+    database_url: String,
+    /// Largest board a new game may have, in cells.
+    #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = 1_000_000)]
+    max_cells: u64,
+    /// Most seats in one game (at most 255).
+    #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = 16)]
+    max_seats: usize,
+    /// Seconds a game with no traffic and no subscribers stays in memory.
+    #[arg(long, env = "PLYLOG_IDLE_TIMEOUT_SECS", default_value_t = 300)]
+    idle_timeout_secs: u64,
+    /// Seconds of silence on a followed stream before a heartbeat.
+    #[arg(long, env = "PLYLOG_HEARTBEAT_SECS", default_value_t = 15)]
+    heartbeat_secs: u64,
+    /// SQLite synchronous=NORMAL instead of FULL: faster commits, but a power
+    /// loss (not a crash) may lose the last acknowledged moves.
+    #[arg(long, env = "PLYLOG_SQLITE_SYNCHRONOUS_NORMAL")]
+    sqlite_synchronous_normal: bool,
+}
+
+impl ServeArgs {
+    fn settings(self) -> Settings {
+        Settings {
+            listen: self.listen,
+            database_url: self.database_url,
+            sqlite_synchronous_normal: self.sqlite_synchronous_normal,
+            registry: RegistrySettings {
+                max_cells: self.max_cells,
+                seat_limits: SeatLimits { max_seats: self.max_seats, ..SeatLimits::default() },
+                idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+                heartbeat_interval: Duration::from_secs(self.heartbeat_secs.max(1)),
+                ..RegistrySettings::default()
+            },
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
+    let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        None => cli.serve,
+    };
+    let result = async {
+        let app = Application::build(args.settings()).await?;
+        app.run_until(shutdown_signal()).await
+    }
+    .await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(error = %error, "plylog failed");
+            ExitCode::FAILURE
+        }
+    }
+}

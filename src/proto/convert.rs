@@ -1,0 +1,356 @@
+//! Conversions between the wire types and the domain types.
+//!
+//! Wire to domain goes through checks that name the offending field
+//! ([`FieldError`]); domain to wire cannot fail. Events decoded from storage
+//! use the same checks, so a corrupt row becomes an error, never a panic.
+
+use prost_types::Timestamp;
+
+use super::{self as pb, ErrorReason};
+use crate::game::{Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
+use crate::rules::{ConnectFourRules, Coord, MnkRules, Move, Outcome, RuleSet, Seat};
+
+/// Boards with at most this many cells also travel as text rows.
+pub const MAX_TEXT_CELLS: u64 = 1024;
+
+/// A request field that does not convert, with the reason clients switch on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct FieldError {
+    /// The field path, e.g. `rules.mnk.k` or `move.place.row`.
+    pub field: String,
+    /// A short lowercase sentence.
+    pub why: String,
+    /// The stable reason.
+    pub reason: ErrorReason,
+}
+
+impl FieldError {
+    /// A field error with `reason`.
+    pub fn new(field: impl Into<String>, why: impl Into<String>, reason: ErrorReason) -> Self {
+        FieldError { field: field.into(), why: why.into(), reason }
+    }
+
+    /// A missing or malformed field (INVALID_REQUEST).
+    pub fn invalid(field: impl Into<String>, why: impl Into<String>) -> Self {
+        FieldError::new(field, why, ErrorReason::InvalidRequest)
+    }
+}
+
+/// Unix epoch milliseconds as a protobuf Timestamp.
+pub fn timestamp(ms: i64) -> Timestamp {
+    Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 }
+}
+
+/// A protobuf Timestamp as Unix epoch milliseconds (0 when absent).
+pub fn timestamp_ms(ts: Option<&Timestamp>) -> i64 {
+    ts.map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos) / 1_000_000)
+}
+
+/// The rule set on the wire, every default filled in.
+pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
+    let kind = match rules {
+        RuleSet::Mnk(r) => pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: r.rows() as i32,
+            cols: r.cols() as i32,
+            k: r.k() as i32,
+        }),
+        RuleSet::ConnectFour(r) => pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
+            rows: Some(r.rows() as i32),
+            cols: Some(r.cols() as i32),
+            k: Some(r.k() as i32),
+        }),
+    };
+    pb::RuleSet { kind: Some(kind) }
+}
+
+/// Checks a wire rule set against a board limit of `max_cells`.
+///
+/// # Errors
+/// [`FieldError`] with [`ErrorReason::InvalidRules`] naming the field.
+pub fn rules_from_proto(rules: Option<&pb::RuleSet>, max_cells: u64) -> Result<RuleSet, FieldError> {
+    let invalid = |prefix: &str, e: crate::rules::InvalidRules| {
+        FieldError::new(format!("{prefix}.{}", e.field), e.why, ErrorReason::InvalidRules)
+    };
+    match rules.and_then(|r| r.kind.as_ref()) {
+        None => Err(FieldError::new("rules", "a rule set is required (mnk or connect_four)", ErrorReason::InvalidRules)),
+        Some(pb::rule_set::Kind::Mnk(m)) => MnkRules::new(m.rows.into(), m.cols.into(), m.k.into(), max_cells)
+            .map(RuleSet::Mnk)
+            .map_err(|e| invalid("rules.mnk", e)),
+        Some(pb::rule_set::Kind::ConnectFour(c)) => {
+            ConnectFourRules::new(c.rows.map(i64::from), c.cols.map(i64::from), c.k.map(i64::from), max_cells)
+                .map(RuleSet::ConnectFour)
+                .map_err(|e| invalid("rules.connect_four", e))
+        }
+    }
+}
+
+/// A seat on the wire.
+pub fn seat_to_proto(seat: &SeatInfo) -> pb::Seat {
+    pb::Seat { player_id: seat.player_id.clone(), display_name: seat.display_name.clone(), symbol: seat.symbol.clone() }
+}
+
+/// Checks wire rules and seats together.
+///
+/// # Errors
+/// [`FieldError`] with [`ErrorReason::InvalidRules`] or
+/// [`ErrorReason::InvalidSeats`].
+pub fn config_from_proto(
+    rules: Option<&pb::RuleSet>,
+    seats: &[pb::Seat],
+    max_cells: u64,
+    limits: SeatLimits,
+) -> Result<GameConfig, FieldError> {
+    let rules = rules_from_proto(rules, max_cells)?;
+    let seats = seats
+        .iter()
+        .map(|s| SeatInfo { player_id: s.player_id.clone(), display_name: s.display_name.clone(), symbol: s.symbol.clone() })
+        .collect();
+    GameConfig::new(rules, seats, limits).map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))
+}
+
+/// A cell on the wire.
+pub fn cell_to_proto(at: Coord) -> pb::Cell {
+    pb::Cell { row: at.row as i32, col: at.col as i32 }
+}
+
+fn cell_from_proto(cell: Option<&pb::Cell>, field: &str) -> Result<Coord, FieldError> {
+    let cell = cell.ok_or_else(|| FieldError::invalid(field, "a cell is required"))?;
+    coord(cell.row, cell.col, field)
+}
+
+fn coord(row: i32, col: i32, field: &str) -> Result<Coord, FieldError> {
+    let side = |value: i32, name: &str| {
+        u32::try_from(value).map_err(|_| {
+            FieldError::new(format!("{field}.{name}"), format!("{name} {value} is off the board"), ErrorReason::OutOfBounds)
+        })
+    };
+    Ok(Coord::new(side(row, "row")?, side(col, "col")?))
+}
+
+/// A move on the wire.
+pub fn move_to_proto(mv: Move) -> pb::Move {
+    let kind = match mv {
+        Move::Place(at) => pb::r#move::Kind::Place(pb::Place { row: at.row as i32, col: at.col as i32 }),
+        Move::Drop { column } => pb::r#move::Kind::Drop(pb::Drop { column: column as i32 }),
+    };
+    pb::Move { kind: Some(kind) }
+}
+
+/// Checks the shape of a wire move (whether it is legal is the rules'
+/// business, given the position).
+///
+/// # Errors
+/// [`FieldError`]: the move or its kind is missing (INVALID_REQUEST), a
+/// negative coordinate (OUT_OF_BOUNDS).
+pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, FieldError> {
+    match mv.and_then(|m| m.kind.as_ref()) {
+        None => Err(FieldError::invalid(field, "a move is required (place or drop)")),
+        Some(pb::r#move::Kind::Place(p)) => Ok(Move::Place(coord(p.row, p.col, &format!("{field}.place"))?)),
+        Some(pb::r#move::Kind::Drop(d)) => u32::try_from(d.column).map(|column| Move::Drop { column }).map_err(|_| {
+            FieldError::new(
+                format!("{field}.drop.column"),
+                format!("column {} is off the board", d.column),
+                ErrorReason::OutOfBounds,
+            )
+        }),
+    }
+}
+
+/// A seat number from the wire.
+///
+/// # Errors
+/// [`FieldError`] when it is over 255 (no table has that many seats).
+pub fn seat_from_proto(seat: u32, field: &str) -> Result<Seat, FieldError> {
+    u8::try_from(seat).map(Seat).map_err(|_| FieldError::invalid(field, format!("seat {seat} is not at this table")))
+}
+
+/// An outcome on the wire.
+pub fn outcome_to_proto(outcome: &Outcome) -> pb::Outcome {
+    let kind = match outcome {
+        Outcome::Win { seat, line } => pb::outcome::Kind::Win(pb::Win {
+            seat: seat.0.into(),
+            line: line.iter().copied().map(cell_to_proto).collect(),
+        }),
+        Outcome::Draw => pb::outcome::Kind::Draw(pb::Draw {}),
+    };
+    pb::Outcome { kind: Some(kind) }
+}
+
+fn outcome_from_proto(outcome: &pb::Outcome) -> Result<Outcome, FieldError> {
+    match &outcome.kind {
+        None => Err(FieldError::invalid("outcome", "an outcome kind is required")),
+        Some(pb::outcome::Kind::Draw(_)) => Ok(Outcome::Draw),
+        Some(pb::outcome::Kind::Win(w)) => Ok(Outcome::Win {
+            seat: seat_from_proto(w.seat, "outcome.win.seat")?,
+            line: w.line.iter().map(|c| cell_from_proto(Some(c), "outcome.win.line")).collect::<Result<_, _>>()?,
+        }),
+    }
+}
+
+/// The GameEvent oneof case name of `event`, stored as the row's type.
+pub fn event_type(event: &Event) -> &'static str {
+    match event {
+        Event::GameCreated(_) => "game_created",
+        Event::MovePlayed { .. } => "move_played",
+        Event::MoveUndone { .. } => "move_undone",
+    }
+}
+
+/// An event on the wire and in storage.
+pub fn event_to_proto(game_id: &str, sequence: u64, recorded_at_ms: i64, event: &Event) -> pb::GameEvent {
+    use pb::game_event::Kind;
+    let kind = match event {
+        Event::GameCreated(config) => Kind::GameCreated(pb::GameCreated {
+            rules: Some(rules_to_proto(config.rules())),
+            seats: config.seats().iter().map(seat_to_proto).collect(),
+        }),
+        Event::MovePlayed { seat, mv, placement, ply, outcome } => Kind::MovePlayed(pb::MovePlayed {
+            seat: seat.0.into(),
+            r#move: Some(move_to_proto(*mv)),
+            placement: Some(cell_to_proto(*placement)),
+            ply: *ply,
+            outcome: outcome.as_ref().map(outcome_to_proto),
+        }),
+        Event::MoveUndone { seat, undone_sequence, placement, requested_by } => Kind::MoveUndone(pb::MoveUndone {
+            seat: seat.0.into(),
+            undone_sequence: *undone_sequence,
+            placement: Some(cell_to_proto(*placement)),
+            requested_by: requested_by.map(|s| s.0.into()),
+        }),
+    };
+    pb::GameEvent {
+        game_id: game_id.to_owned(),
+        sequence,
+        recorded_at: Some(timestamp(recorded_at_ms)),
+        kind: Some(kind),
+    }
+}
+
+/// Decodes a stored event. Rule sets are rebuilt without a cell limit (the
+/// limit applied when the game was created) and seats without the server's
+/// current seat limits.
+///
+/// # Errors
+/// [`FieldError`] naming what is missing or malformed.
+pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
+    use pb::game_event::Kind;
+    match event.kind.as_ref() {
+        None => Err(FieldError::invalid("kind", "an event kind is required")),
+        Some(Kind::GameCreated(created)) => {
+            let limits = SeatLimits { max_seats: crate::rules::MAX_SEATS, max_id_chars: usize::MAX };
+            config_from_proto(created.rules.as_ref(), &created.seats, u64::MAX, limits).map(Event::GameCreated)
+        }
+        Some(Kind::MovePlayed(m)) => Ok(Event::MovePlayed {
+            seat: seat_from_proto(m.seat, "move_played.seat")?,
+            mv: move_from_proto(m.r#move.as_ref(), "move_played.move")?,
+            placement: cell_from_proto(m.placement.as_ref(), "move_played.placement")?,
+            ply: m.ply,
+            outcome: m.outcome.as_ref().map(outcome_from_proto).transpose()?,
+        }),
+        Some(Kind::MoveUndone(u)) => Ok(Event::MoveUndone {
+            seat: seat_from_proto(u.seat, "move_undone.seat")?,
+            undone_sequence: u.undone_sequence,
+            placement: cell_from_proto(u.placement.as_ref(), "move_undone.placement")?,
+            requested_by: u.requested_by.map(|s| seat_from_proto(s, "move_undone.requested_by")).transpose()?,
+        }),
+    }
+}
+
+/// A game status on the wire.
+pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
+    match status {
+        GameStatus::InProgress => pb::GameStatus::InProgress,
+        GameStatus::Won => pb::GameStatus::Won,
+        GameStatus::Drawn => pb::GameStatus::Drawn,
+    }
+}
+
+/// The board of `state`, sparse: pieces come from the moves on the board
+/// (O(moves), not O(cells)); the text rows are drawn only for boards of at
+/// most [`MAX_TEXT_CELLS`] cells.
+pub fn board_to_proto(state: &GameState) -> pb::Board {
+    let board = state.position().board();
+    let mut pieces: Vec<(Coord, Seat)> = state.moves().iter().map(|m| (m.placement, m.seat)).collect();
+    pieces.sort_unstable_by_key(|(at, _)| *at);
+    let text = if board.cells() <= MAX_TEXT_CELLS {
+        let seats = state.config().seats();
+        (0..board.rows())
+            .map(|row| {
+                (0..board.cols())
+                    .map(|col| board.at(Coord::new(row, col)).map_or(".", |s| seats[s.index()].symbol.as_str()))
+                    .collect::<String>()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    pb::Board {
+        rows: board.rows(),
+        cols: board.cols(),
+        pieces: pieces
+            .into_iter()
+            .map(|(at, seat)| pb::Piece { row: at.row as i32, col: at.col as i32, seat: seat.0.into() })
+            .collect(),
+        text,
+    }
+}
+
+/// The position of `state` on the wire.
+pub fn position_to_proto(state: &GameState) -> pb::Position {
+    pb::Position {
+        sequence: state.sequence(),
+        ply: state.moves().len() as u32,
+        status: status_to_proto(state.status()) as i32,
+        seat_to_move: state.to_move().map(|s| s.0.into()),
+        outcome: state.outcome().map(outcome_to_proto),
+        board: Some(board_to_proto(state)),
+    }
+}
+
+/// A game view: configuration plus the position of `state`.
+pub fn game_to_proto(game_id: &str, state: &GameState, created_at_ms: i64, last_sequence: u64) -> pb::Game {
+    pb::Game {
+        game_id: game_id.to_owned(),
+        rules: Some(rules_to_proto(state.config().rules())),
+        seats: state.config().seats().iter().map(seat_to_proto).collect(),
+        position: Some(position_to_proto(state)),
+        created_at: Some(timestamp(created_at_ms)),
+        last_sequence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Command, decide, evolve};
+
+    #[test]
+    fn every_event_kind_survives_the_round_trip_through_the_wire() {
+        let seats = ["X", "O"]
+            .map(|s| SeatInfo { player_id: s.into(), display_name: "n".into(), symbol: s.into() })
+            .to_vec();
+        let config = GameConfig::new(RuleSet::ConnectFour(ConnectFourRules::STANDARD), seats, SeatLimits::default()).unwrap();
+        let mut state = GameState::new(config.clone());
+        let mut events = vec![Event::GameCreated(config)];
+        for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {
+            let cmd = Command::Play { seat: Seat(seat), mv: Move::Drop { column } };
+            events.extend(decide(&state, &cmd).unwrap());
+            evolve(&mut state, events.last().unwrap());
+        }
+        events.extend(decide(&state, &Command::Undo { requested_by: Some(Seat(1)) }).unwrap());
+        for (i, event) in events.iter().enumerate() {
+            let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event);
+            assert_eq!(timestamp_ms(wire.recorded_at.as_ref()), 1_700_000_000_123);
+            assert_eq!(&event_from_proto(&wire).unwrap(), event);
+        }
+    }
+
+    #[test]
+    fn negative_coordinates_are_out_of_bounds_with_the_field_named() {
+        let mv = pb::Move { kind: Some(pb::r#move::Kind::Place(pb::Place { row: -1, col: 0 })) };
+        let err = move_from_proto(Some(&mv), "move").unwrap_err();
+        assert_eq!((err.field.as_str(), err.reason), ("move.place.row", ErrorReason::OutOfBounds));
+        assert_eq!(move_from_proto(None, "move").unwrap_err().reason, ErrorReason::InvalidRequest);
+    }
+}

@@ -1,0 +1,312 @@
+//! The actor that owns one live game.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use prost::Message;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::{Instant, sleep_until};
+use tracing::Instrument;
+
+use super::{CommandReply, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms};
+use crate::game::{Command, Event, GameState, GameStatus, decide, evolve};
+use crate::rules::Outcome;
+use crate::proto::{self as pb, convert};
+use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent};
+
+/// How often a command is decided again after its append lost a race to
+/// another writer (another node on a shared database).
+const CONFLICT_RETRIES: usize = 3;
+
+type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
+
+/// What an actor is asked to do.
+pub(super) enum Msg {
+    Execute { command: Command, request: RequestMeta, reply: Reply<CommandReply> },
+    View { at: Option<u64>, reply: Reply<pb::Game> },
+    LegalMoves { offset: usize, limit: usize, reply: Reply<LegalMovesPage> },
+    Subscribe { reply: Reply<(broadcast::Receiver<Arc<pb::GameEvent>>, u64)> },
+}
+
+impl Msg {
+    fn fail(self, error: RegistryError) {
+        let text = error.to_string();
+        match self {
+            Msg::Execute { reply, .. } => drop(reply.send(Err(error))),
+            Msg::View { reply, .. } => drop(reply.send(Err(error))),
+            Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
+            Msg::Subscribe { reply } => drop(reply.send(Err(error))),
+        }
+        tracing::trace!(error = %text, "request failed");
+    }
+}
+
+/// Decodes a stored event into its wire and domain forms.
+pub(super) fn decode(game_id: &str, stored: &StoredEvent) -> Result<(pb::GameEvent, Event), RegistryError> {
+    let corrupt = |why: String| RegistryError::Internal(format!("game {game_id} event {}: {why}", stored.sequence));
+    let wire = pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| corrupt(e.to_string()))?;
+    if wire.sequence != stored.sequence {
+        return Err(corrupt(format!("payload says sequence {}", wire.sequence)));
+    }
+    let event = convert::event_from_proto(&wire).map_err(|e| corrupt(e.to_string()))?;
+    Ok((wire, event))
+}
+
+/// The status after `events`, read off the events themselves (so the
+/// state need not be copied before the append is durable).
+fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
+    events.iter().fold(status, |status, event| match event {
+        Event::MovePlayed { outcome: Some(Outcome::Win { .. }), .. } => GameStatus::Won,
+        Event::MovePlayed { outcome: Some(Outcome::Draw), .. } => GameStatus::Drawn,
+        Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => GameStatus::InProgress,
+        Event::GameCreated(_) => status,
+    })
+}
+
+/// Rebuilds a game from stored events `1..`.
+fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), RegistryError> {
+    let mut created_at_ms = 0;
+    let mut events = Vec::with_capacity(stored.len());
+    for (i, s) in stored.iter().enumerate() {
+        if s.sequence != i as u64 + 1 {
+            return Err(RegistryError::Internal(format!("game {game_id}: the log skips to sequence {}", s.sequence)));
+        }
+        let (wire, event) = decode(game_id, s)?;
+        if i == 0 {
+            created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
+        }
+        events.push(event);
+    }
+    let state = GameState::replay(events).map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?;
+    Ok((state, created_at_ms))
+}
+
+pub(super) struct Actor {
+    registry: Registry,
+    game_id: String,
+    state: GameState,
+    created_at_ms: i64,
+    requests: HashMap<String, RequestRecord>,
+    live: broadcast::Sender<Arc<pb::GameEvent>>,
+}
+
+impl Actor {
+    /// Starts the actor task of `game_id`, with its state when the caller
+    /// has it (a new game) or to be loaded from the store.
+    pub(super) fn spawn(registry: Registry, game_id: String, state: Option<(GameState, i64)>) -> Handle {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
+        let span = tracing::info_span!("game", game_id = %game_id);
+        tokio::spawn(Actor::run(registry, game_id, id, state, queue).instrument(span));
+        Handle { id, mailbox }
+    }
+
+    async fn run(
+        registry: Registry,
+        game_id: String,
+        id: u64,
+        state: Option<(GameState, i64)>,
+        mut queue: mpsc::Receiver<Msg>,
+    ) {
+        let loaded = match state {
+            Some((state, created_at_ms)) => Ok((state, created_at_ms, HashMap::new())),
+            None => Actor::load(&registry, &game_id).await,
+        };
+        let (state, created_at_ms, requests) = match loaded {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                // Answer everything queued, then leave; later requests load anew.
+                let text = error.to_string();
+                registry.leave(&game_id, id, &queue, || true);
+                queue.close();
+                while let Some(msg) = queue.recv().await {
+                    msg.fail(match &error {
+                        RegistryError::NotFound => RegistryError::NotFound,
+                        _ => RegistryError::Internal(text.clone()),
+                    });
+                }
+                return;
+            }
+        };
+        let (live, _) = broadcast::channel(registry.settings().broadcast_capacity);
+        let mut actor = Actor { registry, game_id, state, created_at_ms, requests, live };
+        tracing::debug!(sequence = actor.state.sequence(), "game loaded");
+        let idle = actor.registry.settings().idle_timeout;
+        let mut deadline = Instant::now() + idle;
+        loop {
+            tokio::select! {
+                msg = queue.recv() => match msg {
+                    Some(msg) => {
+                        actor.handle(msg).await;
+                        deadline = Instant::now() + idle;
+                    }
+                    None => break,
+                },
+                () = sleep_until(deadline) => {
+                    let live = &actor.live;
+                    if actor.registry.leave(&actor.game_id, id, &queue, || live.receiver_count() == 0) {
+                        tracing::debug!("idle game dropped from memory");
+                        break;
+                    }
+                    deadline = Instant::now() + idle;
+                }
+            }
+        }
+    }
+
+    async fn load(
+        registry: &Registry,
+        game_id: &str,
+    ) -> Result<(GameState, i64, HashMap<String, RequestRecord>), RegistryError> {
+        let log = registry.inner.store.load(game_id).await?.ok_or(RegistryError::NotFound)?;
+        let (state, created_at_ms) = rebuild(game_id, &log.events)?;
+        let requests = log.requests.into_iter().map(|r| (r.request_id.clone(), r)).collect();
+        Ok((state, created_at_ms, requests))
+    }
+
+    async fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Execute { command, request, reply } => {
+                let result = self.execute(command, &request).await;
+                let _ = reply.send(result);
+            }
+            Msg::View { at, reply } => {
+                let _ = reply.send(self.view(at).await);
+            }
+            Msg::LegalMoves { offset, limit, reply } => {
+                let _ = reply.send(Ok(self.legal_moves(offset, limit)));
+            }
+            Msg::Subscribe { reply } => {
+                let _ = reply.send(Ok((self.live.subscribe(), self.state.sequence())));
+            }
+        }
+    }
+
+    fn game_view(&self) -> pb::Game {
+        convert::game_to_proto(&self.game_id, &self.state, self.created_at_ms, self.state.sequence())
+    }
+
+    async fn view(&self, at: Option<u64>) -> Result<pb::Game, RegistryError> {
+        let last = self.state.sequence();
+        match at {
+            None | Some(0) => Ok(self.game_view()),
+            Some(at) if at == last => Ok(self.game_view()),
+            Some(at) if at > last => Err(RegistryError::SequenceOutOfRange { at, last }),
+            Some(at) => {
+                let stored = self.registry.inner.store.read(&self.game_id, 1, at, u32::MAX).await?;
+                let (state, created_at_ms) = rebuild(&self.game_id, &stored)?;
+                Ok(convert::game_to_proto(&self.game_id, &state, created_at_ms, last))
+            }
+        }
+    }
+
+    fn legal_moves(&self, offset: usize, limit: usize) -> LegalMovesPage {
+        let rules = self.state.config().rules();
+        let over = self.state.outcome().is_some();
+        let total = if over { 0 } else { rules.legal_move_count(self.state.position()) };
+        let moves = if over {
+            Vec::new()
+        } else {
+            rules.legal_moves(self.state.position()).skip(offset).take(limit).map(convert::move_to_proto).collect()
+        };
+        let next_offset = (offset + moves.len() < total && !moves.is_empty()).then_some(offset + moves.len());
+        LegalMovesPage {
+            reply: pb::ListLegalMovesResponse {
+                seat_to_move: self.state.to_move().map(|s| s.0.into()),
+                moves,
+                sequence: self.state.sequence(),
+                total: total as u32,
+                next_page_token: String::new(),
+            },
+            next_offset,
+        }
+    }
+
+    /// The reply a recorded request got, rebuilt from the log.
+    async fn recorded_reply(&self, record: &RequestRecord) -> Result<CommandReply, RegistryError> {
+        let store = &self.registry.inner.store;
+        let stored = store.read(&self.game_id, record.first_sequence, record.last_sequence, u32::MAX).await?;
+        let events = stored.iter().map(|s| decode(&self.game_id, s).map(|(wire, _)| wire)).collect::<Result<_, _>>()?;
+        let game = self.view(Some(record.last_sequence)).await?;
+        Ok(CommandReply { events, game })
+    }
+
+    async fn execute(&mut self, command: Command, request: &RequestMeta) -> Result<CommandReply, RegistryError> {
+        for _ in 0..CONFLICT_RETRIES {
+            if let Some(record) = self.requests.get(&request.request_id) {
+                if record.fingerprint != request.fingerprint {
+                    return Err(RegistryError::RequestIdReused { request_id: request.request_id.clone() });
+                }
+                return self.recorded_reply(record).await;
+            }
+            let current = self.state.sequence();
+            if let Some(expected) = request.expected_sequence.filter(|e| *e != current) {
+                return Err(RegistryError::SequenceMismatch { expected, current });
+            }
+            let events = decide(&self.state, &command)?;
+            let recorded_at_ms = now_ms();
+            let wire: Vec<pb::GameEvent> = events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| convert::event_to_proto(&self.game_id, current + 1 + i as u64, recorded_at_ms, e))
+                .collect();
+            let last = current + events.len() as u64;
+            let record = (!request.request_id.is_empty()).then(|| RequestRecord {
+                request_id: request.request_id.clone(),
+                fingerprint: request.fingerprint.clone(),
+                first_sequence: current + 1,
+                last_sequence: last,
+            });
+            let append = Append {
+                game_id: self.game_id.clone(),
+                expected: current,
+                events: wire
+                    .iter()
+                    .zip(&events)
+                    .map(|(w, e)| NewEvent {
+                        sequence: w.sequence,
+                        event_type: convert::event_type(e),
+                        payload: w.encode_to_vec(),
+                        recorded_at_ms,
+                    })
+                    .collect(),
+                request: record.clone(),
+                status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
+            };
+            match self.registry.inner.store.append(append).await {
+                Ok(()) => {
+                    events.iter().for_each(|e| evolve(&mut self.state, e));
+                    if let Some(record) = record {
+                        self.requests.insert(record.request_id.clone(), record);
+                    }
+                    for event in &wire {
+                        let _ = self.live.send(Arc::new(event.clone()));
+                    }
+                    tracing::debug!(sequence = last, "appended");
+                    return Ok(CommandReply { events: wire, game: self.game_view() });
+                }
+                Err(StoreError::Conflict) => {
+                    tracing::info!(expected = current, "append conflict; reloading the game");
+                    self.reload().await?;
+                }
+                Err(error) => {
+                    tracing::error!(error = %error, "append failed; reloading the game");
+                    // Whether it committed is unknown: trust only the store.
+                    self.reload().await?;
+                    return Err(error.into());
+                }
+            }
+        }
+        Err(RegistryError::Internal(format!("game {}: append conflicts kept repeating", self.game_id)))
+    }
+
+    async fn reload(&mut self) -> Result<(), RegistryError> {
+        let (state, created_at_ms, requests) = Actor::load(&self.registry, &self.game_id).await?;
+        self.state = state;
+        self.created_at_ms = created_at_ms;
+        self.requests = requests;
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+//! The registry's error type.
+
+use crate::game::GameError;
+use crate::store::StoreError;
+
+/// Why the registry refused or failed a request.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No game has this id.
+    #[error("game not found")]
+    NotFound,
+    /// The game refused the command (an illegal move, not this seat's turn,
+    /// the game over, nothing to undo).
+    #[error(transparent)]
+    Rejected(#[from] GameError),
+    /// The turn token is stale.
+    #[error("expected sequence {expected}, but the game is at {current}")]
+    SequenceMismatch {
+        /// What the caller sent.
+        expected: u64,
+        /// The game's sequence.
+        current: u64,
+    },
+    /// An earlier position beyond the log was asked for.
+    #[error("sequence {at} is beyond the game's last sequence {last}")]
+    SequenceOutOfRange {
+        /// The sequence asked for.
+        at: u64,
+        /// The game's last sequence.
+        last: u64,
+    },
+    /// The game id is taken.
+    #[error("game {game_id} already exists")]
+    GameExists {
+        /// The id asked for.
+        game_id: String,
+    },
+    /// The request id was used for a different request.
+    #[error("request id {request_id:?} was already used for a different request")]
+    RequestIdReused {
+        /// The reused id.
+        request_id: String,
+    },
+    /// The game's mailbox is full.
+    #[error("the game is overloaded; retry with backoff")]
+    Overloaded,
+    /// The server is shutting down.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// Anything else: a store failure or a corrupt log.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for RegistryError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Closed => RegistryError::ShuttingDown,
+            other => RegistryError::Internal(other.to_string()),
+        }
+    }
+}

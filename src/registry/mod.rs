@@ -1,0 +1,372 @@
+//! Live games: one actor task per game, loading by replay, idle eviction,
+//! and event subscriptions.
+//!
+//! - [`Registry`]: finds or loads a game's actor and sends it commands; also
+//!   creation, listing and replay, which read the store directly.
+//! - `actor`: the task that owns one game's state and runs its commands one
+//!   at a time: dedupe the request id, check the turn token, decide, append
+//!   durably, evolve, broadcast, reply.
+//! - `stream`: StreamEvents, history then live with no gap or duplicate.
+//!
+//! The registry knows no game's rules: it calls [`crate::game::decide`] and
+//! [`crate::game::evolve`].
+
+mod actor;
+mod error;
+mod stream;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prost::Message;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub use error::RegistryError;
+
+use crate::game::{Command, GameConfig, GameState, SeatLimits};
+use crate::proto::{self as pb, convert};
+use crate::store::{EventStore, NewEvent, NewGame};
+use actor::{Actor, Msg};
+
+/// Limits and timings of a registry.
+#[derive(Debug, Clone)]
+pub struct RegistrySettings {
+    /// Largest board a new game may have, in cells (default 1,000,000).
+    pub max_cells: u64,
+    /// Seat count and name length limits.
+    pub seat_limits: SeatLimits,
+    /// How long a game with no traffic and no subscribers stays in memory.
+    pub idle_timeout: Duration,
+    /// Commands a game's mailbox holds before further ones are refused with
+    /// UNAVAILABLE / OVERLOADED.
+    pub mailbox: usize,
+    /// Live events buffered per game for subscribers; a subscriber further
+    /// behind catches up from the store.
+    pub broadcast_capacity: usize,
+    /// How long a followed stream stays silent before a heartbeat.
+    pub heartbeat_interval: Duration,
+}
+
+impl Default for RegistrySettings {
+    fn default() -> Self {
+        RegistrySettings {
+            max_cells: 1_000_000,
+            seat_limits: SeatLimits::default(),
+            idle_timeout: Duration::from_secs(300),
+            mailbox: 1024,
+            broadcast_capacity: 1024,
+            heartbeat_interval: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A request's idempotency key, fingerprint and turn token.
+#[derive(Debug, Clone, Default)]
+pub struct RequestMeta {
+    /// The caller's request id; empty means no deduplication.
+    pub request_id: String,
+    /// The request as received, with id and turn token cleared.
+    pub fingerprint: Vec<u8>,
+    /// The sequence the caller expects the game to be at.
+    pub expected_sequence: Option<u64>,
+}
+
+/// What a command appended and the game after it.
+#[derive(Debug, Clone)]
+pub struct CommandReply {
+    /// The appended events, in order.
+    pub events: Vec<pb::GameEvent>,
+    /// The game after them.
+    pub game: pb::Game,
+}
+
+/// A page of legal moves.
+#[derive(Debug, Clone)]
+pub struct LegalMovesPage {
+    /// The reply, without its page token.
+    pub reply: pb::ListLegalMovesResponse,
+    /// The offset of the next page, if there is one.
+    pub next_offset: Option<usize>,
+}
+
+#[derive(Clone)]
+struct Handle {
+    /// Tells this actor from an earlier or later one of the same game.
+    id: u64,
+    mailbox: mpsc::Sender<Msg>,
+}
+
+struct Inner {
+    store: Arc<dyn EventStore>,
+    settings: RegistrySettings,
+    actors: Mutex<HashMap<String, Handle>>,
+    shutdown: CancellationToken,
+}
+
+/// The live games of one server. Cheap to clone.
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+/// Unix epoch milliseconds now.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Registry {
+    /// A registry over `store`.
+    pub fn new(store: Arc<dyn EventStore>, settings: RegistrySettings) -> Self {
+        Registry {
+            inner: Arc::new(Inner {
+                store,
+                settings,
+                actors: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &RegistrySettings {
+        &self.inner.settings
+    }
+
+    /// Ends open event streams with UNAVAILABLE / SHUTTING_DOWN. In-flight
+    /// commands still complete.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// How many games are in memory.
+    pub fn live_games(&self) -> usize {
+        self.inner.actors.lock().expect("registry lock").len()
+    }
+
+    /// Sends a message to the game's actor, spawning (and so loading) it when
+    /// the game is not in memory. `make` builds the message around a fresh
+    /// reply channel; a message that finds its actor gone is sent again to a
+    /// new one.
+    async fn ask<T>(
+        &self,
+        game_id: &str,
+        make: impl Fn(oneshot::Sender<Result<T, RegistryError>>) -> Msg,
+    ) -> Result<T, RegistryError> {
+        for _ in 0..3 {
+            let (reply, answer) = oneshot::channel();
+            self.send(game_id, make(reply), None)?;
+            if let Ok(result) = answer.await {
+                return result;
+            }
+            // The actor stopped before answering (evicted with this message
+            // still queued, which it never ran): ask a fresh one.
+        }
+        Err(RegistryError::Internal(format!("game {game_id}: its actor stopped three times")))
+    }
+
+    /// Queues `msg` for the game's actor under the map lock, spawning the
+    /// actor if needed (with `state` when the caller already has it).
+    fn send(&self, game_id: &str, msg: Msg, state: Option<(GameState, i64)>) -> Result<(), RegistryError> {
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        let handle = match actors.get(game_id) {
+            Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
+            _ => {
+                let handle = Actor::spawn(self.clone(), game_id.to_owned(), state);
+                actors.insert(game_id.to_owned(), handle.clone());
+                handle
+            }
+        };
+        handle.mailbox.try_send(msg).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => RegistryError::Overloaded,
+            mpsc::error::TrySendError::Closed(_) => RegistryError::Internal("game actor mailbox closed".into()),
+        })
+    }
+
+    /// Removes the game's actor from the map if `actor` is still the one
+    /// there and `may_leave` holds under the lock (no queued message, no
+    /// subscriber). Returns whether it was removed.
+    fn leave(&self, game_id: &str, actor: u64, mailbox: &mpsc::Receiver<Msg>, may_leave: impl FnOnce() -> bool) -> bool {
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        if !mailbox.is_empty() || !may_leave() {
+            return false;
+        }
+        if actors.get(game_id).is_some_and(|h| h.id == actor) {
+            actors.remove(game_id);
+        }
+        true
+    }
+
+    /// Creates a game, or returns the game an earlier identical request (same
+    /// request id) created.
+    ///
+    /// # Errors
+    /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
+    /// store failures.
+    pub async fn create(
+        &self,
+        game_id: Option<String>,
+        config: GameConfig,
+        request: RequestMeta,
+    ) -> Result<pb::Game, RegistryError> {
+        let store = &self.inner.store;
+        if let Some(game) = self.find_creation(&request).await? {
+            return Ok(game);
+        }
+        let game_id = game_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let recorded_at_ms = now_ms();
+        let event = crate::game::Event::GameCreated(config.clone());
+        let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event).encode_to_vec();
+        let new_game = NewGame {
+            game_id: game_id.clone(),
+            created: NewEvent { sequence: 1, event_type: convert::event_type(&event), payload, recorded_at_ms },
+            request: (!request.request_id.is_empty()).then(|| (request.request_id.clone(), request.fingerprint.clone())),
+            status: pb::GameStatus::InProgress as i32,
+        };
+        match store.create(new_game).await {
+            Ok(()) => {
+                let state = GameState::new(config);
+                let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
+                // Keep the new game warm: its first move needs no replay.
+                let mut actors = self.inner.actors.lock().expect("registry lock");
+                if !actors.contains_key(&game_id) {
+                    let handle = Actor::spawn(self.clone(), game_id.clone(), Some((state, recorded_at_ms)));
+                    actors.insert(game_id, handle);
+                }
+                Ok(game)
+            }
+            Err(crate::store::StoreError::GameExists) => match self.find_creation(&request).await? {
+                Some(game) => Ok(game),
+                None => Err(RegistryError::GameExists { game_id }),
+            },
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The game a CreateGame request id already created, as it was created.
+    async fn find_creation(&self, request: &RequestMeta) -> Result<Option<pb::Game>, RegistryError> {
+        if request.request_id.is_empty() {
+            return Ok(None);
+        }
+        let Some(found) = self.inner.store.find_creation(&request.request_id).await? else {
+            return Ok(None);
+        };
+        if found.fingerprint != request.fingerprint {
+            return Err(RegistryError::RequestIdReused { request_id: request.request_id.clone() });
+        }
+        let game = self.game(&found.game_id, Some(1)).await?;
+        Ok(Some(game))
+    }
+
+    /// Runs `command` on the game: deduplicated by request id, checked
+    /// against the turn token, decided, appended durably, then applied.
+    ///
+    /// # Errors
+    /// [`RegistryError`]: the game is unknown, the command is refused, the
+    /// turn token is stale, the request id is reused, the game is
+    /// overloaded, or the store failed.
+    pub async fn execute(
+        &self,
+        game_id: &str,
+        command: Command,
+        request: RequestMeta,
+    ) -> Result<CommandReply, RegistryError> {
+        self.ask(game_id, |reply| Msg::Execute { command, request: request.clone(), reply }).await
+    }
+
+    /// The game at its latest position, or right after event `at`.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], [`RegistryError::SequenceOutOfRange`],
+    /// store failures.
+    pub async fn game(&self, game_id: &str, at: Option<u64>) -> Result<pb::Game, RegistryError> {
+        self.ask(game_id, |reply| Msg::View { at, reply }).await
+    }
+
+    /// A page of the legal moves of the seat to move.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], store failures.
+    pub async fn legal_moves(&self, game_id: &str, offset: usize, limit: usize) -> Result<LegalMovesPage, RegistryError> {
+        self.ask(game_id, |reply| Msg::LegalMoves { offset, limit, reply }).await
+    }
+
+    /// A live subscription to the game's events and the sequence it starts
+    /// after: every event above that sequence arrives on the receiver.
+    async fn subscribe(&self, game_id: &str) -> Result<(broadcast::Receiver<Arc<pb::GameEvent>>, u64), RegistryError> {
+        self.ask(game_id, |reply| Msg::Subscribe { reply }).await
+    }
+
+    /// Every event of the game with the position after it, rebuilt from the
+    /// stored log.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], a corrupt log, store failures.
+    pub async fn replay(&self, game_id: &str) -> Result<pb::GetReplayResponse, RegistryError> {
+        let log = self.inner.store.load(game_id).await?.ok_or(RegistryError::NotFound)?;
+        let mut steps = Vec::with_capacity(log.events.len());
+        let mut state: Option<GameState> = None;
+        let mut created_at_ms = 0;
+        for stored in &log.events {
+            let (wire, event) = actor::decode(game_id, stored)?;
+            match state.as_mut() {
+                None => {
+                    created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
+                    state = Some(GameState::replay([event]).map_err(|e| RegistryError::Internal(e.to_string()))?);
+                }
+                Some(state) => state
+                    .apply_stored(&event)
+                    .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?,
+            }
+            let position = state.as_ref().map(convert::position_to_proto);
+            steps.push(pb::ReplayStep { event: Some(wire), position });
+        }
+        let state = state.ok_or(RegistryError::NotFound)?;
+        let game = convert::game_to_proto(game_id, &state, created_at_ms, state.sequence());
+        Ok(pb::GetReplayResponse { game: Some(game), steps })
+    }
+
+    /// Up to `limit` games created after `cursor`, and the cursor of the
+    /// last one listed.
+    ///
+    /// # Errors
+    /// A corrupt creation event, store failures.
+    pub async fn list(&self, cursor: i64, limit: u32) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
+        let records = self.inner.store.list(cursor, limit).await?;
+        let next = records.last().map(|r| r.cursor).filter(|_| records.len() == limit as usize);
+        let games = records
+            .into_iter()
+            .map(|record| {
+                let wire = pb::GameEvent::decode(record.created_payload.as_slice())
+                    .map_err(|e| RegistryError::Internal(format!("game {}: {e}", record.game_id)))?;
+                let Some(pb::game_event::Kind::GameCreated(created)) = wire.kind else {
+                    return Err(RegistryError::Internal(format!("game {}: event 1 is not GameCreated", record.game_id)));
+                };
+                Ok(pb::GameSummary {
+                    game_id: record.game_id,
+                    rules: created.rules,
+                    seats: created.seats,
+                    status: record.status,
+                    last_sequence: record.last_sequence,
+                    created_at: Some(convert::timestamp(record.created_at_ms)),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((games, next))
+    }
+
+    /// Streams the game's events from `from_sequence` (history, a caught-up
+    /// marker, then live events when `follow`), ending with an error item
+    /// when the game is unknown or the server shuts down.
+    pub fn stream(
+        &self,
+        game_id: String,
+        from_sequence: u64,
+        follow: bool,
+    ) -> mpsc::Receiver<Result<pb::StreamEventsResponse, RegistryError>> {
+        stream::spawn(self.clone(), game_id, from_sequence, follow)
+    }
+}

@@ -1,0 +1,113 @@
+//! StreamEvents: stored history, a caught-up marker, then live events, with
+//! no gap and no duplicate.
+//!
+//! The order is what makes it gapless: subscribe to the game's live
+//! broadcast first (the actor answers with the sequence the subscription
+//! starts after), then read the stored history up to that sequence, then
+//! forward live events above the last one sent. A subscriber that falls
+//! behind the broadcast buffer is never skipped ahead: it subscribes again
+//! and reads what it missed from the store.
+
+use prost::Message;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, interval_at};
+
+use super::{Registry, RegistryError, now_ms};
+use crate::proto::{self as pb, convert};
+
+/// Items buffered between the stream task and the client.
+const CLIENT_BUFFER: usize = 64;
+/// Events read from the store per query while catching up.
+const PAGE: u32 = 512;
+
+type Item = Result<pb::StreamEventsResponse, RegistryError>;
+
+pub(super) fn spawn(registry: Registry, game_id: String, from_sequence: u64, follow: bool) -> mpsc::Receiver<Item> {
+    let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+    let span = tracing::info_span!("stream", game_id = %game_id, from_sequence, follow);
+    tokio::spawn(tracing::Instrument::instrument(
+        async move {
+            if let Err(error) = run(&registry, &game_id, from_sequence, follow, &tx).await {
+                let _ = tx.send(Err(error)).await;
+            }
+        },
+        span,
+    ));
+    rx
+}
+
+fn event(e: pb::GameEvent) -> pb::StreamEventsResponse {
+    pb::StreamEventsResponse { kind: Some(pb::stream_events_response::Kind::Event(e)) }
+}
+
+/// Sends `item`; `false` when the client has gone.
+async fn send(tx: &mpsc::Sender<Item>, item: pb::stream_events_response::Kind) -> bool {
+    tx.send(Ok(pb::StreamEventsResponse { kind: Some(item) })).await.is_ok()
+}
+
+async fn run(
+    registry: &Registry,
+    game_id: &str,
+    from_sequence: u64,
+    follow: bool,
+    tx: &mpsc::Sender<Item>,
+) -> Result<(), RegistryError> {
+    let store = &registry.inner.store;
+    let shutdown = registry.inner.shutdown.clone();
+    let heartbeat = registry.settings().heartbeat_interval;
+    // The last sequence sent, or skipped as before `from_sequence`.
+    let mut last = from_sequence.saturating_sub(1);
+    let mut caught_up = false;
+    loop {
+        let (mut live, head) = registry.subscribe(game_id).await?;
+        while last < head {
+            let page = store.read(game_id, last + 1, head, PAGE).await?;
+            if page.is_empty() {
+                return Err(RegistryError::Internal(format!("game {game_id}: events {}..={head} missing", last + 1)));
+            }
+            for stored in page {
+                let wire = pb::GameEvent::decode(stored.payload.as_slice())
+                    .map_err(|e| RegistryError::Internal(format!("game {game_id} event {}: {e}", stored.sequence)))?;
+                last = stored.sequence;
+                if tx.send(Ok(event(wire))).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        if !caught_up {
+            caught_up = true;
+            let marker = pb::stream_events_response::Kind::CaughtUp(pb::CaughtUp { sequence: head });
+            if !send(tx, marker).await || !follow {
+                return Ok(());
+            }
+        }
+        let mut beat = interval_at(Instant::now() + heartbeat, heartbeat);
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return Err(RegistryError::ShuttingDown),
+                () = tx.closed() => return Ok(()),
+                received = live.recv() => match received {
+                    Ok(e) if e.sequence <= last => {}
+                    Ok(e) if e.sequence == last + 1 => {
+                        last = e.sequence;
+                        if tx.send(Ok(event(e.as_ref().clone()))).await.is_err() {
+                            return Ok(());
+                        }
+                        beat.reset();
+                    }
+                    // A gap (cannot happen with one writer per game) or a
+                    // lagged or closed subscription: resubscribe and read
+                    // what was missed from the store.
+                    Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
+                },
+                _ = beat.tick() => {
+                    let hb = pb::Heartbeat { sequence: last, sent_at: Some(convert::timestamp(now_ms())) };
+                    if !send(tx, pb::stream_events_response::Kind::Heartbeat(hb)).await {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}

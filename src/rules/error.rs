@@ -1,0 +1,65 @@
+//! The rules' two error types: a configuration that cannot be played and a
+//! move that may not be played.
+
+/// A rule configuration that cannot be played, naming the offending field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct InvalidRules {
+    /// The configuration field at fault, e.g. `"k"` or `"rows"`.
+    pub field: &'static str,
+    /// A short lowercase sentence, e.g. "k=6 cannot fit on a 5x5 board".
+    pub why: String,
+}
+
+impl InvalidRules {
+    pub(crate) fn new(field: &'static str, why: impl Into<String>) -> Self {
+        InvalidRules { field, why: why.into() }
+    }
+}
+
+/// Why the rules refuse a move on a given position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IllegalMove {
+    /// The named cell is not on the board.
+    #[error("cell ({row}, {col}) is off the {rows}x{cols} board")]
+    CellOffBoard {
+        /// Requested row.
+        row: i64,
+        /// Requested column.
+        col: i64,
+        /// Board rows.
+        rows: u32,
+        /// Board columns.
+        cols: u32,
+    },
+    /// The named column is not on the board.
+    #[error("column {column} is off the board (columns 0 to {max})")]
+    ColumnOffBoard {
+        /// Requested column.
+        column: i64,
+        /// The highest column index.
+        max: u32,
+    },
+    /// The cell already holds a piece.
+    #[error("cell ({row}, {col}) is occupied")]
+    CellOccupied {
+        /// Row of the cell.
+        row: u32,
+        /// Column of the cell.
+        col: u32,
+    },
+    /// The column has no empty row.
+    #[error("column {column} is full")]
+    ColumnFull {
+        /// The full column.
+        column: u32,
+    },
+    /// The move's kind does not belong to this rule set.
+    #[error("{variant} games take {expected} moves")]
+    WrongMoveKind {
+        /// The rule set's name, e.g. "connect four".
+        variant: &'static str,
+        /// The kind of move it takes, e.g. "drop".
+        expected: &'static str,
+    },
+}

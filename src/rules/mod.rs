@@ -1,0 +1,213 @@
+//! Pure board-game rules: cells, legality, where a move lands and whether a
+//! placement ends the game.
+//!
+//! This layer knows nothing of turns, time, players' identities, storage or
+//! the network: it is given a position, the seat whose piece is played and a
+//! move, and answers with a placement and an optional outcome, or an
+//! [`IllegalMove`].
+//!
+//! Map of the module:
+//! - [`Coord`]: a 0-based (row, col) cell, (0,0) top-left, row-major.
+//! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
+//! - [`lines`]: K-in-a-row detection through the square just played.
+//! - [`MnkRules`] and [`ConnectFourRules`]: one file per game family.
+//! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
+//!   the fieldless [`Variant`].
+//! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
+//!   counter, column heights).
+
+mod board;
+mod connect_four;
+mod coord;
+mod error;
+pub mod lines;
+mod mnk;
+mod position;
+
+pub use board::Board;
+pub use connect_four::ConnectFourRules;
+pub use coord::Coord;
+pub use error::{IllegalMove, InvalidRules};
+pub use mnk::MnkRules;
+pub use position::Position;
+
+/// The hard upper bound on seats any rule set supports: a board cell stores
+/// its owner in one byte, with 0 meaning empty.
+pub const MAX_SEATS: usize = 255;
+
+/// A seat at the table: a 0-based index into the game's seat list. Seat 0
+/// moves first in the games of this family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Seat(pub u8);
+
+impl Seat {
+    /// The 0-based index of the seat.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+impl std::fmt::Display for Seat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "seat {}", self.0)
+    }
+}
+
+/// A move as a player requests it, before the rules have checked it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Move {
+    /// Put a piece on this cell (m,n,k-games).
+    Place(Coord),
+    /// Drop a disc into this 0-based column (Connect Four); gravity decides
+    /// the row.
+    Drop {
+        /// The 0-based column, counted from the left.
+        column: u32,
+    },
+}
+
+/// How a game ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// `seat` made K in a row; `line` is the run through the last placement,
+    /// in order along its axis (at least K cells).
+    Win {
+        /// The winner.
+        seat: Seat,
+        /// The winning run of cells.
+        line: Vec<Coord>,
+    },
+    /// The board is full and nobody made K in a row.
+    Draw,
+}
+
+/// What a legal move does: the cell where the piece lands and, when the move
+/// ends the game, the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Played {
+    /// The cell the piece lands on.
+    pub placement: Coord,
+    /// `Some` when this placement ends the game.
+    pub outcome: Option<Outcome>,
+}
+
+/// The game families, without their configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// An m,n,k-game (tic-tac-toe, gomoku-style boards).
+    Mnk,
+    /// Connect Four with gravity.
+    ConnectFour,
+}
+
+/// A validated rule set: one variant with its configuration. Build it through
+/// the families' validating constructors ([`MnkRules::new`],
+/// [`ConnectFourRules::new`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleSet {
+    /// An m,n,k-game.
+    Mnk(MnkRules),
+    /// Connect Four.
+    ConnectFour(ConnectFourRules),
+}
+
+impl RuleSet {
+    /// The family of this rule set.
+    pub fn variant(&self) -> Variant {
+        match self {
+            RuleSet::Mnk(_) => Variant::Mnk,
+            RuleSet::ConnectFour(_) => Variant::ConnectFour,
+        }
+    }
+
+    /// Board height in rows.
+    pub fn rows(&self) -> u32 {
+        match self {
+            RuleSet::Mnk(r) => r.rows(),
+            RuleSet::ConnectFour(r) => r.rows(),
+        }
+    }
+
+    /// Board width in columns.
+    pub fn cols(&self) -> u32 {
+        match self {
+            RuleSet::Mnk(r) => r.cols(),
+            RuleSet::ConnectFour(r) => r.cols(),
+        }
+    }
+
+    /// Pieces in a row needed to win.
+    pub fn k(&self) -> u32 {
+        match self {
+            RuleSet::Mnk(r) => r.k(),
+            RuleSet::ConnectFour(r) => r.k(),
+        }
+    }
+
+    /// The empty starting position.
+    pub fn initial_position(&self) -> Position {
+        Position::empty(self.rows(), self.cols())
+    }
+
+    /// Checks `mv` for `seat` on `position` and says where it lands and
+    /// whether it ends the game. The position is not changed.
+    ///
+    /// # Errors
+    /// [`IllegalMove`] when the move is off the board, of the wrong kind for
+    /// this rule set, onto an occupied cell or into a full column.
+    pub fn play(&self, position: &Position, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+        let placement = match self {
+            RuleSet::Mnk(r) => r.placement(position, mv)?,
+            RuleSet::ConnectFour(r) => r.placement(position, mv)?,
+        };
+        let outcome = self.outcome_of(position, seat, placement);
+        Ok(Played { placement, outcome })
+    }
+
+    /// Whether placing `seat`'s piece on the empty `placement` ends the game:
+    /// a win when it completes K in a row through `placement` (O(K) work along
+    /// four axes), else a draw when it fills the last empty cell.
+    fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
+        if let Some(line) = lines::k_in_a_row(position.board(), placement, seat, self.k()) {
+            return Some(Outcome::Win { seat, line });
+        }
+        (position.filled() + 1 == position.board().cells()).then_some(Outcome::Draw)
+    }
+
+    /// Puts `seat`'s piece on `placement`, trusting that [`RuleSet::play`]
+    /// accepted it (used by evolve and replay).
+    ///
+    /// # Panics
+    /// When `placement` is off the board.
+    pub fn apply(&self, position: &mut Position, seat: Seat, placement: Coord) {
+        position.put(placement, seat);
+    }
+
+    /// Removes the piece on `placement`, the inverse of [`RuleSet::apply`]
+    /// for the last piece placed.
+    ///
+    /// # Panics
+    /// When `placement` is off the board.
+    pub fn unapply(&self, position: &mut Position, placement: Coord) {
+        position.clear(placement);
+    }
+
+    /// Every legal move on `position`, in a fixed order: row-major for
+    /// placements, left to right for drops. Empty on a full board. Whether the
+    /// game is already over is the caller's concern.
+    pub fn legal_moves<'a>(&'a self, position: &'a Position) -> Box<dyn Iterator<Item = Move> + 'a> {
+        match self {
+            RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
+            RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),
+        }
+    }
+
+    /// How many legal moves [`RuleSet::legal_moves`] yields, without listing
+    /// them where the family can count faster.
+    pub fn legal_move_count(&self, position: &Position) -> usize {
+        match self {
+            RuleSet::Mnk(_) => (position.board().cells() - position.filled()) as usize,
+            RuleSet::ConnectFour(r) => r.legal_moves(position).count(),
+        }
+    }
+}

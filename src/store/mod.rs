@@ -1,0 +1,197 @@
+//! Durable event logs: the [`EventStore`] trait and its SQLite backend.
+//!
+//! A store keeps, per game, a dense sequence of opaque event payloads (the
+//! protobuf `GameEvent`) keyed by `(game_id, sequence)`, plus the request ids
+//! that produced them. It knows nothing of any game's rules: the registry
+//! decides, the store only appends at `expected + 1` or reports a
+//! [`StoreError::Conflict`].
+//!
+//! - [`EventStore`]: the trait every backend implements.
+//! - [`SqliteStore`]: the embedded default; one writer task group-commits the
+//!   appends of many games in one transaction.
+
+mod sqlite;
+
+pub use sqlite::{SqliteOptions, SqliteStore};
+
+use async_trait::async_trait;
+
+/// An event ready to be appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    /// Its sequence: the game's current sequence + 1, + 2, ...
+    pub sequence: u64,
+    /// The GameEvent oneof case, e.g. `"move_played"`.
+    pub event_type: &'static str,
+    /// The encoded `plylog.v1.GameEvent`.
+    pub payload: Vec<u8>,
+    /// Unix epoch milliseconds when the server recorded it.
+    pub recorded_at_ms: i64,
+}
+
+/// An event read back from the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// Its sequence (1-based).
+    pub sequence: u64,
+    /// The encoded `plylog.v1.GameEvent`.
+    pub payload: Vec<u8>,
+}
+
+/// A deduplicated request: its id, what it asked, and the events it appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// The caller's idempotency key.
+    pub request_id: String,
+    /// The request as received, with its id and turn token cleared.
+    pub fingerprint: Vec<u8>,
+    /// The first sequence it appended.
+    pub first_sequence: u64,
+    /// The last sequence it appended.
+    pub last_sequence: u64,
+}
+
+/// A new game: its id, its GameCreated event (sequence 1) and, when the
+/// request had one, its idempotency key and fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    /// The game's id.
+    pub game_id: String,
+    /// The GameCreated event, sequence 1.
+    pub created: NewEvent,
+    /// `(request_id, fingerprint)` of the CreateGame request.
+    pub request: Option<(String, Vec<u8>)>,
+    /// `plylog.v1.GameStatus` of the new game.
+    pub status: i32,
+}
+
+/// Events to append to one game, all or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Append {
+    /// The game's id.
+    pub game_id: String,
+    /// The game's sequence before the append; the events take
+    /// `expected + 1 ..`.
+    pub expected: u64,
+    /// The events, in sequence order.
+    pub events: Vec<NewEvent>,
+    /// The request that produced them, when it carried an id.
+    pub request: Option<RequestRecord>,
+    /// `plylog.v1.GameStatus` after the events.
+    pub status: i32,
+}
+
+/// A whole game as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameLog {
+    /// Every event, in sequence order from 1.
+    pub events: Vec<StoredEvent>,
+    /// Every deduplicated request of the game.
+    pub requests: Vec<RequestRecord>,
+}
+
+/// A line of the game list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRecord {
+    /// Position in creation order, the paging cursor.
+    pub cursor: i64,
+    /// The game's id.
+    pub game_id: String,
+    /// Unix epoch milliseconds of creation.
+    pub created_at_ms: i64,
+    /// The sequence of the last event.
+    pub last_sequence: u64,
+    /// `plylog.v1.GameStatus` after the last event.
+    pub status: i32,
+    /// The encoded GameCreated event (sequence 1).
+    pub created_payload: Vec<u8>,
+}
+
+/// What a CreateGame idempotency key maps to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreationRecord {
+    /// The game it created.
+    pub game_id: String,
+    /// The request it keyed.
+    pub fingerprint: Vec<u8>,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another writer appended first: the expected sequence is taken (or the
+    /// request id was recorded meanwhile). Reload and decide again.
+    #[error("the game's log moved on (append conflict)")]
+    Conflict,
+    /// The game id, or the creation request id, is already used.
+    #[error("a game with this id or creation request id exists")]
+    GameExists,
+    /// A stored row cannot be read back.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// The transaction holding this write failed as a whole; nothing of it
+    /// was committed.
+    #[error("group commit failed: {0}")]
+    Commit(String),
+    /// The store is closed (the server is stopping).
+    #[error("the store is closed")]
+    Closed,
+    /// The database failed.
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// A durable, append-only store of game logs.
+///
+/// Appends are atomic per game and durable before the future resolves; a
+/// unique violation on `(game_id, sequence)` or `(game_id, request_id)` is a
+/// [`StoreError::Conflict`], never a silent skip.
+#[async_trait]
+pub trait EventStore: Send + Sync + 'static {
+    /// Records a new game and its GameCreated event.
+    ///
+    /// # Errors
+    /// [`StoreError::GameExists`] when the game id or creation request id is
+    /// taken; database errors.
+    async fn create(&self, game: NewGame) -> Result<(), StoreError>;
+
+    /// Appends events at `append.expected + 1 ..`.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] when the game's sequence is not
+    /// `append.expected` or the request id is recorded; database errors.
+    ///
+    /// # Cancellation safety
+    /// Dropping the future does not cancel the append: it was handed to the
+    /// writer and either commits or not, whether or not anyone waits.
+    async fn append(&self, append: Append) -> Result<(), StoreError>;
+
+    /// Reads a whole game, `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError>;
+
+    /// Reads events `from ..= to` of a game (fewer when the log is shorter),
+    /// at most `limit`, in sequence order.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn read(&self, game_id: &str, from: u64, to: u64, limit: u32) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// Lists up to `limit` games created after `cursor` (0 = from the first),
+    /// in creation order.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError>;
+
+    /// Looks up the game a CreateGame request id created.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError>;
+}

@@ -1,0 +1,329 @@
+//! The SQLite event store: WAL, `synchronous=FULL` by default, one writer
+//! connection owned by a task that group-commits, and a pool of readers.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Acquire, Connection, Row, SqliteConnection, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{
+    Append, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame, RequestRecord, StoreError,
+    StoredEvent,
+};
+
+/// Most writes one transaction commits together.
+const MAX_GROUP: usize = 512;
+/// Writes waiting for the writer before callers wait for room.
+const WRITE_QUEUE: usize = 4096;
+/// Schema version stamped on every event row.
+const EVENT_VERSION: i64 = 1;
+
+/// How to open a SQLite store.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// A `sqlite:` URL or a plain file path; the file is created if missing.
+    pub url: String,
+    /// `synchronous=NORMAL` instead of FULL: faster commits, but in WAL mode
+    /// the last transactions before a power loss (not a process crash) may be
+    /// lost. Off by default.
+    pub synchronous_normal: bool,
+    /// Reader connections.
+    pub readers: u32,
+}
+
+impl SqliteOptions {
+    /// Options for `url` with the durable defaults.
+    pub fn new(url: impl Into<String>) -> Self {
+        SqliteOptions { url: url.into(), synchronous_normal: false, readers: 4 }
+    }
+}
+
+enum WriteOp {
+    Create(NewGame),
+    Append(Append),
+}
+
+struct WriteJob {
+    op: WriteOp,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// An [`EventStore`] on one SQLite file.
+///
+/// All writes go through one task owning the only writer connection: it takes
+/// every queued write (up to 512), runs each in its own savepoint inside one
+/// `BEGIN IMMEDIATE` transaction, commits once, then answers each caller. One
+/// fsync thus covers many games' moves, and a conflict in one write leaves
+/// the others untouched.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    writes: mpsc::Sender<WriteJob>,
+    readers: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database, runs the migrations in
+    /// `migrations/sqlite/`, and starts the writer task.
+    ///
+    /// # Errors
+    /// A URL that does not parse, a file that cannot be opened, a failed
+    /// migration.
+    pub async fn open(options: &SqliteOptions) -> Result<Self, StoreError> {
+        let url = if options.url.starts_with("sqlite:") {
+            options.url.clone()
+        } else {
+            format!("sqlite://{}", options.url)
+        };
+        let connect = SqliteConnectOptions::from_str(&url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(if options.synchronous_normal {
+                SqliteSynchronous::Normal
+            } else {
+                SqliteSynchronous::Full
+            })
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let mut writer = SqliteConnection::connect_with(&connect).await?;
+        sqlx::migrate!("migrations/sqlite").run(&mut writer).await?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(options.readers.max(1))
+            .connect_with(connect.read_only(true))
+            .await?;
+        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        tokio::spawn(run_writer(writer, queue));
+        Ok(SqliteStore { writes, readers })
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.writes.send(WriteJob { op, reply }).await.map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+/// The writer loop: one group of queued writes per transaction.
+async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteJob>) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        let results = commit_group(&mut conn, &group).await;
+        match results {
+            Ok(results) => {
+                for (job, result) in group.drain(..).zip(results) {
+                    let _ = job.reply.send(result);
+                }
+            }
+            Err(error) => {
+                tracing::error!(error = %error, writes = group.len(), "group commit failed");
+                let message = error.to_string();
+                for job in group.drain(..) {
+                    let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
+                }
+            }
+        }
+    }
+    let _ = conn.close().await;
+}
+
+/// Runs each write of `group` in its own savepoint of one transaction and
+/// commits. Returns each write's own result; `Err` when the transaction as a
+/// whole failed (nothing was committed).
+async fn commit_group(
+    conn: &mut SqliteConnection,
+    group: &[WriteJob],
+) -> Result<Vec<Result<(), StoreError>>, sqlx::Error> {
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    let mut results = Vec::with_capacity(group.len());
+    for job in group {
+        let mut savepoint = tx.begin().await?;
+        let result = match &job.op {
+            WriteOp::Create(game) => insert_game(&mut savepoint, game).await,
+            WriteOp::Append(append) => insert_append(&mut savepoint, append).await,
+        };
+        match result {
+            Ok(()) => savepoint.commit().await?,
+            Err(_) => savepoint.rollback().await?,
+        }
+        results.push(result);
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+fn classify(error: sqlx::Error, on_unique: StoreError) -> StoreError {
+    match &error {
+        sqlx::Error::Database(db) if db.is_unique_violation() => on_unique,
+        _ => StoreError::Database(error),
+    }
+}
+
+async fn insert_event(conn: &mut SqliteConnection, game_id: &str, event: &NewEvent) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+         VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(game_id)
+    .bind(event.sequence as i64)
+    .bind(event.event_type)
+    .bind(EVENT_VERSION)
+    .bind(&event.payload)
+    .bind(event.recorded_at_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn insert_game(conn: &mut SqliteConnection, game: &NewGame) -> Result<(), StoreError> {
+    let (request_id, fingerprint) = game.request.clone().unzip();
+    sqlx::query(
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint) \
+         VALUES (?, ?, 1, ?, ?, ?)",
+    )
+    .bind(&game.game_id)
+    .bind(game.created.recorded_at_ms)
+    .bind(game.status)
+    .bind(request_id)
+    .bind(fingerprint)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| classify(e, StoreError::GameExists))?;
+    insert_event(conn, &game.game_id, &game.created).await.map_err(|e| classify(e, StoreError::GameExists))
+}
+
+async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(), StoreError> {
+    let last = append.expected + append.events.len() as u64;
+    let moved = sqlx::query("UPDATE games SET last_sequence = ?, status = ? WHERE game_id = ? AND last_sequence = ?")
+        .bind(last as i64)
+        .bind(append.status)
+        .bind(&append.game_id)
+        .bind(append.expected as i64)
+        .execute(&mut *conn)
+        .await?;
+    if moved.rows_affected() != 1 {
+        return Err(StoreError::Conflict);
+    }
+    for event in &append.events {
+        insert_event(conn, &append.game_id, event).await.map_err(|e| classify(e, StoreError::Conflict))?;
+    }
+    if let Some(request) = &append.request {
+        sqlx::query(
+            "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&append.game_id)
+        .bind(&request.request_id)
+        .bind(&request.fingerprint)
+        .bind(request.first_sequence as i64)
+        .bind(request.last_sequence as i64)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| classify(e, StoreError::Conflict))?;
+    }
+    Ok(())
+}
+
+fn stored_event(row: &sqlx::sqlite::SqliteRow) -> Result<StoredEvent, sqlx::Error> {
+    Ok(StoredEvent { sequence: row.try_get::<i64, _>("sequence")? as u64, payload: row.try_get("payload")? })
+}
+
+#[async_trait]
+impl EventStore for SqliteStore {
+    async fn create(&self, game: NewGame) -> Result<(), StoreError> {
+        self.write(WriteOp::Create(game)).await
+    }
+
+    async fn append(&self, append: Append) -> Result<(), StoreError> {
+        self.write(WriteOp::Append(append)).await
+    }
+
+    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError> {
+        let mut conn = self.readers.acquire().await?;
+        // One read transaction, so the events and requests are one snapshot.
+        let mut tx = conn.begin().await?;
+        let events = sqlx::query("SELECT sequence, payload FROM events WHERE game_id = ? ORDER BY sequence")
+            .bind(game_id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(stored_event)
+            .collect::<Result<Vec<_>, _>>()?;
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let requests = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests WHERE game_id = ?",
+        )
+        .bind(game_id)
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(RequestRecord {
+                request_id: row.try_get("request_id")?,
+                fingerprint: row.try_get("fingerprint")?,
+                first_sequence: row.try_get::<i64, _>("first_sequence")? as u64,
+                last_sequence: row.try_get::<i64, _>("last_sequence")? as u64,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        tx.commit().await?;
+        Ok(Some(GameLog { events, requests }))
+    }
+
+    async fn read(&self, game_id: &str, from: u64, to: u64, limit: u32) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT sequence, payload FROM events WHERE game_id = ? AND sequence >= ? AND sequence <= ? \
+             ORDER BY sequence LIMIT ?",
+        )
+        .bind(game_id)
+        .bind(from.min(i64::MAX as u64) as i64)
+        .bind(to.min(i64::MAX as u64) as i64)
+        .bind(i64::from(limit))
+        .fetch_all(&self.readers)
+        .await?;
+        Ok(rows.iter().map(stored_event).collect::<Result<_, _>>()?)
+    }
+
+    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
+             FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+             WHERE g.pk > ? ORDER BY g.pk LIMIT ?",
+        )
+        .bind(cursor)
+        .bind(i64::from(limit))
+        .fetch_all(&self.readers)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(GameRecord {
+                    cursor: row.try_get("pk")?,
+                    game_id: row.try_get("game_id")?,
+                    created_at_ms: row.try_get("created_at_ms")?,
+                    last_sequence: row.try_get::<i64, _>("last_sequence")? as u64,
+                    status: row.try_get("status")?,
+                    created_payload: row.try_get("payload")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
+        let row = sqlx::query("SELECT game_id, create_fingerprint FROM games WHERE create_request_id = ?")
+            .bind(request_id)
+            .fetch_optional(&self.readers)
+            .await?;
+        row.map(|row| {
+            Ok(CreationRecord {
+                game_id: row.try_get("game_id")?,
+                fingerprint: row.try_get::<Option<Vec<u8>>, _>("create_fingerprint")?.unwrap_or_default(),
+            })
+        })
+        .transpose()
+        .map_err(|e: sqlx::Error| StoreError::from(e))
+    }
+}
