@@ -4,16 +4,19 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = ["proto/plylog/v1/game.proto", "proto/plylog/v1/game_service.proto"];
-    for file in &files {
+    // Reflection-only: lets grpcurl decode the error details we send.
+    let details = "proto/google/rpc/error_details.proto";
+    for file in files.iter().chain([&details]) {
         println!("cargo:rerun-if-changed={file}");
     }
     println!("cargo:rerun-if-changed=migrations");
-    let descriptors = protox::compile(files, ["proto"])?;
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    let reflection = protox::compile(files.iter().chain([&details]), ["proto"])?;
     std::fs::write(
         out_dir.join("plylog_descriptor.bin"),
-        prost::Message::encode_to_vec(&descriptors),
+        prost::Message::encode_to_vec(&reflection),
     )?;
+    let descriptors = protox::compile(files, ["proto"])?;
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)

@@ -99,7 +99,11 @@ impl Application {
         health.set_serving::<GameServiceServer<GameApi>>().await;
         health.set_service_status("", tonic_health::ServingStatus::Serving).await;
         let reflection = || {
+            // Both reflection versions list both, whichever a client speaks.
             tonic_reflection::server::Builder::configure()
+                .include_reflection_service(false)
+                .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         };
