@@ -229,7 +229,9 @@ impl Actor {
         let store = &self.registry.inner.store;
         let stored = store.read(&self.game_id, record.first_sequence, record.last_sequence, u32::MAX).await?;
         let events = stored.iter().map(|s| decode(&self.game_id, s).map(|(wire, _)| wire)).collect::<Result<_, _>>()?;
-        let game = self.view(Some(record.last_sequence)).await?;
+        let mut game = self.view(Some(record.last_sequence)).await?;
+        // The original reply, exactly: as the log stood right after it.
+        game.last_sequence = record.last_sequence;
         Ok(CommandReply { events, game })
     }
 

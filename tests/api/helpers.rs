@@ -1,0 +1,222 @@
+//! A real server on a loopback port, a real client, and small builders.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use plylog::app::{Application, Settings};
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb};
+use plylog::registry::RegistrySettings;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+
+pub(crate) type Client = GameServiceClient<Channel>;
+
+fn init_logs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("TEST_LOG").is_some() {
+            tracing_subscriber::fmt().with_env_filter("plylog=debug,info").with_test_writer().init();
+        }
+    });
+}
+
+/// Test settings: fast heartbeats so stream tests need not wait long.
+pub(crate) fn settings() -> RegistrySettings {
+    RegistrySettings { heartbeat_interval: Duration::from_millis(200), ..RegistrySettings::default() }
+}
+
+/// A running server on a temporary (or given) SQLite file.
+pub(crate) struct TestServer {
+    pub(crate) addr: SocketAddr,
+    pub(crate) client: Client,
+    pub(crate) db: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestServer {
+    /// A server on a fresh temporary database.
+    pub(crate) async fn start() -> Self {
+        TestServer::start_with(settings()).await
+    }
+
+    /// A server on a fresh temporary database with `registry` settings.
+    pub(crate) async fn start_with(registry: RegistrySettings) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("plylog.db");
+        let mut server = TestServer::start_on(&db, registry).await;
+        server._dir = Some(dir);
+        server
+    }
+
+    /// A server on the database file `db`.
+    pub(crate) async fn start_on(db: &Path, registry: RegistrySettings) -> Self {
+        init_logs();
+        let settings = Settings {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: format!("sqlite://{}", db.display()),
+            sqlite_synchronous_normal: false,
+            registry,
+        };
+        let app = Application::build(settings).await.expect("server builds");
+        let addr = app.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            app.run_until(async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("server runs");
+        });
+        let client = GameServiceClient::new(channel(addr).await);
+        TestServer { addr, client, db: db.to_owned(), stop: Some(stop), task: Some(task), _dir: None }
+    }
+
+    /// Stops the server gracefully and waits until it has.
+    pub(crate) async fn stop(mut self) {
+        self.shutdown().await;
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task");
+        }
+    }
+
+    /// Stops this server and starts another on the same file, keeping the
+    /// temporary directory alive.
+    pub(crate) async fn restart(mut self) -> Self {
+        self.shutdown().await;
+        let mut next = TestServer::start_on(&self.db, settings()).await;
+        next._dir = self._dir.take();
+        next
+    }
+}
+
+/// A channel to `addr` (the listener is bound before the server task starts,
+/// so connecting needs no wait).
+pub(crate) async fn channel(addr: SocketAddr) -> Channel {
+    Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.expect("connects")
+}
+
+pub(crate) fn seat(id: &str, symbol: &str) -> pb::Seat {
+    pb::Seat { player_id: id.into(), display_name: format!("player {id}"), symbol: symbol.into() }
+}
+
+pub(crate) fn two_seats() -> Vec<pb::Seat> {
+    vec![seat("alice", "X"), seat("bob", "O")]
+}
+
+pub(crate) fn mnk(rows: i32, cols: i32, k: i32) -> pb::RuleSet {
+    pb::RuleSet { kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules { rows, cols, k })) }
+}
+
+pub(crate) fn connect_four() -> pb::RuleSet {
+    pb::RuleSet { kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default())) }
+}
+
+pub(crate) fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameRequest {
+    pb::CreateGameRequest { request_id: String::new(), game_id: game_id.into(), rules: Some(rules), seats: two_seats() }
+}
+
+/// Creates a game and returns it.
+pub(crate) async fn create(client: &mut Client, game_id: &str, rules: pb::RuleSet) -> pb::Game {
+    client.create_game(create_request(game_id, rules)).await.expect("game created").into_inner().game.unwrap()
+}
+
+pub(crate) fn place(row: i32, col: i32) -> pb::Move {
+    pb::Move { kind: Some(pb::r#move::Kind::Place(pb::Place { row, col })) }
+}
+
+pub(crate) fn drop_in(column: i32) -> pb::Move {
+    pb::Move { kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })) }
+}
+
+pub(crate) fn move_request(game_id: &str, seat: u32, mv: pb::Move) -> pb::SubmitMoveRequest {
+    pb::SubmitMoveRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        r#move: Some(mv),
+        request_id: String::new(),
+        expected_sequence: None,
+    }
+}
+
+/// Plays a move and returns the reply.
+pub(crate) async fn play(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) -> Result<pb::SubmitMoveResponse, tonic::Status> {
+    client.submit_move(move_request(game_id, seat, mv)).await.map(tonic::Response::into_inner)
+}
+
+/// Plays `moves` alternately from seat 0, expecting each to be accepted.
+pub(crate) async fn play_all(client: &mut Client, game_id: &str, moves: &[pb::Move]) -> pb::SubmitMoveResponse {
+    let mut last = None;
+    for (i, mv) in moves.iter().enumerate() {
+        last = Some(play(client, game_id, (i % 2) as u32, mv.clone()).await.expect("move accepted"));
+    }
+    last.expect("at least one move")
+}
+
+pub(crate) async fn get_game(client: &mut Client, game_id: &str) -> pb::Game {
+    client
+        .get_game(pb::GetGameRequest { game_id: game_id.into(), at_sequence: None })
+        .await
+        .expect("game found")
+        .into_inner()
+        .game
+        .unwrap()
+}
+
+/// The ErrorInfo reason of a status.
+pub(crate) fn reason(status: &tonic::Status) -> String {
+    status.get_error_details().error_info().map(|i| i.reason.clone()).unwrap_or_default()
+}
+
+/// The ErrorInfo metadata value `key` of a status.
+pub(crate) fn metadata(status: &tonic::Status, key: &str) -> Option<String> {
+    status.get_error_details().error_info().and_then(|i| i.metadata.get(key).cloned())
+}
+
+/// The BadRequest field named by a status.
+pub(crate) fn bad_field(status: &tonic::Status) -> Option<String> {
+    status.get_error_details().bad_request().and_then(|b| b.field_violations.first().map(|v| v.field.clone()))
+}
+
+/// Asserts a status's code and reason.
+#[track_caller]
+pub(crate) fn assert_rejected(result: Result<impl std::fmt::Debug, tonic::Status>, code: tonic::Code, expected_reason: &str) -> tonic::Status {
+    let status = result.expect_err("expected a rejection");
+    assert_eq!((status.code(), reason(&status).as_str()), (code, expected_reason), "status: {status:?}");
+    assert!(!status.message().is_empty());
+    status
+}
+
+pub(crate) fn position(game: &pb::Game) -> &pb::Position {
+    game.position.as_ref().unwrap()
+}
+
+pub(crate) fn board_text(game: &pb::Game) -> Vec<String> {
+    position(game).board.as_ref().unwrap().text.clone()
+}
+
+/// Reads a whole stream (follow = false) into its items.
+pub(crate) async fn read_stream(client: &mut Client, game_id: &str, from_sequence: u64) -> Vec<pb::stream_events_response::Kind> {
+    let mut stream = client
+        .stream_events(pb::StreamEventsRequest { game_id: game_id.into(), from_sequence, follow: false })
+        .await
+        .expect("stream opens")
+        .into_inner();
+    let mut items = Vec::new();
+    while let Some(item) = stream.message().await.expect("stream item") {
+        items.push(item.kind.unwrap());
+    }
+    items
+}

@@ -1,0 +1,83 @@
+use std::time::Duration;
+
+use plylog::proto as pb;
+use plylog::registry::RegistrySettings;
+use tonic::Code;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_was() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "t", mnk(3, 3, 3)).await;
+    create(c, "c", connect_four()).await;
+    create(c, "w", mnk(3, 3, 3)).await;
+    play_all(c, "t", &[place(0, 0), place(1, 1)]).await;
+    play_all(c, "c", &[drop_in(3), drop_in(3), drop_in(4)]).await;
+    c.undo(pb::UndoRequest { game_id: "c".into(), ..Default::default() }).await.unwrap();
+    play_all(c, "w", &[place(0, 0), place(1, 0), place(0, 1), place(1, 1), place(0, 2)]).await;
+    let retried = pb::SubmitMoveRequest { request_id: "r-1".into(), ..move_request("t", 0, place(2, 2)) };
+    let original = c.submit_move(retried.clone()).await.unwrap().into_inner();
+    let before: Vec<pb::Game> = futures::future::join_all(["t", "c", "w"].map(|id| {
+        let mut c = c.clone();
+        async move { get_game(&mut c, id).await }
+    }))
+    .await;
+
+    let mut server = server.restart().await;
+    let c = &mut server.client;
+    for game in &before {
+        assert_eq!(&get_game(c, &game.game_id).await, game);
+    }
+    assert_eq!(c.submit_move(retried).await.unwrap().into_inner(), original);
+    // Play on: O's turn in "t", seat 0's turn in "c"; "w" is over.
+    play(c, "t", 1, place(2, 0)).await.unwrap();
+    let reply = play(c, "c", 0, drop_in(3)).await.unwrap();
+    assert_eq!(reply.events[0].sequence, 6);
+    assert_rejected(play(c, "w", 1, place(2, 2)).await, Code::FailedPrecondition, "GAME_OVER");
+    let games = c.list_games(pb::ListGamesRequest::default()).await.unwrap().into_inner().games;
+    assert_eq!(games.len(), 3);
+}
+
+#[tokio::test]
+async fn an_idle_game_dropped_from_memory_is_loaded_again_by_replay() {
+    let registry = RegistrySettings { idle_timeout: Duration::from_millis(50), ..settings() };
+    let mut server = TestServer::start_with(registry).await;
+    let c = &mut server.client;
+    create(c, "idle", mnk(3, 3, 3)).await;
+    play(c, "idle", 0, place(0, 0)).await.unwrap();
+    // Several idle periods pass between moves: each move finds the game
+    // anew (or still warm) and continues the same log.
+    for (seat, mv) in [(1, place(1, 1)), (0, place(2, 2))] {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        play(c, "idle", seat, mv).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let game = get_game(c, "idle").await;
+    assert_eq!((game.last_sequence, board_text(&game)), (4, vec!["X..".to_owned(), ".O.".into(), "..X".into()]));
+}
+
+#[tokio::test]
+async fn stopping_the_server_ends_open_streams_with_unavailable() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "bye", mnk(3, 3, 3)).await;
+    let mut stream = c
+        .stream_events(pb::StreamEventsRequest { game_id: "bye".into(), from_sequence: 0, follow: true })
+        .await
+        .unwrap()
+        .into_inner();
+    stream.message().await.unwrap();
+    stream.message().await.unwrap();
+    let stopping = tokio::spawn(server.stop());
+    let status = loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("the stream ended without a status"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!((status.code(), reason(&status).as_str()), (Code::Unavailable, "SHUTTING_DOWN"));
+    stopping.await.unwrap();
+}

@@ -1,0 +1,22 @@
+//! Black-box tests of the gRPC service: each starts the real server on an
+//! ephemeral loopback port with a temporary SQLite file and talks to it with
+//! a real tonic client. Set `TEST_LOG=1` to see the server's logs.
+
+mod helpers;
+
+/// CreateGame, ListGames and every creation rejection.
+mod create;
+/// SubmitMove, ListLegalMoves and every move rejection.
+mod moves;
+/// Undo and its rejection.
+mod undo;
+/// GetGame at past sequences and GetReplay.
+mod replay;
+/// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
+mod stream;
+/// Restarts on the same file, idle eviction, shutdown.
+mod lifecycle;
+/// Health and reflection, as grpcurl uses them.
+mod operations;
+/// Pascal Pons' Connect Four test sets, played move by move.
+mod pons;

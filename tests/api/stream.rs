@@ -1,0 +1,121 @@
+use plylog::proto::{self as pb, stream_events_response::Kind};
+use plylog::registry::RegistrySettings;
+use tonic::Code;
+use tonic::Streaming;
+
+use crate::helpers::*;
+
+fn sequences(items: &[Kind]) -> Vec<u64> {
+    items.iter().filter_map(|k| if let Kind::Event(e) = k { Some(e.sequence) } else { None }).collect()
+}
+
+async fn follow(client: &mut Client, game_id: &str, from_sequence: u64) -> Streaming<pb::StreamEventsResponse> {
+    client
+        .stream_events(pb::StreamEventsRequest { game_id: game_id.into(), from_sequence, follow: true })
+        .await
+        .expect("stream opens")
+        .into_inner()
+}
+
+async fn next(stream: &mut Streaming<pb::StreamEventsResponse>) -> Kind {
+    stream.message().await.expect("stream item").expect("stream open").kind.unwrap()
+}
+
+/// Reads a followed stream until the event `last` arrives, returning the
+/// event sequences seen (heartbeats and the marker are skipped).
+async fn events_until(stream: &mut Streaming<pb::StreamEventsResponse>, last: u64) -> Vec<u64> {
+    let mut seen = Vec::new();
+    while seen.last() != Some(&last) {
+        if let Kind::Event(e) = next(stream).await {
+            seen.push(e.sequence);
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn history_then_a_caught_up_marker_and_the_stream_ends_without_follow() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "s", mnk(3, 3, 3)).await;
+    play_all(c, "s", &[place(0, 0), place(1, 1)]).await;
+    let items = read_stream(c, "s", 0).await;
+    assert_eq!(sequences(&items), [1, 2, 3]);
+    assert_eq!(items.last(), Some(&Kind::CaughtUp(pb::CaughtUp { sequence: 3 })));
+    assert!(matches!(&items[0], Kind::Event(pb::GameEvent { kind: Some(pb::game_event::Kind::GameCreated(_)), .. })));
+    let from_two = read_stream(c, "s", 2).await;
+    assert_eq!(sequences(&from_two), [2, 3]);
+    let beyond = read_stream(c, "s", 10).await;
+    assert_eq!(beyond, vec![Kind::CaughtUp(pb::CaughtUp { sequence: 3 })]);
+}
+
+#[tokio::test]
+async fn a_followed_stream_sends_new_events_and_heartbeats_when_idle() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "live", mnk(3, 3, 3)).await;
+    let mut stream = follow(c, "live", 1).await;
+    assert_eq!(sequences(&[next(&mut stream).await]), [1]);
+    assert_eq!(next(&mut stream).await, Kind::CaughtUp(pb::CaughtUp { sequence: 1 }));
+    // Idle: a heartbeat (interval 200 ms in tests) says the stream is alive.
+    let Kind::Heartbeat(beat) = next(&mut stream).await else { panic!("expected a heartbeat") };
+    assert_eq!(beat.sequence, 1);
+    assert!(beat.sent_at.is_some());
+    play(c, "live", 0, place(2, 2)).await.unwrap();
+    assert_eq!(events_until(&mut stream, 2).await, [2]);
+}
+
+#[tokio::test]
+async fn subscribers_starting_anywhere_while_moves_are_played_see_each_event_once_in_order() {
+    let mut server = TestServer::start().await;
+    create(&mut server.client, "busy", mnk(20, 20, 20)).await;
+    const MOVES: u64 = 120;
+    let writer = {
+        let mut c = server.client.clone();
+        tokio::spawn(async move {
+            for i in 0..MOVES as i32 {
+                play(&mut c, "busy", (i % 2) as u32, place(i / 20, i % 20)).await.unwrap();
+            }
+        })
+    };
+    let mut readers = Vec::new();
+    for r in 0..12u64 {
+        let mut c = server.client.clone();
+        readers.push(tokio::spawn(async move {
+            let from = (r * 17) % (MOVES + 1) + 1;
+            let mut stream = follow(&mut c, "busy", from).await;
+            (from, events_until(&mut stream, MOVES + 1).await)
+        }));
+    }
+    writer.await.unwrap();
+    for reader in readers {
+        let (from, seen) = reader.await.unwrap();
+        assert_eq!(seen, (from..=MOVES + 1).collect::<Vec<_>>(), "subscriber from {from}");
+    }
+}
+
+#[tokio::test]
+async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_from_the_store() {
+    let registry = RegistrySettings { broadcast_capacity: 2, ..settings() };
+    let mut server = TestServer::start_with(registry).await;
+    let c = &mut server.client;
+    create(c, "lag", mnk(3, 3, 3)).await;
+    let mut stream = follow(c, "lag", 1).await;
+    // Play and undo many times without reading the stream, far beyond the
+    // broadcast buffer and the transport's buffers.
+    const ROUNDS: u64 = 1200;
+    for _ in 0..ROUNDS {
+        play(c, "lag", 0, place(1, 1)).await.unwrap();
+        c.undo(pb::UndoRequest { game_id: "lag".into(), ..Default::default() }).await.unwrap();
+    }
+    let last = 1 + 2 * ROUNDS;
+    assert_eq!(events_until(&mut stream, last).await, (1..=last).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn streaming_an_unknown_game_is_not_found() {
+    let mut server = TestServer::start().await;
+    let mut stream = follow(&mut server.client, "ghost", 0).await;
+    let status = stream.message().await.expect_err("not found");
+    assert_eq!((status.code(), reason(&status).as_str()), (Code::NotFound, "GAME_NOT_FOUND"));
+}
