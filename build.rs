@@ -3,7 +3,10 @@
 //! OUT_DIR for server reflection.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["proto/plylog/v1/game.proto", "proto/plylog/v1/game_service.proto"];
+    let files = [
+        "proto/plylog/v1/game.proto",
+        "proto/plylog/v1/game_service.proto",
+    ];
     // Reflection-only: lets grpcurl decode the error details we send.
     let details = "proto/google/rpc/error_details.proto";
     for file in files.iter().chain([&details]) {

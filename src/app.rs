@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 
 use crate::api::GameApi;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
@@ -75,12 +75,23 @@ impl Application {
         let mut options = SqliteOptions::new(url.clone());
         options.synchronous_normal = settings.sqlite_synchronous_normal;
         let store: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&options).await?);
-        let listener = TcpListener::bind(settings.listen)
-            .await
-            .map_err(|source| AppError::Bind { addr: settings.listen, source })?;
-        let local_addr = listener.local_addr().map_err(|source| AppError::Bind { addr: settings.listen, source })?;
+        let listener =
+            TcpListener::bind(settings.listen)
+                .await
+                .map_err(|source| AppError::Bind {
+                    addr: settings.listen,
+                    source,
+                })?;
+        let local_addr = listener.local_addr().map_err(|source| AppError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
         let registry = Registry::new(store, settings.registry);
-        Ok(Application { listener, local_addr, registry })
+        Ok(Application {
+            listener,
+            local_addr,
+            registry,
+        })
     }
 
     /// The bound address (with the real port when 0 was asked for).
@@ -94,16 +105,23 @@ impl Application {
     ///
     /// # Errors
     /// [`AppError::Reflection`] or [`AppError::Transport`].
-    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), AppError> {
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), AppError> {
         let (health, health_service) = tonic_health::server::health_reporter();
         health.set_serving::<GameServiceServer<GameApi>>().await;
-        health.set_service_status("", tonic_health::ServingStatus::Serving).await;
+        health
+            .set_service_status("", tonic_health::ServingStatus::Serving)
+            .await;
         let reflection = || {
             // Both reflection versions list both, whichever a client speaks.
             tonic_reflection::server::Builder::configure()
                 .include_reflection_service(false)
                 .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-                .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(
+                    tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+                )
                 .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         };
@@ -112,7 +130,9 @@ impl Application {
             shutdown.await;
             tracing::info!("shutting down: draining in-flight calls");
             health.set_not_serving::<GameServiceServer<GameApi>>().await;
-            health.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+            health
+                .set_service_status("", tonic_health::ServingStatus::NotServing)
+                .await;
             registry.shutdown();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
@@ -121,7 +141,12 @@ impl Application {
             .add_service(reflection().build_v1()?)
             .add_service(reflection().build_v1alpha()?)
             .add_service(GameServiceServer::new(GameApi::new(self.registry)))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), stopping)
+            .serve_with_incoming_shutdown(
+                // Without TCP_NODELAY a small reply can wait out the peer's
+                // delayed ACK (~40 ms) before it is sent.
+                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
+                stopping,
+            )
             .await?;
         tracing::info!("plylog stopped");
         Ok(())

@@ -60,7 +60,10 @@ impl ServeArgs {
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             registry: RegistrySettings {
                 max_cells: self.max_cells,
-                seat_limits: SeatLimits { max_seats: self.max_seats, ..SeatLimits::default() },
+                seat_limits: SeatLimits {
+                    max_seats: self.max_seats,
+                    ..SeatLimits::default()
+                },
                 idle_timeout: Duration::from_secs(self.idle_timeout_secs),
                 heartbeat_interval: Duration::from_secs(self.heartbeat_secs.max(1)),
                 ..RegistrySettings::default()
@@ -72,7 +75,9 @@ impl ServeArgs {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .init();
     let cli = Cli::parse();
     let args = match cli.command {

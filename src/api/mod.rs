@@ -40,7 +40,9 @@ fn check_game_id(game_id: &str) -> Result<(), FieldError> {
         return Err(FieldError::invalid("game_id", "game_id is required"));
     }
     if game_id.chars().count() > MAX_ID_CHARS
-        || !game_id.chars().all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c))
+        || !game_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c))
     {
         return Err(FieldError::invalid(
             "game_id",
@@ -52,7 +54,10 @@ fn check_game_id(game_id: &str) -> Result<(), FieldError> {
 
 fn check_request_id(request_id: &str) -> Result<(), FieldError> {
     if request_id.chars().count() > MAX_ID_CHARS {
-        return Err(FieldError::invalid("request_id", format!("request_id must be at most {MAX_ID_CHARS} characters")));
+        return Err(FieldError::invalid(
+            "request_id",
+            format!("request_id must be at most {MAX_ID_CHARS} characters"),
+        ));
     }
     Ok(())
 }
@@ -70,16 +75,22 @@ fn request_meta<M: Message + Clone>(
     let mut rest = request.clone();
     clear(&mut rest);
     let mut fingerprint = rpc.to_vec();
-    rest.encode(&mut fingerprint).expect("a Vec grows as needed");
-    Ok(RequestMeta { request_id: request_id.to_owned(), fingerprint, expected_sequence })
+    rest.encode(&mut fingerprint)
+        .expect("a Vec grows as needed");
+    Ok(RequestMeta {
+        request_id: request_id.to_owned(),
+        fingerprint,
+        expected_sequence,
+    })
 }
 
 fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldError> {
     match requested {
         0 => Ok(default),
-        n if n < 0 || n as usize > max => {
-            Err(FieldError::invalid("page_size", format!("page_size must be 0 (default {default}) to {max}")))
-        }
+        n if n < 0 || n as usize > max => Err(FieldError::invalid(
+            "page_size",
+            format!("page_size must be 0 (default {default}) to {max}"),
+        )),
         n => Ok(n as usize),
     }
 }
@@ -88,16 +99,23 @@ fn page_offset(token: &str) -> Result<u64, FieldError> {
     if token.is_empty() {
         return Ok(0);
     }
-    token
-        .parse()
-        .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))
+    token.parse().map_err(|_| {
+        FieldError::new(
+            "page_token",
+            "page_token was not issued by this server",
+            pb::ErrorReason::InvalidPageToken,
+        )
+    })
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamEventsResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl GameService for GameApi {
-    async fn create_game(&self, request: Request<pb::CreateGameRequest>) -> Result<Response<pb::CreateGameResponse>, Status> {
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let req = request.into_inner();
         let settings = self.registry.settings();
         let game_id = if req.game_id.is_empty() {
@@ -106,66 +124,130 @@ impl GameService for GameApi {
             check_game_id(&req.game_id)?;
             Some(req.game_id.clone())
         };
-        let config = convert::config_from_proto(req.rules.as_ref(), &req.seats, settings.max_cells, settings.seat_limits)?;
-        let meta = request_meta(b"create:", &req, &req.request_id, None, |r| r.request_id.clear())?;
+        let config = convert::config_from_proto(
+            req.rules.as_ref(),
+            &req.seats,
+            settings.max_cells,
+            settings.seat_limits,
+        )?;
+        let meta = request_meta(b"create:", &req, &req.request_id, None, |r| {
+            r.request_id.clear()
+        })?;
         let game = self.registry.create(game_id, config, meta).await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
 
-    async fn get_game(&self, request: Request<pb::GetGameRequest>) -> Result<Response<pb::GetGameResponse>, Status> {
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let game = self.registry.game(&req.game_id, req.at_sequence).await?;
         Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
     }
 
-    async fn list_games(&self, request: Request<pb::ListGamesRequest>) -> Result<Response<pb::ListGamesResponse>, Status> {
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let req = request.into_inner();
         let limit = page_size(req.page_size, 50, 1000)?;
-        let cursor = i64::try_from(page_offset(&req.page_token)?)
-            .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))?;
+        let cursor = i64::try_from(page_offset(&req.page_token)?).map_err(|_| {
+            FieldError::new(
+                "page_token",
+                "page_token was not issued by this server",
+                pb::ErrorReason::InvalidPageToken,
+            )
+        })?;
         let (games, next) = self.registry.list(cursor, limit as u32).await?;
         let next_page_token = next.map(|c| c.to_string()).unwrap_or_default();
-        Ok(Response::new(pb::ListGamesResponse { games, next_page_token }))
+        Ok(Response::new(pb::ListGamesResponse {
+            games,
+            next_page_token,
+        }))
     }
 
-    async fn submit_move(&self, request: Request<pb::SubmitMoveRequest>) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+    async fn submit_move(
+        &self,
+        request: Request<pb::SubmitMoveRequest>,
+    ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let seat = req.seat.ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
+        let seat = req
+            .seat
+            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
         let seat = convert::seat_from_proto(seat, "seat")?;
         let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = request_meta(b"move:", &req, &req.request_id, req.expected_sequence, |r| {
-            r.request_id.clear();
-            r.expected_sequence = None;
-        })?;
-        let reply = self.registry.execute(&req.game_id, Command::Play { seat, mv }, meta).await?;
-        Ok(Response::new(pb::SubmitMoveResponse { events: reply.events, game: Some(reply.game) }))
+        let meta = request_meta(
+            b"move:",
+            &req,
+            &req.request_id,
+            req.expected_sequence,
+            |r| {
+                r.request_id.clear();
+                r.expected_sequence = None;
+            },
+        )?;
+        let reply = self
+            .registry
+            .execute(&req.game_id, Command::Play { seat, mv }, meta)
+            .await?;
+        Ok(Response::new(pb::SubmitMoveResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
     }
 
-    async fn undo(&self, request: Request<pb::UndoRequest>) -> Result<Response<pb::UndoResponse>, Status> {
+    async fn undo(
+        &self,
+        request: Request<pb::UndoRequest>,
+    ) -> Result<Response<pb::UndoResponse>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let requested_by = req.seat.map(|s| convert::seat_from_proto(s, "seat")).transpose()?;
-        let meta = request_meta(b"undo:", &req, &req.request_id, req.expected_sequence, |r| {
-            r.request_id.clear();
-            r.expected_sequence = None;
-        })?;
-        let reply = self.registry.execute(&req.game_id, Command::Undo { requested_by }, meta).await?;
-        Ok(Response::new(pb::UndoResponse { events: reply.events, game: Some(reply.game) }))
+        let requested_by = req
+            .seat
+            .map(|s| convert::seat_from_proto(s, "seat"))
+            .transpose()?;
+        let meta = request_meta(
+            b"undo:",
+            &req,
+            &req.request_id,
+            req.expected_sequence,
+            |r| {
+                r.request_id.clear();
+                r.expected_sequence = None;
+            },
+        )?;
+        let reply = self
+            .registry
+            .execute(&req.game_id, Command::Undo { requested_by }, meta)
+            .await?;
+        Ok(Response::new(pb::UndoResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
     }
 
     type StreamEventsStream = EventStream;
 
-    async fn stream_events(&self, request: Request<pb::StreamEventsRequest>) -> Result<Response<EventStream>, Status> {
+    async fn stream_events(
+        &self,
+        request: Request<pb::StreamEventsRequest>,
+    ) -> Result<Response<EventStream>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let items = self.registry.stream(req.game_id, req.from_sequence, req.follow);
+        let items = self
+            .registry
+            .stream(req.game_id, req.from_sequence, req.follow);
         let stream = ReceiverStream::new(items).map(|item| item.map_err(to_status));
         Ok(Response::new(Box::pin(stream)))
     }
 
-    async fn get_replay(&self, request: Request<pb::GetReplayRequest>) -> Result<Response<pb::GetReplayResponse>, Status> {
+    async fn get_replay(
+        &self,
+        request: Request<pb::GetReplayRequest>,
+    ) -> Result<Response<pb::GetReplayResponse>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         Ok(Response::new(self.registry.replay(&req.game_id).await?))
@@ -178,9 +260,17 @@ impl GameService for GameApi {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;
-        let offset = usize::try_from(page_offset(&req.page_token)?)
-            .map_err(|_| FieldError::new("page_token", "page_token was not issued by this server", pb::ErrorReason::InvalidPageToken))?;
-        let page = self.registry.legal_moves(&req.game_id, offset, limit).await?;
+        let offset = usize::try_from(page_offset(&req.page_token)?).map_err(|_| {
+            FieldError::new(
+                "page_token",
+                "page_token was not issued by this server",
+                pb::ErrorReason::InvalidPageToken,
+            )
+        })?;
+        let page = self
+            .registry
+            .legal_moves(&req.game_id, offset, limit)
+            .await?;
         let mut reply = page.reply;
         reply.next_page_token = page.next_offset.map(|o| o.to_string()).unwrap_or_default();
         Ok(Response::new(reply))

@@ -18,14 +18,20 @@ use crate::rules::IllegalMove;
 /// The ErrorInfo domain of every plylog error.
 pub const DOMAIN: &str = "plylog.v1";
 
-fn status(code: Code, message: String, reason: pb::ErrorReason, metadata: HashMap<String, String>) -> Status {
+fn status(
+    code: Code,
+    message: String,
+    reason: pb::ErrorReason,
+    metadata: HashMap<String, String>,
+) -> Status {
     let details = ErrorDetails::with_error_info(reason.as_str_name(), DOMAIN, metadata);
     Status::with_error_details(code, message, details)
 }
 
 impl From<FieldError> for Status {
     fn from(error: FieldError) -> Self {
-        let mut details = ErrorDetails::with_error_info(error.reason.as_str_name(), DOMAIN, HashMap::new());
+        let mut details =
+            ErrorDetails::with_error_info(error.reason.as_str_name(), DOMAIN, HashMap::new());
         details.add_bad_request_violation(error.field.clone(), error.why.clone());
         Status::with_error_details(Code::InvalidArgument, error.to_string(), details)
     }
@@ -46,13 +52,19 @@ pub fn to_status(error: RegistryError) -> Status {
         RegistryError::NotFound => status(Code::NotFound, message, R::GameNotFound, none()),
         RegistryError::Rejected(rejection) => {
             let (code, reason) = match rejection {
-                GameError::Illegal(IllegalMove::CellOffBoard { .. } | IllegalMove::ColumnOffBoard { .. }) => {
-                    (Code::InvalidArgument, R::OutOfBounds)
+                GameError::Illegal(
+                    IllegalMove::CellOffBoard { .. } | IllegalMove::ColumnOffBoard { .. },
+                ) => (Code::InvalidArgument, R::OutOfBounds),
+                GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
+                    (Code::InvalidArgument, R::WrongMoveKind)
                 }
-                GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => (Code::InvalidArgument, R::WrongMoveKind),
                 GameError::NoSuchSeat { .. } => (Code::InvalidArgument, R::InvalidRequest),
-                GameError::Illegal(IllegalMove::CellOccupied { .. }) => (Code::FailedPrecondition, R::CellOccupied),
-                GameError::Illegal(IllegalMove::ColumnFull { .. }) => (Code::FailedPrecondition, R::ColumnFull),
+                GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
+                    (Code::FailedPrecondition, R::CellOccupied)
+                }
+                GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
+                    (Code::FailedPrecondition, R::ColumnFull)
+                }
                 GameError::NotYourTurn { .. } => (Code::FailedPrecondition, R::NotYourTurn),
                 GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
                 GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
@@ -65,15 +77,29 @@ pub fn to_status(error: RegistryError) -> Status {
         }
         RegistryError::SequenceOutOfRange { last, .. } => {
             let metadata = HashMap::from([("last_sequence".to_owned(), last.to_string())]);
-            status(Code::InvalidArgument, message, R::SequenceOutOfRange, metadata)
+            status(
+                Code::InvalidArgument,
+                message,
+                R::SequenceOutOfRange,
+                metadata,
+            )
         }
-        RegistryError::GameExists { .. } => status(Code::AlreadyExists, message, R::GameExists, none()),
-        RegistryError::RequestIdReused { .. } => status(Code::AlreadyExists, message, R::RequestIdReused, none()),
+        RegistryError::GameExists { .. } => {
+            status(Code::AlreadyExists, message, R::GameExists, none())
+        }
+        RegistryError::RequestIdReused { .. } => {
+            status(Code::AlreadyExists, message, R::RequestIdReused, none())
+        }
         RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
         RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),
         RegistryError::Internal(cause) => {
             tracing::error!(error = %cause, "internal error");
-            status(Code::Internal, "internal error; see the server log".into(), R::InternalError, none())
+            status(
+                Code::Internal,
+                "internal error; see the server log".into(),
+                R::InternalError,
+                none(),
+            )
         }
     }
 }

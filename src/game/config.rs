@@ -25,7 +25,10 @@ pub struct SeatLimits {
 
 impl Default for SeatLimits {
     fn default() -> Self {
-        SeatLimits { max_seats: 16, max_id_chars: 128 }
+        SeatLimits {
+            max_seats: 16,
+            max_id_chars: 128,
+        }
     }
 }
 
@@ -59,14 +62,24 @@ impl GameConfig {
     /// an empty or overlong player id, an overlong display name, or a symbol
     /// that is empty, longer than 4 characters, contains whitespace or repeats
     /// another seat's.
-    pub fn new(rules: RuleSet, seats: Vec<SeatInfo>, limits: SeatLimits) -> Result<Self, InvalidSeats> {
+    pub fn new(
+        rules: RuleSet,
+        seats: Vec<SeatInfo>,
+        limits: SeatLimits,
+    ) -> Result<Self, InvalidSeats> {
         let invalid = |field: String, why: String| Err(InvalidSeats { field, why });
         let max_seats = limits.max_seats.min(MAX_SEATS);
         if seats.len() < 2 {
-            return invalid("seats".into(), format!("a game needs at least 2 seats, got {}", seats.len()));
+            return invalid(
+                "seats".into(),
+                format!("a game needs at least 2 seats, got {}", seats.len()),
+            );
         }
         if seats.len() > max_seats {
-            return invalid("seats".into(), format!("{} seats is over the limit of {max_seats}", seats.len()));
+            return invalid(
+                "seats".into(),
+                format!("{} seats is over the limit of {max_seats}", seats.len()),
+            );
         }
         for (i, seat) in seats.iter().enumerate() {
             let id_chars = seat.player_id.chars().count();
@@ -79,7 +92,10 @@ impl GameConfig {
             if seat.display_name.chars().count() > limits.max_id_chars {
                 return invalid(
                     format!("seats[{i}].display_name"),
-                    format!("display name must be at most {} characters", limits.max_id_chars),
+                    format!(
+                        "display name must be at most {} characters",
+                        limits.max_id_chars
+                    ),
                 );
             }
             let symbol_chars = seat.symbol.chars().count();
@@ -89,7 +105,10 @@ impl GameConfig {
             {
                 return invalid(
                     format!("seats[{i}].symbol"),
-                    format!("symbol {:?} must be 1 to {MAX_SYMBOL_CHARS} characters without whitespace", seat.symbol),
+                    format!(
+                        "symbol {:?} must be 1 to {MAX_SYMBOL_CHARS} characters without whitespace",
+                        seat.symbol
+                    ),
                 );
             }
             if let Some(j) = seats[..i].iter().position(|s| s.symbol == seat.symbol) {
@@ -119,16 +138,27 @@ mod tests {
     use crate::rules::MnkRules;
 
     fn seat(id: &str, symbol: &str) -> SeatInfo {
-        SeatInfo { player_id: id.into(), display_name: String::new(), symbol: symbol.into() }
+        SeatInfo {
+            player_id: id.into(),
+            display_name: String::new(),
+            symbol: symbol.into(),
+        }
     }
 
     fn config(seats: Vec<SeatInfo>) -> Result<GameConfig, InvalidSeats> {
-        GameConfig::new(RuleSet::Mnk(MnkRules::TIC_TAC_TOE), seats, SeatLimits::default())
+        GameConfig::new(
+            RuleSet::Mnk(MnkRules::TIC_TAC_TOE),
+            seats,
+            SeatLimits::default(),
+        )
     }
 
     #[test]
     fn fewer_than_two_seats_are_refused() {
-        assert_eq!(config(vec![seat("a", "X")]).unwrap_err().why, "a game needs at least 2 seats, got 1");
+        assert_eq!(
+            config(vec![seat("a", "X")]).unwrap_err().why,
+            "a game needs at least 2 seats, got 1"
+        );
     }
 
     #[test]
@@ -140,9 +170,24 @@ mod tests {
 
     #[test]
     fn empty_ids_and_bad_symbols_are_refused() {
-        assert_eq!(config(vec![seat("", "X"), seat("b", "O")]).unwrap_err().field, "seats[0].player_id");
-        assert_eq!(config(vec![seat("a", "X X"), seat("b", "O")]).unwrap_err().field, "seats[0].symbol");
-        assert_eq!(config(vec![seat("a", "X"), seat("b", "")]).unwrap_err().field, "seats[1].symbol");
+        assert_eq!(
+            config(vec![seat("", "X"), seat("b", "O")])
+                .unwrap_err()
+                .field,
+            "seats[0].player_id"
+        );
+        assert_eq!(
+            config(vec![seat("a", "X X"), seat("b", "O")])
+                .unwrap_err()
+                .field,
+            "seats[0].symbol"
+        );
+        assert_eq!(
+            config(vec![seat("a", "X"), seat("b", "")])
+                .unwrap_err()
+                .field,
+            "seats[1].symbol"
+        );
         assert!(config(vec![seat("a", "X"), seat("b", "O"), seat("c", "△")]).is_ok());
     }
 }

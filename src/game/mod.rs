@@ -18,4 +18,6 @@ mod state;
 
 pub use config::{GameConfig, InvalidSeats, SeatInfo, SeatLimits};
 pub use event::Event;
-pub use state::{Command, GameError, GameState, GameStatus, PlayedMove, ReplayError, decide, evolve};
+pub use state::{
+    Command, GameError, GameState, GameStatus, PlayedMove, ReplayError, decide, evolve,
+};

@@ -125,7 +125,10 @@ impl GameState {
     pub fn replay(events: impl IntoIterator<Item = Event>) -> Result<Self, ReplayError> {
         let mut events = events.into_iter();
         let Some(Event::GameCreated(config)) = events.next() else {
-            return Err(ReplayError { sequence: 1, why: "the log does not start with GameCreated".into() });
+            return Err(ReplayError {
+                sequence: 1,
+                why: "the log does not start with GameCreated".into(),
+            });
         };
         let mut state = GameState::new(config);
         for event in events {
@@ -140,7 +143,10 @@ impl GameState {
     /// # Errors
     /// [`ReplayError`] as for [`GameState::replay`]; the state is unchanged.
     pub fn apply_stored(&mut self, event: &Event) -> Result<(), ReplayError> {
-        self.check(event).map_err(|why| ReplayError { sequence: self.sequence + 1, why })?;
+        self.check(event).map_err(|why| ReplayError {
+            sequence: self.sequence + 1,
+            why,
+        })?;
         evolve(self, event);
         Ok(())
     }
@@ -148,7 +154,9 @@ impl GameState {
     fn check(&self, event: &Event) -> Result<(), String> {
         match event {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
-            Event::MovePlayed { seat, placement, .. } => {
+            Event::MovePlayed {
+                seat, placement, ..
+            } => {
                 if self.outcome.is_some() {
                     return Err("a move after the game ended".into());
                 }
@@ -162,9 +170,17 @@ impl GameState {
                     None => Err(format!("placement {placement} is off the board")),
                 }
             }
-            Event::MoveUndone { undone_sequence, placement, .. } => match self.moves.last() {
-                Some(last) if last.sequence == *undone_sequence && last.placement == *placement => Ok(()),
-                _ => Err(format!("undo of sequence {undone_sequence}, which is not the last move")),
+            Event::MoveUndone {
+                undone_sequence,
+                placement,
+                ..
+            } => match self.moves.last() {
+                Some(last) if last.sequence == *undone_sequence && last.placement == *placement => {
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "undo of sequence {undone_sequence}, which is not the last move"
+                )),
             },
         }
     }
@@ -219,7 +235,10 @@ impl GameState {
         if seat.index() < count {
             Ok(seat)
         } else {
-            Err(GameError::NoSuchSeat { seat: seat.0.into(), max: count as u32 - 1 })
+            Err(GameError::NoSuchSeat {
+                seat: seat.0.into(),
+                max: count as u32 - 1,
+            })
         }
     }
 }
@@ -238,7 +257,10 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                 return Err(GameError::GameOver);
             }
             if seat != state.to_move {
-                return Err(GameError::NotYourTurn { seat: seat.0, to_move: state.to_move.0 });
+                return Err(GameError::NotYourTurn {
+                    seat: seat.0,
+                    to_move: state.to_move.0,
+                });
             }
             let played = state.config.rules().play(&state.position, seat, mv)?;
             Ok(vec![Event::MovePlayed {
@@ -275,15 +297,32 @@ pub fn evolve(state: &mut GameState, event: &Event) {
     state.sequence += 1;
     match event {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
-        Event::MovePlayed { seat, placement, outcome, .. } => {
-            state.config.rules().apply(&mut state.position, *seat, *placement);
-            state.moves.push(PlayedMove { seat: *seat, placement: *placement, sequence: state.sequence });
+        Event::MovePlayed {
+            seat,
+            placement,
+            outcome,
+            ..
+        } => {
+            state
+                .config
+                .rules()
+                .apply(&mut state.position, *seat, *placement);
+            state.moves.push(PlayedMove {
+                seat: *seat,
+                placement: *placement,
+                sequence: state.sequence,
+            });
             state.outcome = outcome.clone();
             let seats = state.config.seats().len();
             state.to_move = Seat(((seat.index() + 1) % seats) as u8);
         }
-        Event::MoveUndone { seat, placement, .. } => {
-            state.config.rules().unapply(&mut state.position, *placement);
+        Event::MoveUndone {
+            seat, placement, ..
+        } => {
+            state
+                .config
+                .rules()
+                .unapply(&mut state.position, *placement);
             state.moves.pop();
             state.outcome = None;
             state.to_move = *seat;

@@ -28,7 +28,11 @@ pub struct FieldError {
 impl FieldError {
     /// A field error with `reason`.
     pub fn new(field: impl Into<String>, why: impl Into<String>, reason: ErrorReason) -> Self {
-        FieldError { field: field.into(), why: why.into(), reason }
+        FieldError {
+            field: field.into(),
+            why: why.into(),
+            reason,
+        }
     }
 
     /// A missing or malformed field (INVALID_REQUEST).
@@ -39,7 +43,10 @@ impl FieldError {
 
 /// Unix epoch milliseconds as a protobuf Timestamp.
 pub fn timestamp(ms: i64) -> Timestamp {
-    Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 }
+    Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
 }
 
 /// A protobuf Timestamp as Unix epoch milliseconds (0 when absent).
@@ -68,26 +75,46 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
 ///
 /// # Errors
 /// [`FieldError`] with [`ErrorReason::InvalidRules`] naming the field.
-pub fn rules_from_proto(rules: Option<&pb::RuleSet>, max_cells: u64) -> Result<RuleSet, FieldError> {
+pub fn rules_from_proto(
+    rules: Option<&pb::RuleSet>,
+    max_cells: u64,
+) -> Result<RuleSet, FieldError> {
     let invalid = |prefix: &str, e: crate::rules::InvalidRules| {
-        FieldError::new(format!("{prefix}.{}", e.field), e.why, ErrorReason::InvalidRules)
+        FieldError::new(
+            format!("{prefix}.{}", e.field),
+            e.why,
+            ErrorReason::InvalidRules,
+        )
     };
     match rules.and_then(|r| r.kind.as_ref()) {
-        None => Err(FieldError::new("rules", "a rule set is required (mnk or connect_four)", ErrorReason::InvalidRules)),
-        Some(pb::rule_set::Kind::Mnk(m)) => MnkRules::new(m.rows.into(), m.cols.into(), m.k.into(), max_cells)
-            .map(RuleSet::Mnk)
-            .map_err(|e| invalid("rules.mnk", e)),
-        Some(pb::rule_set::Kind::ConnectFour(c)) => {
-            ConnectFourRules::new(c.rows.map(i64::from), c.cols.map(i64::from), c.k.map(i64::from), max_cells)
-                .map(RuleSet::ConnectFour)
-                .map_err(|e| invalid("rules.connect_four", e))
+        None => Err(FieldError::new(
+            "rules",
+            "a rule set is required (mnk or connect_four)",
+            ErrorReason::InvalidRules,
+        )),
+        Some(pb::rule_set::Kind::Mnk(m)) => {
+            MnkRules::new(m.rows.into(), m.cols.into(), m.k.into(), max_cells)
+                .map(RuleSet::Mnk)
+                .map_err(|e| invalid("rules.mnk", e))
         }
+        Some(pb::rule_set::Kind::ConnectFour(c)) => ConnectFourRules::new(
+            c.rows.map(i64::from),
+            c.cols.map(i64::from),
+            c.k.map(i64::from),
+            max_cells,
+        )
+        .map(RuleSet::ConnectFour)
+        .map_err(|e| invalid("rules.connect_four", e)),
     }
 }
 
 /// A seat on the wire.
 pub fn seat_to_proto(seat: &SeatInfo) -> pb::Seat {
-    pb::Seat { player_id: seat.player_id.clone(), display_name: seat.display_name.clone(), symbol: seat.symbol.clone() }
+    pb::Seat {
+        player_id: seat.player_id.clone(),
+        display_name: seat.display_name.clone(),
+        symbol: seat.symbol.clone(),
+    }
 }
 
 /// Checks wire rules and seats together.
@@ -104,14 +131,22 @@ pub fn config_from_proto(
     let rules = rules_from_proto(rules, max_cells)?;
     let seats = seats
         .iter()
-        .map(|s| SeatInfo { player_id: s.player_id.clone(), display_name: s.display_name.clone(), symbol: s.symbol.clone() })
+        .map(|s| SeatInfo {
+            player_id: s.player_id.clone(),
+            display_name: s.display_name.clone(),
+            symbol: s.symbol.clone(),
+        })
         .collect();
-    GameConfig::new(rules, seats, limits).map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))
+    GameConfig::new(rules, seats, limits)
+        .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))
 }
 
 /// A cell on the wire.
 pub fn cell_to_proto(at: Coord) -> pb::Cell {
-    pb::Cell { row: at.row as i32, col: at.col as i32 }
+    pb::Cell {
+        row: at.row as i32,
+        col: at.col as i32,
+    }
 }
 
 fn cell_from_proto(cell: Option<&pb::Cell>, field: &str) -> Result<Coord, FieldError> {
@@ -122,7 +157,11 @@ fn cell_from_proto(cell: Option<&pb::Cell>, field: &str) -> Result<Coord, FieldE
 fn coord(row: i32, col: i32, field: &str) -> Result<Coord, FieldError> {
     let side = |value: i32, name: &str| {
         u32::try_from(value).map_err(|_| {
-            FieldError::new(format!("{field}.{name}"), format!("{name} {value} is off the board"), ErrorReason::OutOfBounds)
+            FieldError::new(
+                format!("{field}.{name}"),
+                format!("{name} {value} is off the board"),
+                ErrorReason::OutOfBounds,
+            )
         })
     };
     Ok(Coord::new(side(row, "row")?, side(col, "col")?))
@@ -131,8 +170,13 @@ fn coord(row: i32, col: i32, field: &str) -> Result<Coord, FieldError> {
 /// A move on the wire.
 pub fn move_to_proto(mv: Move) -> pb::Move {
     let kind = match mv {
-        Move::Place(at) => pb::r#move::Kind::Place(pb::Place { row: at.row as i32, col: at.col as i32 }),
-        Move::Drop { column } => pb::r#move::Kind::Drop(pb::Drop { column: column as i32 }),
+        Move::Place(at) => pb::r#move::Kind::Place(pb::Place {
+            row: at.row as i32,
+            col: at.col as i32,
+        }),
+        Move::Drop { column } => pb::r#move::Kind::Drop(pb::Drop {
+            column: column as i32,
+        }),
     };
     pb::Move { kind: Some(kind) }
 }
@@ -145,15 +189,22 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
 /// negative coordinate (OUT_OF_BOUNDS).
 pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, FieldError> {
     match mv.and_then(|m| m.kind.as_ref()) {
-        None => Err(FieldError::invalid(field, "a move is required (place or drop)")),
-        Some(pb::r#move::Kind::Place(p)) => Ok(Move::Place(coord(p.row, p.col, &format!("{field}.place"))?)),
-        Some(pb::r#move::Kind::Drop(d)) => u32::try_from(d.column).map(|column| Move::Drop { column }).map_err(|_| {
-            FieldError::new(
-                format!("{field}.drop.column"),
-                format!("column {} is off the board", d.column),
-                ErrorReason::OutOfBounds,
-            )
-        }),
+        None => Err(FieldError::invalid(
+            field,
+            "a move is required (place or drop)",
+        )),
+        Some(pb::r#move::Kind::Place(p)) => {
+            Ok(Move::Place(coord(p.row, p.col, &format!("{field}.place"))?))
+        }
+        Some(pb::r#move::Kind::Drop(d)) => u32::try_from(d.column)
+            .map(|column| Move::Drop { column })
+            .map_err(|_| {
+                FieldError::new(
+                    format!("{field}.drop.column"),
+                    format!("column {} is off the board", d.column),
+                    ErrorReason::OutOfBounds,
+                )
+            }),
     }
 }
 
@@ -162,7 +213,9 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
 /// # Errors
 /// [`FieldError`] when it is over 255 (no table has that many seats).
 pub fn seat_from_proto(seat: u32, field: &str) -> Result<Seat, FieldError> {
-    u8::try_from(seat).map(Seat).map_err(|_| FieldError::invalid(field, format!("seat {seat} is not at this table")))
+    u8::try_from(seat)
+        .map(Seat)
+        .map_err(|_| FieldError::invalid(field, format!("seat {seat} is not at this table")))
 }
 
 /// An outcome on the wire.
@@ -179,11 +232,18 @@ pub fn outcome_to_proto(outcome: &Outcome) -> pb::Outcome {
 
 fn outcome_from_proto(outcome: &pb::Outcome) -> Result<Outcome, FieldError> {
     match &outcome.kind {
-        None => Err(FieldError::invalid("outcome", "an outcome kind is required")),
+        None => Err(FieldError::invalid(
+            "outcome",
+            "an outcome kind is required",
+        )),
         Some(pb::outcome::Kind::Draw(_)) => Ok(Outcome::Draw),
         Some(pb::outcome::Kind::Win(w)) => Ok(Outcome::Win {
             seat: seat_from_proto(w.seat, "outcome.win.seat")?,
-            line: w.line.iter().map(|c| cell_from_proto(Some(c), "outcome.win.line")).collect::<Result<_, _>>()?,
+            line: w
+                .line
+                .iter()
+                .map(|c| cell_from_proto(Some(c), "outcome.win.line"))
+                .collect::<Result<_, _>>()?,
         }),
     }
 }
@@ -198,21 +258,37 @@ pub fn event_type(event: &Event) -> &'static str {
 }
 
 /// An event on the wire and in storage.
-pub fn event_to_proto(game_id: &str, sequence: u64, recorded_at_ms: i64, event: &Event) -> pb::GameEvent {
+pub fn event_to_proto(
+    game_id: &str,
+    sequence: u64,
+    recorded_at_ms: i64,
+    event: &Event,
+) -> pb::GameEvent {
     use pb::game_event::Kind;
     let kind = match event {
         Event::GameCreated(config) => Kind::GameCreated(pb::GameCreated {
             rules: Some(rules_to_proto(config.rules())),
             seats: config.seats().iter().map(seat_to_proto).collect(),
         }),
-        Event::MovePlayed { seat, mv, placement, ply, outcome } => Kind::MovePlayed(pb::MovePlayed {
+        Event::MovePlayed {
+            seat,
+            mv,
+            placement,
+            ply,
+            outcome,
+        } => Kind::MovePlayed(pb::MovePlayed {
             seat: seat.0.into(),
             r#move: Some(move_to_proto(*mv)),
             placement: Some(cell_to_proto(*placement)),
             ply: *ply,
             outcome: outcome.as_ref().map(outcome_to_proto),
         }),
-        Event::MoveUndone { seat, undone_sequence, placement, requested_by } => Kind::MoveUndone(pb::MoveUndone {
+        Event::MoveUndone {
+            seat,
+            undone_sequence,
+            placement,
+            requested_by,
+        } => Kind::MoveUndone(pb::MoveUndone {
             seat: seat.0.into(),
             undone_sequence: *undone_sequence,
             placement: Some(cell_to_proto(*placement)),
@@ -238,8 +314,12 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
     match event.kind.as_ref() {
         None => Err(FieldError::invalid("kind", "an event kind is required")),
         Some(Kind::GameCreated(created)) => {
-            let limits = SeatLimits { max_seats: crate::rules::MAX_SEATS, max_id_chars: usize::MAX };
-            config_from_proto(created.rules.as_ref(), &created.seats, u64::MAX, limits).map(Event::GameCreated)
+            let limits = SeatLimits {
+                max_seats: crate::rules::MAX_SEATS,
+                max_id_chars: usize::MAX,
+            };
+            config_from_proto(created.rules.as_ref(), &created.seats, u64::MAX, limits)
+                .map(Event::GameCreated)
         }
         Some(Kind::MovePlayed(m)) => Ok(Event::MovePlayed {
             seat: seat_from_proto(m.seat, "move_played.seat")?,
@@ -252,7 +332,10 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
             seat: seat_from_proto(u.seat, "move_undone.seat")?,
             undone_sequence: u.undone_sequence,
             placement: cell_from_proto(u.placement.as_ref(), "move_undone.placement")?,
-            requested_by: u.requested_by.map(|s| seat_from_proto(s, "move_undone.requested_by")).transpose()?,
+            requested_by: u
+                .requested_by
+                .map(|s| seat_from_proto(s, "move_undone.requested_by"))
+                .transpose()?,
         }),
     }
 }
@@ -271,14 +354,22 @@ pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
 /// most [`MAX_TEXT_CELLS`] cells.
 pub fn board_to_proto(state: &GameState) -> pb::Board {
     let board = state.position().board();
-    let mut pieces: Vec<(Coord, Seat)> = state.moves().iter().map(|m| (m.placement, m.seat)).collect();
+    let mut pieces: Vec<(Coord, Seat)> = state
+        .moves()
+        .iter()
+        .map(|m| (m.placement, m.seat))
+        .collect();
     pieces.sort_unstable_by_key(|(at, _)| *at);
     let text = if board.cells() <= MAX_TEXT_CELLS {
         let seats = state.config().seats();
         (0..board.rows())
             .map(|row| {
                 (0..board.cols())
-                    .map(|col| board.at(Coord::new(row, col)).map_or(".", |s| seats[s.index()].symbol.as_str()))
+                    .map(|col| {
+                        board
+                            .at(Coord::new(row, col))
+                            .map_or(".", |s| seats[s.index()].symbol.as_str())
+                    })
                     .collect::<String>()
             })
             .collect()
@@ -290,7 +381,11 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
         cols: board.cols(),
         pieces: pieces
             .into_iter()
-            .map(|(at, seat)| pb::Piece { row: at.row as i32, col: at.col as i32, seat: seat.0.into() })
+            .map(|(at, seat)| pb::Piece {
+                row: at.row as i32,
+                col: at.col as i32,
+                seat: seat.0.into(),
+            })
             .collect(),
         text,
     }
@@ -309,7 +404,12 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
 }
 
 /// A game view: configuration plus the position of `state`.
-pub fn game_to_proto(game_id: &str, state: &GameState, created_at_ms: i64, last_sequence: u64) -> pb::Game {
+pub fn game_to_proto(
+    game_id: &str,
+    state: &GameState,
+    created_at_ms: i64,
+    last_sequence: u64,
+) -> pb::Game {
     pb::Game {
         game_id: game_id.to_owned(),
         rules: Some(rules_to_proto(state.config().rules())),
@@ -328,17 +428,37 @@ mod tests {
     #[test]
     fn every_event_kind_survives_the_round_trip_through_the_wire() {
         let seats = ["X", "O"]
-            .map(|s| SeatInfo { player_id: s.into(), display_name: "n".into(), symbol: s.into() })
+            .map(|s| SeatInfo {
+                player_id: s.into(),
+                display_name: "n".into(),
+                symbol: s.into(),
+            })
             .to_vec();
-        let config = GameConfig::new(RuleSet::ConnectFour(ConnectFourRules::STANDARD), seats, SeatLimits::default()).unwrap();
+        let config = GameConfig::new(
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD),
+            seats,
+            SeatLimits::default(),
+        )
+        .unwrap();
         let mut state = GameState::new(config.clone());
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {
-            let cmd = Command::Play { seat: Seat(seat), mv: Move::Drop { column } };
+            let cmd = Command::Play {
+                seat: Seat(seat),
+                mv: Move::Drop { column },
+            };
             events.extend(decide(&state, &cmd).unwrap());
             evolve(&mut state, events.last().unwrap());
         }
-        events.extend(decide(&state, &Command::Undo { requested_by: Some(Seat(1)) }).unwrap());
+        events.extend(
+            decide(
+                &state,
+                &Command::Undo {
+                    requested_by: Some(Seat(1)),
+                },
+            )
+            .unwrap(),
+        );
         for (i, event) in events.iter().enumerate() {
             let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event);
             assert_eq!(timestamp_ms(wire.recorded_at.as_ref()), 1_700_000_000_123);
@@ -348,9 +468,17 @@ mod tests {
 
     #[test]
     fn negative_coordinates_are_out_of_bounds_with_the_field_named() {
-        let mv = pb::Move { kind: Some(pb::r#move::Kind::Place(pb::Place { row: -1, col: 0 })) };
+        let mv = pb::Move {
+            kind: Some(pb::r#move::Kind::Place(pb::Place { row: -1, col: 0 })),
+        };
         let err = move_from_proto(Some(&mv), "move").unwrap_err();
-        assert_eq!((err.field.as_str(), err.reason), ("move.place.row", ErrorReason::OutOfBounds));
-        assert_eq!(move_from_proto(None, "move").unwrap_err().reason, ErrorReason::InvalidRequest);
+        assert_eq!(
+            (err.field.as_str(), err.reason),
+            ("move.place.row", ErrorReason::OutOfBounds)
+        );
+        assert_eq!(
+            move_from_proto(None, "move").unwrap_err().reason,
+            ErrorReason::InvalidRequest
+        );
     }
 }

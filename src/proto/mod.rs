@@ -11,4 +11,5 @@ pub mod convert;
 pub use generated::*;
 
 /// The encoded file descriptor set of proto/, for server reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plylog_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/plylog_descriptor.bin"));

@@ -11,8 +11,8 @@ use tracing::Instrument;
 
 use super::{CommandReply, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms};
 use crate::game::{Command, Event, GameState, GameStatus, decide, evolve};
-use crate::rules::Outcome;
 use crate::proto::{self as pb, convert};
+use crate::rules::Outcome;
 use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent};
 
 /// How often a command is decided again after its append lost a race to
@@ -23,10 +23,23 @@ type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
 
 /// What an actor is asked to do.
 pub(super) enum Msg {
-    Execute { command: Command, request: RequestMeta, reply: Reply<CommandReply> },
-    View { at: Option<u64>, reply: Reply<pb::Game> },
-    LegalMoves { offset: usize, limit: usize, reply: Reply<LegalMovesPage> },
-    Subscribe { reply: Reply<(broadcast::Receiver<Arc<pb::GameEvent>>, u64)> },
+    Execute {
+        command: Command,
+        request: RequestMeta,
+        reply: Reply<CommandReply>,
+    },
+    View {
+        at: Option<u64>,
+        reply: Reply<pb::Game>,
+    },
+    LegalMoves {
+        offset: usize,
+        limit: usize,
+        reply: Reply<LegalMovesPage>,
+    },
+    Subscribe {
+        reply: Reply<(broadcast::Receiver<Arc<pb::GameEvent>>, u64)>,
+    },
 }
 
 impl Msg {
@@ -43,9 +56,15 @@ impl Msg {
 }
 
 /// Decodes a stored event into its wire and domain forms.
-pub(super) fn decode(game_id: &str, stored: &StoredEvent) -> Result<(pb::GameEvent, Event), RegistryError> {
-    let corrupt = |why: String| RegistryError::Internal(format!("game {game_id} event {}: {why}", stored.sequence));
-    let wire = pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| corrupt(e.to_string()))?;
+pub(super) fn decode(
+    game_id: &str,
+    stored: &StoredEvent,
+) -> Result<(pb::GameEvent, Event), RegistryError> {
+    let corrupt = |why: String| {
+        RegistryError::Internal(format!("game {game_id} event {}: {why}", stored.sequence))
+    };
+    let wire =
+        pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| corrupt(e.to_string()))?;
     if wire.sequence != stored.sequence {
         return Err(corrupt(format!("payload says sequence {}", wire.sequence)));
     }
@@ -57,9 +76,17 @@ pub(super) fn decode(game_id: &str, stored: &StoredEvent) -> Result<(pb::GameEve
 /// state need not be copied before the append is durable).
 fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
     events.iter().fold(status, |status, event| match event {
-        Event::MovePlayed { outcome: Some(Outcome::Win { .. }), .. } => GameStatus::Won,
-        Event::MovePlayed { outcome: Some(Outcome::Draw), .. } => GameStatus::Drawn,
-        Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => GameStatus::InProgress,
+        Event::MovePlayed {
+            outcome: Some(Outcome::Win { .. }),
+            ..
+        } => GameStatus::Won,
+        Event::MovePlayed {
+            outcome: Some(Outcome::Draw),
+            ..
+        } => GameStatus::Drawn,
+        Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => {
+            GameStatus::InProgress
+        }
         Event::GameCreated(_) => status,
     })
 }
@@ -70,7 +97,10 @@ fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), Re
     let mut events = Vec::with_capacity(stored.len());
     for (i, s) in stored.iter().enumerate() {
         if s.sequence != i as u64 + 1 {
-            return Err(RegistryError::Internal(format!("game {game_id}: the log skips to sequence {}", s.sequence)));
+            return Err(RegistryError::Internal(format!(
+                "game {game_id}: the log skips to sequence {}",
+                s.sequence
+            )));
         }
         let (wire, event) = decode(game_id, s)?;
         if i == 0 {
@@ -78,7 +108,8 @@ fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), Re
         }
         events.push(event);
     }
-    let state = GameState::replay(events).map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?;
+    let state = GameState::replay(events)
+        .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?;
     Ok((state, created_at_ms))
 }
 
@@ -94,7 +125,11 @@ pub(super) struct Actor {
 impl Actor {
     /// Starts the actor task of `game_id`, with its state when the caller
     /// has it (a new game) or to be loaded from the store.
-    pub(super) fn spawn(registry: Registry, game_id: String, state: Option<(GameState, i64)>) -> Handle {
+    pub(super) fn spawn(
+        registry: Registry,
+        game_id: String,
+        state: Option<(GameState, i64)>,
+    ) -> Handle {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
@@ -131,7 +166,14 @@ impl Actor {
             }
         };
         let (live, _) = broadcast::channel(registry.settings().broadcast_capacity);
-        let mut actor = Actor { registry, game_id, state, created_at_ms, requests, live };
+        let mut actor = Actor {
+            registry,
+            game_id,
+            state,
+            created_at_ms,
+            requests,
+            live,
+        };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
         let idle = actor.registry.settings().idle_timeout;
         let mut deadline = Instant::now() + idle;
@@ -160,22 +202,39 @@ impl Actor {
         registry: &Registry,
         game_id: &str,
     ) -> Result<(GameState, i64, HashMap<String, RequestRecord>), RegistryError> {
-        let log = registry.inner.store.load(game_id).await?.ok_or(RegistryError::NotFound)?;
+        let log = registry
+            .inner
+            .store
+            .load(game_id)
+            .await?
+            .ok_or(RegistryError::NotFound)?;
         let (state, created_at_ms) = rebuild(game_id, &log.events)?;
-        let requests = log.requests.into_iter().map(|r| (r.request_id.clone(), r)).collect();
+        let requests = log
+            .requests
+            .into_iter()
+            .map(|r| (r.request_id.clone(), r))
+            .collect();
         Ok((state, created_at_ms, requests))
     }
 
     async fn handle(&mut self, msg: Msg) {
         match msg {
-            Msg::Execute { command, request, reply } => {
+            Msg::Execute {
+                command,
+                request,
+                reply,
+            } => {
                 let result = self.execute(command, &request).await;
                 let _ = reply.send(result);
             }
             Msg::View { at, reply } => {
                 let _ = reply.send(self.view(at).await);
             }
-            Msg::LegalMoves { offset, limit, reply } => {
+            Msg::LegalMoves {
+                offset,
+                limit,
+                reply,
+            } => {
                 let _ = reply.send(Ok(self.legal_moves(offset, limit)));
             }
             Msg::Subscribe { reply } => {
@@ -185,7 +244,12 @@ impl Actor {
     }
 
     fn game_view(&self) -> pb::Game {
-        convert::game_to_proto(&self.game_id, &self.state, self.created_at_ms, self.state.sequence())
+        convert::game_to_proto(
+            &self.game_id,
+            &self.state,
+            self.created_at_ms,
+            self.state.sequence(),
+        )
     }
 
     async fn view(&self, at: Option<u64>) -> Result<pb::Game, RegistryError> {
@@ -195,9 +259,19 @@ impl Actor {
             Some(at) if at == last => Ok(self.game_view()),
             Some(at) if at > last => Err(RegistryError::SequenceOutOfRange { at, last }),
             Some(at) => {
-                let stored = self.registry.inner.store.read(&self.game_id, 1, at, u32::MAX).await?;
+                let stored = self
+                    .registry
+                    .inner
+                    .store
+                    .read(&self.game_id, 1, at, u32::MAX)
+                    .await?;
                 let (state, created_at_ms) = rebuild(&self.game_id, &stored)?;
-                Ok(convert::game_to_proto(&self.game_id, &state, created_at_ms, last))
+                Ok(convert::game_to_proto(
+                    &self.game_id,
+                    &state,
+                    created_at_ms,
+                    last,
+                ))
             }
         }
     }
@@ -205,13 +279,23 @@ impl Actor {
     fn legal_moves(&self, offset: usize, limit: usize) -> LegalMovesPage {
         let rules = self.state.config().rules();
         let over = self.state.outcome().is_some();
-        let total = if over { 0 } else { rules.legal_move_count(self.state.position()) };
+        let total = if over {
+            0
+        } else {
+            rules.legal_move_count(self.state.position())
+        };
         let moves = if over {
             Vec::new()
         } else {
-            rules.legal_moves(self.state.position()).skip(offset).take(limit).map(convert::move_to_proto).collect()
+            rules
+                .legal_moves(self.state.position())
+                .skip(offset)
+                .take(limit)
+                .map(convert::move_to_proto)
+                .collect()
         };
-        let next_offset = (offset + moves.len() < total && !moves.is_empty()).then_some(offset + moves.len());
+        let next_offset =
+            (offset + moves.len() < total && !moves.is_empty()).then_some(offset + moves.len());
         LegalMovesPage {
             reply: pb::ListLegalMovesResponse {
                 seat_to_move: self.state.to_move().map(|s| s.0.into()),
@@ -227,19 +311,35 @@ impl Actor {
     /// The reply a recorded request got, rebuilt from the log.
     async fn recorded_reply(&self, record: &RequestRecord) -> Result<CommandReply, RegistryError> {
         let store = &self.registry.inner.store;
-        let stored = store.read(&self.game_id, record.first_sequence, record.last_sequence, u32::MAX).await?;
-        let events = stored.iter().map(|s| decode(&self.game_id, s).map(|(wire, _)| wire)).collect::<Result<_, _>>()?;
+        let stored = store
+            .read(
+                &self.game_id,
+                record.first_sequence,
+                record.last_sequence,
+                u32::MAX,
+            )
+            .await?;
+        let events = stored
+            .iter()
+            .map(|s| decode(&self.game_id, s).map(|(wire, _)| wire))
+            .collect::<Result<_, _>>()?;
         let mut game = self.view(Some(record.last_sequence)).await?;
         // The original reply, exactly: as the log stood right after it.
         game.last_sequence = record.last_sequence;
         Ok(CommandReply { events, game })
     }
 
-    async fn execute(&mut self, command: Command, request: &RequestMeta) -> Result<CommandReply, RegistryError> {
+    async fn execute(
+        &mut self,
+        command: Command,
+        request: &RequestMeta,
+    ) -> Result<CommandReply, RegistryError> {
         for _ in 0..CONFLICT_RETRIES {
             if let Some(record) = self.requests.get(&request.request_id) {
                 if record.fingerprint != request.fingerprint {
-                    return Err(RegistryError::RequestIdReused { request_id: request.request_id.clone() });
+                    return Err(RegistryError::RequestIdReused {
+                        request_id: request.request_id.clone(),
+                    });
                 }
                 return self.recorded_reply(record).await;
             }
@@ -252,7 +352,14 @@ impl Actor {
             let wire: Vec<pb::GameEvent> = events
                 .iter()
                 .enumerate()
-                .map(|(i, e)| convert::event_to_proto(&self.game_id, current + 1 + i as u64, recorded_at_ms, e))
+                .map(|(i, e)| {
+                    convert::event_to_proto(
+                        &self.game_id,
+                        current + 1 + i as u64,
+                        recorded_at_ms,
+                        e,
+                    )
+                })
                 .collect();
             let last = current + events.len() as u64;
             let record = (!request.request_id.is_empty()).then(|| RequestRecord {
@@ -287,7 +394,10 @@ impl Actor {
                         let _ = self.live.send(Arc::new(event.clone()));
                     }
                     tracing::debug!(sequence = last, "appended");
-                    return Ok(CommandReply { events: wire, game: self.game_view() });
+                    return Ok(CommandReply {
+                        events: wire,
+                        game: self.game_view(),
+                    });
                 }
                 Err(StoreError::Conflict) => {
                     tracing::info!(expected = current, "append conflict; reloading the game");
@@ -301,7 +411,10 @@ impl Actor {
                 }
             }
         }
-        Err(RegistryError::Internal(format!("game {}: append conflicts kept repeating", self.game_id)))
+        Err(RegistryError::Internal(format!(
+            "game {}: append conflicts kept repeating",
+            self.game_id
+        )))
     }
 
     async fn reload(&mut self) -> Result<(), RegistryError> {

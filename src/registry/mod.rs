@@ -165,12 +165,19 @@ impl Registry {
             // The actor stopped before answering (evicted with this message
             // still queued, which it never ran): ask a fresh one.
         }
-        Err(RegistryError::Internal(format!("game {game_id}: its actor stopped three times")))
+        Err(RegistryError::Internal(format!(
+            "game {game_id}: its actor stopped three times"
+        )))
     }
 
     /// Queues `msg` for the game's actor under the map lock, spawning the
     /// actor if needed (with `state` when the caller already has it).
-    fn send(&self, game_id: &str, msg: Msg, state: Option<(GameState, i64)>) -> Result<(), RegistryError> {
+    fn send(
+        &self,
+        game_id: &str,
+        msg: Msg,
+        state: Option<(GameState, i64)>,
+    ) -> Result<(), RegistryError> {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         let handle = match actors.get(game_id) {
             Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
@@ -182,14 +189,22 @@ impl Registry {
         };
         handle.mailbox.try_send(msg).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => RegistryError::Overloaded,
-            mpsc::error::TrySendError::Closed(_) => RegistryError::Internal("game actor mailbox closed".into()),
+            mpsc::error::TrySendError::Closed(_) => {
+                RegistryError::Internal("game actor mailbox closed".into())
+            }
         })
     }
 
     /// Removes the game's actor from the map if `actor` is still the one
     /// there and `may_leave` holds under the lock (no queued message, no
     /// subscriber). Returns whether it was removed.
-    fn leave(&self, game_id: &str, actor: u64, mailbox: &mpsc::Receiver<Msg>, may_leave: impl FnOnce() -> bool) -> bool {
+    fn leave(
+        &self,
+        game_id: &str,
+        actor: u64,
+        mailbox: &mpsc::Receiver<Msg>,
+        may_leave: impl FnOnce() -> bool,
+    ) -> bool {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         if !mailbox.is_empty() || !may_leave() {
             return false;
@@ -222,8 +237,14 @@ impl Registry {
         let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event).encode_to_vec();
         let new_game = NewGame {
             game_id: game_id.clone(),
-            created: NewEvent { sequence: 1, event_type: convert::event_type(&event), payload, recorded_at_ms },
-            request: (!request.request_id.is_empty()).then(|| (request.request_id.clone(), request.fingerprint.clone())),
+            created: NewEvent {
+                sequence: 1,
+                event_type: convert::event_type(&event),
+                payload,
+                recorded_at_ms,
+            },
+            request: (!request.request_id.is_empty())
+                .then(|| (request.request_id.clone(), request.fingerprint.clone())),
             status: pb::GameStatus::InProgress as i32,
         };
         match store.create(new_game).await {
@@ -232,22 +253,31 @@ impl Registry {
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
                 // Keep the new game warm: its first move needs no replay.
                 let mut actors = self.inner.actors.lock().expect("registry lock");
-                if !actors.contains_key(&game_id) {
-                    let handle = Actor::spawn(self.clone(), game_id.clone(), Some((state, recorded_at_ms)));
-                    actors.insert(game_id, handle);
+                if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id) {
+                    let handle = Actor::spawn(
+                        self.clone(),
+                        slot.key().clone(),
+                        Some((state, recorded_at_ms)),
+                    );
+                    slot.insert(handle);
                 }
                 Ok(game)
             }
-            Err(crate::store::StoreError::GameExists) => match self.find_creation(&request).await? {
-                Some(game) => Ok(game),
-                None => Err(RegistryError::GameExists { game_id }),
-            },
+            Err(crate::store::StoreError::GameExists) => {
+                match self.find_creation(&request).await? {
+                    Some(game) => Ok(game),
+                    None => Err(RegistryError::GameExists { game_id }),
+                }
+            }
             Err(e) => Err(e.into()),
         }
     }
 
     /// The game a CreateGame request id already created, as it was created.
-    async fn find_creation(&self, request: &RequestMeta) -> Result<Option<pb::Game>, RegistryError> {
+    async fn find_creation(
+        &self,
+        request: &RequestMeta,
+    ) -> Result<Option<pb::Game>, RegistryError> {
         if request.request_id.is_empty() {
             return Ok(None);
         }
@@ -255,7 +285,9 @@ impl Registry {
             return Ok(None);
         };
         if found.fingerprint != request.fingerprint {
-            return Err(RegistryError::RequestIdReused { request_id: request.request_id.clone() });
+            return Err(RegistryError::RequestIdReused {
+                request_id: request.request_id.clone(),
+            });
         }
         let game = self.game(&found.game_id, Some(1)).await?;
         Ok(Some(game))
@@ -274,7 +306,12 @@ impl Registry {
         command: Command,
         request: RequestMeta,
     ) -> Result<CommandReply, RegistryError> {
-        self.ask(game_id, |reply| Msg::Execute { command, request: request.clone(), reply }).await
+        self.ask(game_id, |reply| Msg::Execute {
+            command,
+            request: request.clone(),
+            reply,
+        })
+        .await
     }
 
     /// The game at its latest position, or right after event `at`.
@@ -290,13 +327,26 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], store failures.
-    pub async fn legal_moves(&self, game_id: &str, offset: usize, limit: usize) -> Result<LegalMovesPage, RegistryError> {
-        self.ask(game_id, |reply| Msg::LegalMoves { offset, limit, reply }).await
+    pub async fn legal_moves(
+        &self,
+        game_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<LegalMovesPage, RegistryError> {
+        self.ask(game_id, |reply| Msg::LegalMoves {
+            offset,
+            limit,
+            reply,
+        })
+        .await
     }
 
     /// A live subscription to the game's events and the sequence it starts
     /// after: every event above that sequence arrives on the receiver.
-    async fn subscribe(&self, game_id: &str) -> Result<(broadcast::Receiver<Arc<pb::GameEvent>>, u64), RegistryError> {
+    async fn subscribe(
+        &self,
+        game_id: &str,
+    ) -> Result<(broadcast::Receiver<Arc<pb::GameEvent>>, u64), RegistryError> {
         self.ask(game_id, |reply| Msg::Subscribe { reply }).await
     }
 
@@ -306,7 +356,12 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::NotFound`], a corrupt log, store failures.
     pub async fn replay(&self, game_id: &str) -> Result<pb::GetReplayResponse, RegistryError> {
-        let log = self.inner.store.load(game_id).await?.ok_or(RegistryError::NotFound)?;
+        let log = self
+            .inner
+            .store
+            .load(game_id)
+            .await?
+            .ok_or(RegistryError::NotFound)?;
         let mut steps = Vec::with_capacity(log.events.len());
         let mut state: Option<GameState> = None;
         let mut created_at_ms = 0;
@@ -315,18 +370,27 @@ impl Registry {
             match state.as_mut() {
                 None => {
                     created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
-                    state = Some(GameState::replay([event]).map_err(|e| RegistryError::Internal(e.to_string()))?);
+                    state = Some(
+                        GameState::replay([event])
+                            .map_err(|e| RegistryError::Internal(e.to_string()))?,
+                    );
                 }
                 Some(state) => state
                     .apply_stored(&event)
                     .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?,
             }
             let position = state.as_ref().map(convert::position_to_proto);
-            steps.push(pb::ReplayStep { event: Some(wire), position });
+            steps.push(pb::ReplayStep {
+                event: Some(wire),
+                position,
+            });
         }
         let state = state.ok_or(RegistryError::NotFound)?;
         let game = convert::game_to_proto(game_id, &state, created_at_ms, state.sequence());
-        Ok(pb::GetReplayResponse { game: Some(game), steps })
+        Ok(pb::GetReplayResponse {
+            game: Some(game),
+            steps,
+        })
     }
 
     /// Up to `limit` games created after `cursor`, and the cursor of the
@@ -334,16 +398,28 @@ impl Registry {
     ///
     /// # Errors
     /// A corrupt creation event, store failures.
-    pub async fn list(&self, cursor: i64, limit: u32) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
+    pub async fn list(
+        &self,
+        cursor: i64,
+        limit: u32,
+    ) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
         let records = self.inner.store.list(cursor, limit).await?;
-        let next = records.last().map(|r| r.cursor).filter(|_| records.len() == limit as usize);
+        let next = records
+            .last()
+            .map(|r| r.cursor)
+            .filter(|_| records.len() == limit as usize);
         let games = records
             .into_iter()
             .map(|record| {
-                let wire = pb::GameEvent::decode(record.created_payload.as_slice())
-                    .map_err(|e| RegistryError::Internal(format!("game {}: {e}", record.game_id)))?;
+                let wire =
+                    pb::GameEvent::decode(record.created_payload.as_slice()).map_err(|e| {
+                        RegistryError::Internal(format!("game {}: {e}", record.game_id))
+                    })?;
                 let Some(pb::game_event::Kind::GameCreated(created)) = wire.kind else {
-                    return Err(RegistryError::Internal(format!("game {}: event 1 is not GameCreated", record.game_id)));
+                    return Err(RegistryError::Internal(format!(
+                        "game {}: event 1 is not GameCreated",
+                        record.game_id
+                    )));
                 };
                 Ok(pb::GameSummary {
                     game_id: record.game_id,

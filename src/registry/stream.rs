@@ -23,7 +23,12 @@ const PAGE: u32 = 512;
 
 type Item = Result<pb::StreamEventsResponse, RegistryError>;
 
-pub(super) fn spawn(registry: Registry, game_id: String, from_sequence: u64, follow: bool) -> mpsc::Receiver<Item> {
+pub(super) fn spawn(
+    registry: Registry,
+    game_id: String,
+    from_sequence: u64,
+    follow: bool,
+) -> mpsc::Receiver<Item> {
     let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
     let span = tracing::info_span!("stream", game_id = %game_id, from_sequence, follow);
     tokio::spawn(tracing::Instrument::instrument(
@@ -38,12 +43,16 @@ pub(super) fn spawn(registry: Registry, game_id: String, from_sequence: u64, fol
 }
 
 fn event(e: pb::GameEvent) -> pb::StreamEventsResponse {
-    pb::StreamEventsResponse { kind: Some(pb::stream_events_response::Kind::Event(e)) }
+    pb::StreamEventsResponse {
+        kind: Some(pb::stream_events_response::Kind::Event(e)),
+    }
 }
 
 /// Sends `item`; `false` when the client has gone.
 async fn send(tx: &mpsc::Sender<Item>, item: pb::stream_events_response::Kind) -> bool {
-    tx.send(Ok(pb::StreamEventsResponse { kind: Some(item) })).await.is_ok()
+    tx.send(Ok(pb::StreamEventsResponse { kind: Some(item) }))
+        .await
+        .is_ok()
 }
 
 async fn run(
@@ -64,11 +73,18 @@ async fn run(
         while last < head {
             let page = store.read(game_id, last + 1, head, PAGE).await?;
             if page.is_empty() {
-                return Err(RegistryError::Internal(format!("game {game_id}: events {}..={head} missing", last + 1)));
+                return Err(RegistryError::Internal(format!(
+                    "game {game_id}: events {}..={head} missing",
+                    last + 1
+                )));
             }
             for stored in page {
-                let wire = pb::GameEvent::decode(stored.payload.as_slice())
-                    .map_err(|e| RegistryError::Internal(format!("game {game_id} event {}: {e}", stored.sequence)))?;
+                let wire = pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| {
+                    RegistryError::Internal(format!(
+                        "game {game_id} event {}: {e}",
+                        stored.sequence
+                    ))
+                })?;
                 last = stored.sequence;
                 if tx.send(Ok(event(wire))).await.is_err() {
                     return Ok(());
@@ -77,7 +93,8 @@ async fn run(
         }
         if !caught_up {
             caught_up = true;
-            let marker = pb::stream_events_response::Kind::CaughtUp(pb::CaughtUp { sequence: head });
+            let marker =
+                pb::stream_events_response::Kind::CaughtUp(pb::CaughtUp { sequence: head });
             if !send(tx, marker).await || !follow {
                 return Ok(());
             }

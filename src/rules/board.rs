@@ -62,7 +62,10 @@ impl Board {
     }
 
     pub(super) fn set(&mut self, at: Coord, seat: Option<Seat>) {
-        assert!(at.row < self.rows && at.col < self.cols, "{at} off the board");
+        assert!(
+            at.row < self.rows && at.col < self.cols,
+            "{at} off the board"
+        );
         self.cells[at.row as usize * self.cols as usize + at.col as usize] =
             seat.map_or(0, |s| s.0 + 1);
     }
@@ -70,9 +73,16 @@ impl Board {
     /// The occupied cells in row-major order.
     pub fn pieces(&self) -> impl Iterator<Item = (Coord, Seat)> + '_ {
         let cols = self.cols as usize;
-        self.cells.iter().enumerate().filter(|(_, c)| **c != 0).map(move |(i, c)| {
-            (Coord::new((i / cols) as u32, (i % cols) as u32), Seat(c - 1))
-        })
+        self.cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0)
+            .map(move |(i, c)| {
+                (
+                    Coord::new((i / cols) as u32, (i % cols) as u32),
+                    Seat(c - 1),
+                )
+            })
     }
 
     /// The empty cells in row-major order.
@@ -104,7 +114,10 @@ mod tests {
         let mut board = Board::new(3, 3);
         board.set(Coord::new(1, 2), Some(Seat(1)));
         assert_eq!(board.get(1, 2), Some(Some(Seat(1))));
-        assert_eq!(board.pieces().collect::<Vec<_>>(), vec![(Coord::new(1, 2), Seat(1))]);
+        assert_eq!(
+            board.pieces().collect::<Vec<_>>(),
+            vec![(Coord::new(1, 2), Seat(1))]
+        );
         assert_eq!(board.empty_cells().count(), 8);
     }
 }

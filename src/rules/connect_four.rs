@@ -14,7 +14,11 @@ pub struct ConnectFourRules {
 
 impl ConnectFourRules {
     /// The standard game: 6 rows, 7 columns, four in a row.
-    pub const STANDARD: ConnectFourRules = ConnectFourRules { rows: 6, cols: 7, k: 4 };
+    pub const STANDARD: ConnectFourRules = ConnectFourRules {
+        rows: 6,
+        cols: 7,
+        k: 4,
+    };
 
     /// Checks a configuration; `None` takes the standard value (6, 7, 4).
     ///
@@ -60,15 +64,25 @@ impl ConnectFourRules {
 
     pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
         let Move::Drop { column } = mv else {
-            return Err(IllegalMove::WrongMoveKind { variant: "connect four", expected: "drop" });
+            return Err(IllegalMove::WrongMoveKind {
+                variant: "connect four",
+                expected: "drop",
+            });
         };
         if column >= self.cols {
-            return Err(IllegalMove::ColumnOffBoard { column: i64::from(column), max: self.cols - 1 });
+            return Err(IllegalMove::ColumnOffBoard {
+                column: i64::from(column),
+                max: self.cols - 1,
+            });
         }
-        self.landing(position, column).ok_or(IllegalMove::ColumnFull { column })
+        self.landing(position, column)
+            .ok_or(IllegalMove::ColumnFull { column })
     }
 
-    pub(super) fn legal_moves<'a>(&self, position: &'a Position) -> impl Iterator<Item = Move> + 'a {
+    pub(super) fn legal_moves<'a>(
+        &self,
+        position: &'a Position,
+    ) -> impl Iterator<Item = Move> + 'a {
         let rows = self.rows;
         (0..self.cols)
             .filter(move |c| position.height(*c) < rows)
@@ -135,6 +149,11 @@ mod tests {
     fn defaults_fill_absent_fields() {
         let rules = ConnectFourRules::new(None, Some(9), None, 1_000_000).unwrap();
         assert_eq!((rules.rows(), rules.cols(), rules.k()), (6, 9, 4));
-        assert_eq!(ConnectFourRules::new(Some(0), None, None, 100).unwrap_err().field, "rows");
+        assert_eq!(
+            ConnectFourRules::new(Some(0), None, None, 100)
+                .unwrap_err()
+                .field,
+            "rows"
+        );
     }
 }

@@ -13,7 +13,10 @@ pub struct InvalidRules {
 
 impl InvalidRules {
     pub(crate) fn new(field: &'static str, why: impl Into<String>) -> Self {
-        InvalidRules { field, why: why.into() }
+        InvalidRules {
+            field,
+            why: why.into(),
+        }
     }
 }
 

@@ -80,6 +80,9 @@ mod tests {
     #[test]
     fn k_of_one_wins_with_any_piece() {
         let board = Board::new(1, 1);
-        assert_eq!(k_in_a_row(&board, Coord::new(0, 0), Seat(0), 1), Some(vec![Coord::new(0, 0)]));
+        assert_eq!(
+            k_in_a_row(&board, Coord::new(0, 0), Seat(0), 1),
+            Some(vec![Coord::new(0, 0)])
+        );
     }
 }

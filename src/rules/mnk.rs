@@ -13,7 +13,11 @@ pub struct MnkRules {
 
 impl MnkRules {
     /// Tic-tac-toe: 3 x 3, three in a row.
-    pub const TIC_TAC_TOE: MnkRules = MnkRules { rows: 3, cols: 3, k: 3 };
+    pub const TIC_TAC_TOE: MnkRules = MnkRules {
+        rows: 3,
+        cols: 3,
+        k: 3,
+    };
 
     /// Checks a configuration. `max_cells` is the server's board size limit.
     ///
@@ -43,7 +47,10 @@ impl MnkRules {
 
     pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
         let Move::Place(at) = mv else {
-            return Err(IllegalMove::WrongMoveKind { variant: "mnk", expected: "place" });
+            return Err(IllegalMove::WrongMoveKind {
+                variant: "mnk",
+                expected: "place",
+            });
         };
         let board = position.board();
         match board.get(i64::from(at.row), i64::from(at.col)) {
@@ -53,12 +60,18 @@ impl MnkRules {
                 rows: self.rows,
                 cols: self.cols,
             }),
-            Some(Some(_)) => Err(IllegalMove::CellOccupied { row: at.row, col: at.col }),
+            Some(Some(_)) => Err(IllegalMove::CellOccupied {
+                row: at.row,
+                col: at.col,
+            }),
             Some(None) => Ok(at),
         }
     }
 
-    pub(super) fn legal_moves<'a>(&self, position: &'a Position) -> impl Iterator<Item = Move> + 'a {
+    pub(super) fn legal_moves<'a>(
+        &self,
+        position: &'a Position,
+    ) -> impl Iterator<Item = Move> + 'a {
         position.board().empty_cells().map(Move::Place)
     }
 }
@@ -73,7 +86,10 @@ pub(super) fn check_board(
 ) -> Result<(u32, u32, u32), InvalidRules> {
     let size = |field, value: i64| {
         if value < 1 {
-            return Err(InvalidRules::new(field, format!("{field}={value} must be at least 1")));
+            return Err(InvalidRules::new(
+                field,
+                format!("{field}={value} must be at least 1"),
+            ));
         }
         u32::try_from(value)
             .map_err(|_| InvalidRules::new(field, format!("{field}={value} is too large")))
@@ -87,7 +103,10 @@ pub(super) fn check_board(
         ));
     }
     if kk > r.max(c) {
-        return Err(InvalidRules::new("k", format!("k={kk} cannot fit on a {r}x{c} board")));
+        return Err(InvalidRules::new(
+            "k",
+            format!("k={kk} cannot fit on a {r}x{c} board"),
+        ));
     }
     Ok((r, c, kk))
 }
@@ -105,7 +124,12 @@ mod tests {
         assert_eq!(MnkRules::new(0, 3, 3, 100).unwrap_err().field, "rows");
         assert_eq!(MnkRules::new(3, -1, 3, 100).unwrap_err().field, "cols");
         assert_eq!(MnkRules::new(3, 3, 0, 100).unwrap_err().field, "k");
-        assert!(MnkRules::new(1001, 1000, 5, 1_000_000).unwrap_err().why.contains("over the limit"));
+        assert!(
+            MnkRules::new(1001, 1000, 5, 1_000_000)
+                .unwrap_err()
+                .why
+                .contains("over the limit")
+        );
         assert!(MnkRules::new(1000, 1000, 5, 1_000_000).is_ok());
         assert!(MnkRules::new(1, 7, 7, 100).is_ok());
     }
@@ -134,12 +158,24 @@ mod tests {
         let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
         let mut pos = rules.initial_position();
         // X O X / X O O / O X .
-        let cells = [(0, 0, 0), (0, 1, 1), (0, 2, 0), (1, 0, 0), (1, 1, 1), (1, 2, 1), (2, 0, 1), (2, 1, 0)];
+        let cells = [
+            (0, 0, 0),
+            (0, 1, 1),
+            (0, 2, 0),
+            (1, 0, 0),
+            (1, 1, 1),
+            (1, 2, 1),
+            (2, 0, 1),
+            (2, 1, 0),
+        ];
         for (r, c, s) in cells {
             rules.apply(&mut pos, Seat(s), Coord::new(r, c));
         }
         let last = Move::Place(Coord::new(2, 2));
-        assert_eq!(rules.play(&pos, Seat(0), last).unwrap().outcome, Some(Outcome::Draw));
+        assert_eq!(
+            rules.play(&pos, Seat(0), last).unwrap().outcome,
+            Some(Outcome::Draw)
+        );
         assert_eq!(rules.legal_moves(&pos).collect::<Vec<_>>(), vec![last]);
         assert_eq!(rules.legal_move_count(&pos), 1);
     }

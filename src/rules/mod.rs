@@ -195,7 +195,10 @@ impl RuleSet {
     /// Every legal move on `position`, in a fixed order: row-major for
     /// placements, left to right for drops. Empty on a full board. Whether the
     /// game is already over is the caller's concern.
-    pub fn legal_moves<'a>(&'a self, position: &'a Position) -> Box<dyn Iterator<Item = Move> + 'a> {
+    pub fn legal_moves<'a>(
+        &'a self,
+        position: &'a Position,
+    ) -> Box<dyn Iterator<Item = Move> + 'a> {
         match self {
             RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
             RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),

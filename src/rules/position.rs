@@ -15,7 +15,11 @@ pub struct Position {
 impl Position {
     /// The empty rows x cols position.
     pub fn empty(rows: u32, cols: u32) -> Self {
-        Position { board: Board::new(rows, cols), filled: 0, heights: vec![0; cols as usize] }
+        Position {
+            board: Board::new(rows, cols),
+            filled: 0,
+            heights: vec![0; cols as usize],
+        }
     }
 
     /// The board.

@@ -180,7 +180,13 @@ pub trait EventStore: Send + Sync + 'static {
     ///
     /// # Errors
     /// Database errors.
-    async fn read(&self, game_id: &str, from: u64, to: u64, limit: u32) -> Result<Vec<StoredEvent>, StoreError>;
+    async fn read(
+        &self,
+        game_id: &str,
+        from: u64,
+        to: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError>;
 
     /// Lists up to `limit` games created after `cursor` (0 = from the first),
     /// in creation order.

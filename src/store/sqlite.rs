@@ -10,8 +10,8 @@ use sqlx::{Acquire, Connection, Row, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame, RequestRecord, StoreError,
-    StoredEvent,
+    Append, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame, RequestRecord,
+    StoreError, StoredEvent,
 };
 
 /// Most writes one transaction commits together.
@@ -37,7 +37,11 @@ pub struct SqliteOptions {
 impl SqliteOptions {
     /// Options for `url` with the durable defaults.
     pub fn new(url: impl Into<String>) -> Self {
-        SqliteOptions { url: url.into(), synchronous_normal: false, readers: 4 }
+        SqliteOptions {
+            url: url.into(),
+            synchronous_normal: false,
+            readers: 4,
+        }
     }
 }
 
@@ -100,7 +104,10 @@ impl SqliteStore {
 
     async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
         let (reply, answer) = oneshot::channel();
-        self.writes.send(WriteJob { op, reply }).await.map_err(|_| StoreError::Closed)?;
+        self.writes
+            .send(WriteJob { op, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
 }
@@ -160,7 +167,11 @@ fn classify(error: sqlx::Error, on_unique: StoreError) -> StoreError {
     }
 }
 
-async fn insert_event(conn: &mut SqliteConnection, game_id: &str, event: &NewEvent) -> Result<(), sqlx::Error> {
+async fn insert_event(
+    conn: &mut SqliteConnection,
+    game_id: &str,
+    event: &NewEvent,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
          VALUES (?, ?, ?, ?, ?, ?)",
@@ -190,23 +201,29 @@ async fn insert_game(conn: &mut SqliteConnection, game: &NewGame) -> Result<(), 
     .execute(&mut *conn)
     .await
     .map_err(|e| classify(e, StoreError::GameExists))?;
-    insert_event(conn, &game.game_id, &game.created).await.map_err(|e| classify(e, StoreError::GameExists))
+    insert_event(conn, &game.game_id, &game.created)
+        .await
+        .map_err(|e| classify(e, StoreError::GameExists))
 }
 
 async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(), StoreError> {
     let last = append.expected + append.events.len() as u64;
-    let moved = sqlx::query("UPDATE games SET last_sequence = ?, status = ? WHERE game_id = ? AND last_sequence = ?")
-        .bind(last as i64)
-        .bind(append.status)
-        .bind(&append.game_id)
-        .bind(append.expected as i64)
-        .execute(&mut *conn)
-        .await?;
+    let moved = sqlx::query(
+        "UPDATE games SET last_sequence = ?, status = ? WHERE game_id = ? AND last_sequence = ?",
+    )
+    .bind(last as i64)
+    .bind(append.status)
+    .bind(&append.game_id)
+    .bind(append.expected as i64)
+    .execute(&mut *conn)
+    .await?;
     if moved.rows_affected() != 1 {
         return Err(StoreError::Conflict);
     }
     for event in &append.events {
-        insert_event(conn, &append.game_id, event).await.map_err(|e| classify(e, StoreError::Conflict))?;
+        insert_event(conn, &append.game_id, event)
+            .await
+            .map_err(|e| classify(e, StoreError::Conflict))?;
     }
     if let Some(request) = &append.request {
         sqlx::query(
@@ -226,7 +243,10 @@ async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(
 }
 
 fn stored_event(row: &sqlx::sqlite::SqliteRow) -> Result<StoredEvent, sqlx::Error> {
-    Ok(StoredEvent { sequence: row.try_get::<i64, _>("sequence")? as u64, payload: row.try_get("payload")? })
+    Ok(StoredEvent {
+        sequence: row.try_get::<i64, _>("sequence")? as u64,
+        payload: row.try_get("payload")?,
+    })
 }
 
 #[async_trait]
@@ -243,13 +263,14 @@ impl EventStore for SqliteStore {
         let mut conn = self.readers.acquire().await?;
         // One read transaction, so the events and requests are one snapshot.
         let mut tx = conn.begin().await?;
-        let events = sqlx::query("SELECT sequence, payload FROM events WHERE game_id = ? ORDER BY sequence")
-            .bind(game_id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(stored_event)
-            .collect::<Result<Vec<_>, _>>()?;
+        let events =
+            sqlx::query("SELECT sequence, payload FROM events WHERE game_id = ? ORDER BY sequence")
+                .bind(game_id)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(stored_event)
+                .collect::<Result<Vec<_>, _>>()?;
         if events.is_empty() {
             return Ok(None);
         }
@@ -273,7 +294,13 @@ impl EventStore for SqliteStore {
         Ok(Some(GameLog { events, requests }))
     }
 
-    async fn read(&self, game_id: &str, from: u64, to: u64, limit: u32) -> Result<Vec<StoredEvent>, StoreError> {
+    async fn read(
+        &self,
+        game_id: &str,
+        from: u64,
+        to: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let rows = sqlx::query(
             "SELECT sequence, payload FROM events WHERE game_id = ? AND sequence >= ? AND sequence <= ? \
              ORDER BY sequence LIMIT ?",
@@ -313,14 +340,18 @@ impl EventStore for SqliteStore {
     }
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
-        let row = sqlx::query("SELECT game_id, create_fingerprint FROM games WHERE create_request_id = ?")
-            .bind(request_id)
-            .fetch_optional(&self.readers)
-            .await?;
+        let row = sqlx::query(
+            "SELECT game_id, create_fingerprint FROM games WHERE create_request_id = ?",
+        )
+        .bind(request_id)
+        .fetch_optional(&self.readers)
+        .await?;
         row.map(|row| {
             Ok(CreationRecord {
                 game_id: row.try_get("game_id")?,
-                fingerprint: row.try_get::<Option<Vec<u8>>, _>("create_fingerprint")?.unwrap_or_default(),
+                fingerprint: row
+                    .try_get::<Option<Vec<u8>>, _>("create_fingerprint")?
+                    .unwrap_or_default(),
             })
         })
         .transpose()

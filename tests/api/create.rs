@@ -10,7 +10,10 @@ async fn a_tic_tac_toe_game_is_created_empty_with_seat_zero_to_move() {
     assert_eq!(game.game_id, "ttt-1");
     assert_eq!(game.last_sequence, 1);
     let pos = position(&game);
-    assert_eq!((pos.sequence, pos.ply, pos.status()), (1, 0, pb::GameStatus::InProgress));
+    assert_eq!(
+        (pos.sequence, pos.ply, pos.status()),
+        (1, 0, pb::GameStatus::InProgress)
+    );
     assert_eq!(pos.seat_to_move, Some(0));
     assert_eq!(board_text(&game), vec!["...", "...", "..."]);
     assert_eq!(game.seats, two_seats());
@@ -21,8 +24,13 @@ async fn connect_four_defaults_are_filled_in_and_an_absent_game_id_gets_a_uuid()
     let mut server = TestServer::start().await;
     let game = create(&mut server.client, "", connect_four()).await;
     assert!(uuid_like(&game.game_id), "{}", game.game_id);
-    let Some(pb::rule_set::Kind::ConnectFour(rules)) = game.rules.unwrap().kind else { panic!("connect four") };
-    assert_eq!((rules.rows, rules.cols, rules.k), (Some(6), Some(7), Some(4)));
+    let Some(pb::rule_set::Kind::ConnectFour(rules)) = game.rules.unwrap().kind else {
+        panic!("connect four")
+    };
+    assert_eq!(
+        (rules.rows, rules.cols, rules.k),
+        (Some(6), Some(7), Some(4))
+    );
 }
 
 fn uuid_like(id: &str) -> bool {
@@ -40,7 +48,11 @@ async fn impossible_rules_are_invalid_arguments_naming_the_field() {
         (Some(mnk(1001, 1000, 5)), "rules.mnk.rows"),
         (
             Some(pb::RuleSet {
-                kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules { rows: Some(-1), cols: None, k: None })),
+                kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
+                    rows: Some(-1),
+                    cols: None,
+                    k: None,
+                })),
             }),
             "rules.connect_four.rows",
         ),
@@ -48,14 +60,34 @@ async fn impossible_rules_are_invalid_arguments_naming_the_field() {
         (Some(pb::RuleSet { kind: None }), "rules"),
     ];
     for (rules, field) in cases {
-        let request = pb::CreateGameRequest { rules, ..create_request("bad", mnk(3, 3, 3)) };
-        let status = assert_rejected(server.client.create_game(request).await, Code::InvalidArgument, "INVALID_RULES");
+        let request = pb::CreateGameRequest {
+            rules,
+            ..create_request("bad", mnk(3, 3, 3))
+        };
+        let status = assert_rejected(
+            server.client.create_game(request).await,
+            Code::InvalidArgument,
+            "INVALID_RULES",
+        );
         assert_eq!(bad_field(&status).as_deref(), Some(field), "{status:?}");
     }
-    let status = server.client.create_game(create_request("big", mnk(5, 5, 6))).await.unwrap_err();
-    assert_eq!(status.message(), "rules.mnk.k: k=6 cannot fit on a 5x5 board");
+    let status = server
+        .client
+        .create_game(create_request("big", mnk(5, 5, 6)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        status.message(),
+        "rules.mnk.k: k=6 cannot fit on a 5x5 board"
+    );
     // Nothing was created by any of them.
-    let games = server.client.list_games(pb::ListGamesRequest::default()).await.unwrap().into_inner().games;
+    let games = server
+        .client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
     assert!(games.is_empty());
 }
 
@@ -70,8 +102,15 @@ async fn bad_seats_are_invalid_arguments_naming_the_seat() {
         (vec![seat("a", ""), seat("b", "O")], "seats[0].symbol"),
     ];
     for (seats, field) in cases {
-        let request = pb::CreateGameRequest { seats, ..create_request("bad", mnk(3, 3, 3)) };
-        let status = assert_rejected(server.client.create_game(request).await, Code::InvalidArgument, "INVALID_SEATS");
+        let request = pb::CreateGameRequest {
+            seats,
+            ..create_request("bad", mnk(3, 3, 3))
+        };
+        let status = assert_rejected(
+            server.client.create_game(request).await,
+            Code::InvalidArgument,
+            "INVALID_SEATS",
+        );
         assert_eq!(bad_field(&status).as_deref(), Some(field));
     }
 }
@@ -85,7 +124,9 @@ async fn three_seats_with_unique_symbols_take_turns_in_seat_order() {
     };
     server.client.create_game(request).await.unwrap();
     for seat in 0..3 {
-        play(&mut server.client, "three", seat, place(0, seat as i32)).await.unwrap();
+        play(&mut server.client, "three", seat, place(0, seat as i32))
+            .await
+            .unwrap();
     }
     let game = get_game(&mut server.client, "three").await;
     assert_eq!(position(&game).seat_to_move, Some(0));
@@ -96,9 +137,19 @@ async fn three_seats_with_unique_symbols_take_turns_in_seat_order() {
 async fn a_game_id_in_use_is_already_exists_and_a_malformed_one_is_invalid() {
     let mut server = TestServer::start().await;
     create(&mut server.client, "taken", mnk(3, 3, 3)).await;
-    assert_rejected(server.client.create_game(create_request("taken", connect_four())).await, Code::AlreadyExists, "GAME_EXISTS");
+    assert_rejected(
+        server
+            .client
+            .create_game(create_request("taken", connect_four()))
+            .await,
+        Code::AlreadyExists,
+        "GAME_EXISTS",
+    );
     let status = assert_rejected(
-        server.client.create_game(create_request("no spaces/please", mnk(3, 3, 3))).await,
+        server
+            .client
+            .create_game(create_request("no spaces/please", mnk(3, 3, 3)))
+            .await,
         Code::InvalidArgument,
         "INVALID_REQUEST",
     );
@@ -108,13 +159,43 @@ async fn a_game_id_in_use_is_already_exists_and_a_malformed_one_is_invalid() {
 #[tokio::test]
 async fn a_retried_creation_returns_the_same_game_and_a_reused_request_id_is_refused() {
     let mut server = TestServer::start().await;
-    let request = pb::CreateGameRequest { request_id: "req-1".into(), ..create_request("", mnk(3, 3, 3)) };
-    let first = server.client.create_game(request.clone()).await.unwrap().into_inner().game.unwrap();
-    let again = server.client.create_game(request.clone()).await.unwrap().into_inner().game.unwrap();
+    let request = pb::CreateGameRequest {
+        request_id: "req-1".into(),
+        ..create_request("", mnk(3, 3, 3))
+    };
+    let first = server
+        .client
+        .create_game(request.clone())
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let again = server
+        .client
+        .create_game(request.clone())
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
     assert_eq!(first, again);
-    let other = pb::CreateGameRequest { rules: Some(mnk(4, 4, 3)), ..request };
-    assert_rejected(server.client.create_game(other).await, Code::AlreadyExists, "REQUEST_ID_REUSED");
-    let games = server.client.list_games(pb::ListGamesRequest::default()).await.unwrap().into_inner().games;
+    let other = pb::CreateGameRequest {
+        rules: Some(mnk(4, 4, 3)),
+        ..request
+    };
+    assert_rejected(
+        server.client.create_game(other).await,
+        Code::AlreadyExists,
+        "REQUEST_ID_REUSED",
+    );
+    let games = server
+        .client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
     assert_eq!(games.len(), 1);
 }
 
@@ -124,13 +205,18 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
     for i in 0..5 {
         create(&mut server.client, &format!("g{i}"), mnk(3, 3, 3)).await;
     }
-    play(&mut server.client, "g0", 0, place(0, 0)).await.unwrap();
+    play(&mut server.client, "g0", 0, place(0, 0))
+        .await
+        .unwrap();
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
         let page = server
             .client
-            .list_games(pb::ListGamesRequest { page_size: 2, page_token: token })
+            .list_games(pb::ListGamesRequest {
+                page_size: 2,
+                page_token: token,
+            })
             .await
             .unwrap()
             .into_inner();
@@ -146,8 +232,20 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
     assert_eq!(seen[0].last_sequence, 2);
     assert_eq!(seen[0].status(), pb::GameStatus::InProgress);
     assert_eq!(seen[1].seats, two_seats());
-    let bad = server.client.list_games(pb::ListGamesRequest { page_size: 2, page_token: "zzz".into() }).await;
+    let bad = server
+        .client
+        .list_games(pb::ListGamesRequest {
+            page_size: 2,
+            page_token: "zzz".into(),
+        })
+        .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
-    let bad = server.client.list_games(pb::ListGamesRequest { page_size: -1, page_token: String::new() }).await;
+    let bad = server
+        .client
+        .list_games(pb::ListGamesRequest {
+            page_size: -1,
+            page_token: String::new(),
+        })
+        .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
 }

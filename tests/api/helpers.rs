@@ -20,14 +20,20 @@ fn init_logs() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("TEST_LOG").is_some() {
-            tracing_subscriber::fmt().with_env_filter("plylog=debug,info").with_test_writer().init();
+            tracing_subscriber::fmt()
+                .with_env_filter("plylog=debug,info")
+                .with_test_writer()
+                .init();
         }
     });
 }
 
 /// Test settings: fast heartbeats so stream tests need not wait long.
 pub(crate) fn settings() -> RegistrySettings {
-    RegistrySettings { heartbeat_interval: Duration::from_millis(200), ..RegistrySettings::default() }
+    RegistrySettings {
+        heartbeat_interval: Duration::from_millis(200),
+        ..RegistrySettings::default()
+    }
 }
 
 /// A running server on a temporary (or given) SQLite file.
@@ -75,7 +81,14 @@ impl TestServer {
             .expect("server runs");
         });
         let client = GameServiceClient::new(channel(addr).await);
-        TestServer { addr, client, db: db.to_owned(), stop: Some(stop), task: Some(task), _dir: None }
+        TestServer {
+            addr,
+            client,
+            db: db.to_owned(),
+            stop: Some(stop),
+            task: Some(task),
+            _dir: None,
+        }
     }
 
     /// Stops the server gracefully and waits until it has.
@@ -105,11 +118,19 @@ impl TestServer {
 /// A channel to `addr` (the listener is bound before the server task starts,
 /// so connecting needs no wait).
 pub(crate) async fn channel(addr: SocketAddr) -> Channel {
-    Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.expect("connects")
+    Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("connects")
 }
 
 pub(crate) fn seat(id: &str, symbol: &str) -> pb::Seat {
-    pb::Seat { player_id: id.into(), display_name: format!("player {id}"), symbol: symbol.into() }
+    pb::Seat {
+        player_id: id.into(),
+        display_name: format!("player {id}"),
+        symbol: symbol.into(),
+    }
 }
 
 pub(crate) fn two_seats() -> Vec<pb::Seat> {
@@ -117,28 +138,49 @@ pub(crate) fn two_seats() -> Vec<pb::Seat> {
 }
 
 pub(crate) fn mnk(rows: i32, cols: i32, k: i32) -> pb::RuleSet {
-    pb::RuleSet { kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules { rows, cols, k })) }
+    pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules { rows, cols, k })),
+    }
 }
 
 pub(crate) fn connect_four() -> pb::RuleSet {
-    pb::RuleSet { kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default())) }
+    pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::ConnectFour(
+            pb::ConnectFourRules::default(),
+        )),
+    }
 }
 
 pub(crate) fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameRequest {
-    pb::CreateGameRequest { request_id: String::new(), game_id: game_id.into(), rules: Some(rules), seats: two_seats() }
+    pb::CreateGameRequest {
+        request_id: String::new(),
+        game_id: game_id.into(),
+        rules: Some(rules),
+        seats: two_seats(),
+    }
 }
 
 /// Creates a game and returns it.
 pub(crate) async fn create(client: &mut Client, game_id: &str, rules: pb::RuleSet) -> pb::Game {
-    client.create_game(create_request(game_id, rules)).await.expect("game created").into_inner().game.unwrap()
+    client
+        .create_game(create_request(game_id, rules))
+        .await
+        .expect("game created")
+        .into_inner()
+        .game
+        .unwrap()
 }
 
 pub(crate) fn place(row: i32, col: i32) -> pb::Move {
-    pb::Move { kind: Some(pb::r#move::Kind::Place(pb::Place { row, col })) }
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Place(pb::Place { row, col })),
+    }
 }
 
 pub(crate) fn drop_in(column: i32) -> pb::Move {
-    pb::Move { kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })) }
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
+    }
 }
 
 pub(crate) fn move_request(game_id: &str, seat: u32, mv: pb::Move) -> pb::SubmitMoveRequest {
@@ -152,22 +194,41 @@ pub(crate) fn move_request(game_id: &str, seat: u32, mv: pb::Move) -> pb::Submit
 }
 
 /// Plays a move and returns the reply.
-pub(crate) async fn play(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) -> Result<pb::SubmitMoveResponse, tonic::Status> {
-    client.submit_move(move_request(game_id, seat, mv)).await.map(tonic::Response::into_inner)
+pub(crate) async fn play(
+    client: &mut Client,
+    game_id: &str,
+    seat: u32,
+    mv: pb::Move,
+) -> Result<pb::SubmitMoveResponse, tonic::Status> {
+    client
+        .submit_move(move_request(game_id, seat, mv))
+        .await
+        .map(tonic::Response::into_inner)
 }
 
 /// Plays `moves` alternately from seat 0, expecting each to be accepted.
-pub(crate) async fn play_all(client: &mut Client, game_id: &str, moves: &[pb::Move]) -> pb::SubmitMoveResponse {
+pub(crate) async fn play_all(
+    client: &mut Client,
+    game_id: &str,
+    moves: &[pb::Move],
+) -> pb::SubmitMoveResponse {
     let mut last = None;
     for (i, mv) in moves.iter().enumerate() {
-        last = Some(play(client, game_id, (i % 2) as u32, mv.clone()).await.expect("move accepted"));
+        last = Some(
+            play(client, game_id, (i % 2) as u32, *mv)
+                .await
+                .expect("move accepted"),
+        );
     }
     last.expect("at least one move")
 }
 
 pub(crate) async fn get_game(client: &mut Client, game_id: &str) -> pb::Game {
     client
-        .get_game(pb::GetGameRequest { game_id: game_id.into(), at_sequence: None })
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.into(),
+            at_sequence: None,
+        })
         .await
         .expect("game found")
         .into_inner()
@@ -177,24 +238,42 @@ pub(crate) async fn get_game(client: &mut Client, game_id: &str) -> pb::Game {
 
 /// The ErrorInfo reason of a status.
 pub(crate) fn reason(status: &tonic::Status) -> String {
-    status.get_error_details().error_info().map(|i| i.reason.clone()).unwrap_or_default()
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default()
 }
 
 /// The ErrorInfo metadata value `key` of a status.
 pub(crate) fn metadata(status: &tonic::Status, key: &str) -> Option<String> {
-    status.get_error_details().error_info().and_then(|i| i.metadata.get(key).cloned())
+    status
+        .get_error_details()
+        .error_info()
+        .and_then(|i| i.metadata.get(key).cloned())
 }
 
 /// The BadRequest field named by a status.
 pub(crate) fn bad_field(status: &tonic::Status) -> Option<String> {
-    status.get_error_details().bad_request().and_then(|b| b.field_violations.first().map(|v| v.field.clone()))
+    status
+        .get_error_details()
+        .bad_request()
+        .and_then(|b| b.field_violations.first().map(|v| v.field.clone()))
 }
 
 /// Asserts a status's code and reason.
 #[track_caller]
-pub(crate) fn assert_rejected(result: Result<impl std::fmt::Debug, tonic::Status>, code: tonic::Code, expected_reason: &str) -> tonic::Status {
+pub(crate) fn assert_rejected(
+    result: Result<impl std::fmt::Debug, tonic::Status>,
+    code: tonic::Code,
+    expected_reason: &str,
+) -> tonic::Status {
     let status = result.expect_err("expected a rejection");
-    assert_eq!((status.code(), reason(&status).as_str()), (code, expected_reason), "status: {status:?}");
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (code, expected_reason),
+        "status: {status:?}"
+    );
     assert!(!status.message().is_empty());
     status
 }
@@ -208,9 +287,17 @@ pub(crate) fn board_text(game: &pb::Game) -> Vec<String> {
 }
 
 /// Reads a whole stream (follow = false) into its items.
-pub(crate) async fn read_stream(client: &mut Client, game_id: &str, from_sequence: u64) -> Vec<pb::stream_events_response::Kind> {
+pub(crate) async fn read_stream(
+    client: &mut Client,
+    game_id: &str,
+    from_sequence: u64,
+) -> Vec<pb::stream_events_response::Kind> {
     let mut stream = client
-        .stream_events(pb::StreamEventsRequest { game_id: game_id.into(), from_sequence, follow: false })
+        .stream_events(pb::StreamEventsRequest {
+            game_id: game_id.into(),
+            from_sequence,
+            follow: false,
+        })
         .await
         .expect("stream opens")
         .into_inner();

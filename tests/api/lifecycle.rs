@@ -15,9 +15,28 @@ async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_
     create(c, "w", mnk(3, 3, 3)).await;
     play_all(c, "t", &[place(0, 0), place(1, 1)]).await;
     play_all(c, "c", &[drop_in(3), drop_in(3), drop_in(4)]).await;
-    c.undo(pb::UndoRequest { game_id: "c".into(), ..Default::default() }).await.unwrap();
-    play_all(c, "w", &[place(0, 0), place(1, 0), place(0, 1), place(1, 1), place(0, 2)]).await;
-    let retried = pb::SubmitMoveRequest { request_id: "r-1".into(), ..move_request("t", 0, place(2, 2)) };
+    c.undo(pb::UndoRequest {
+        game_id: "c".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    play_all(
+        c,
+        "w",
+        &[
+            place(0, 0),
+            place(1, 0),
+            place(0, 1),
+            place(1, 1),
+            place(0, 2),
+        ],
+    )
+    .await;
+    let retried = pb::SubmitMoveRequest {
+        request_id: "r-1".into(),
+        ..move_request("t", 0, place(2, 2))
+    };
     let original = c.submit_move(retried.clone()).await.unwrap().into_inner();
     let before: Vec<pb::Game> = futures::future::join_all(["t", "c", "w"].map(|id| {
         let mut c = c.clone();
@@ -35,14 +54,26 @@ async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_
     play(c, "t", 1, place(2, 0)).await.unwrap();
     let reply = play(c, "c", 0, drop_in(3)).await.unwrap();
     assert_eq!(reply.events[0].sequence, 6);
-    assert_rejected(play(c, "w", 1, place(2, 2)).await, Code::FailedPrecondition, "GAME_OVER");
-    let games = c.list_games(pb::ListGamesRequest::default()).await.unwrap().into_inner().games;
+    assert_rejected(
+        play(c, "w", 1, place(2, 2)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    let games = c
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
     assert_eq!(games.len(), 3);
 }
 
 #[tokio::test]
 async fn an_idle_game_dropped_from_memory_is_loaded_again_by_replay() {
-    let registry = RegistrySettings { idle_timeout: Duration::from_millis(50), ..settings() };
+    let registry = RegistrySettings {
+        idle_timeout: Duration::from_millis(50),
+        ..settings()
+    };
     let mut server = TestServer::start_with(registry).await;
     let c = &mut server.client;
     create(c, "idle", mnk(3, 3, 3)).await;
@@ -55,7 +86,10 @@ async fn an_idle_game_dropped_from_memory_is_loaded_again_by_replay() {
     }
     tokio::time::sleep(Duration::from_millis(150)).await;
     let game = get_game(c, "idle").await;
-    assert_eq!((game.last_sequence, board_text(&game)), (4, vec!["X..".to_owned(), ".O.".into(), "..X".into()]));
+    assert_eq!(
+        (game.last_sequence, board_text(&game)),
+        (4, vec!["X..".to_owned(), ".O.".into(), "..X".into()])
+    );
 }
 
 #[tokio::test]
@@ -64,7 +98,11 @@ async fn stopping_the_server_ends_open_streams_with_unavailable() {
     let c = &mut server.client;
     create(c, "bye", mnk(3, 3, 3)).await;
     let mut stream = c
-        .stream_events(pb::StreamEventsRequest { game_id: "bye".into(), from_sequence: 0, follow: true })
+        .stream_events(pb::StreamEventsRequest {
+            game_id: "bye".into(),
+            from_sequence: 0,
+            follow: true,
+        })
         .await
         .unwrap()
         .into_inner();
@@ -78,6 +116,9 @@ async fn stopping_the_server_ends_open_streams_with_unavailable() {
             Err(status) => break status,
         }
     };
-    assert_eq!((status.code(), reason(&status).as_str()), (Code::Unavailable, "SHUTTING_DOWN"));
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::Unavailable, "SHUTTING_DOWN")
+    );
     stopping.await.unwrap();
 }

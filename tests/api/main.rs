@@ -6,17 +6,17 @@ mod helpers;
 
 /// CreateGame, ListGames and every creation rejection.
 mod create;
-/// SubmitMove, ListLegalMoves and every move rejection.
-mod moves;
-/// Undo and its rejection.
-mod undo;
-/// GetGame at past sequences and GetReplay.
-mod replay;
-/// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
-mod stream;
 /// Restarts on the same file, idle eviction, shutdown.
 mod lifecycle;
+/// SubmitMove, ListLegalMoves and every move rejection.
+mod moves;
 /// Health and reflection, as grpcurl uses them.
 mod operations;
 /// Pascal Pons' Connect Four test sets, played move by move.
 mod pons;
+/// GetGame at past sequences and GetReplay.
+mod replay;
+/// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
+mod stream;
+/// Undo and its rejection.
+mod undo;

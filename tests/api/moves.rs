@@ -9,20 +9,47 @@ async fn three_in_a_row_wins_with_the_winning_line_and_ends_the_game() {
     let c = &mut server.client;
     create(c, "win", mnk(3, 3, 3)).await;
     // X: (0,0) (0,1) (0,2); O: (1,0) (1,1)
-    let reply = play_all(c, "win", &[place(0, 0), place(1, 0), place(0, 1), place(1, 1), place(0, 2)]).await;
-    let [event] = reply.events.as_slice() else { panic!("one event") };
+    let reply = play_all(
+        c,
+        "win",
+        &[
+            place(0, 0),
+            place(1, 0),
+            place(0, 1),
+            place(1, 1),
+            place(0, 2),
+        ],
+    )
+    .await;
+    let [event] = reply.events.as_slice() else {
+        panic!("one event")
+    };
     assert_eq!(event.sequence, 6);
-    let Some(pb::game_event::Kind::MovePlayed(played)) = &event.kind else { panic!("move played") };
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &event.kind else {
+        panic!("move played")
+    };
     assert_eq!((played.seat, played.ply), (0, 5));
     assert_eq!(played.placement, Some(pb::Cell { row: 0, col: 2 }));
-    let Some(pb::outcome::Kind::Win(win)) = played.outcome.as_ref().and_then(|o| o.kind.clone()) else { panic!("win") };
+    let Some(pb::outcome::Kind::Win(win)) = played.outcome.as_ref().and_then(|o| o.kind.clone())
+    else {
+        panic!("win")
+    };
     assert_eq!(win.seat, 0);
-    assert_eq!(win.line, (0..3).map(|col| pb::Cell { row: 0, col }).collect::<Vec<_>>());
+    assert_eq!(
+        win.line,
+        (0..3)
+            .map(|col| pb::Cell { row: 0, col })
+            .collect::<Vec<_>>()
+    );
     let game = reply.game.unwrap();
     assert_eq!(position(&game).status(), pb::GameStatus::Won);
     assert_eq!(position(&game).seat_to_move, None);
     assert_eq!(board_text(&game), vec!["XXX", "OO.", "..."]);
-    assert_rejected(play(c, "win", 1, place(2, 2)).await, Code::FailedPrecondition, "GAME_OVER");
+    assert_rejected(
+        play(c, "win", 1, place(2, 2)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
 }
 
 #[tokio::test]
@@ -31,11 +58,25 @@ async fn a_full_board_without_a_line_is_a_draw() {
     let c = &mut server.client;
     create(c, "draw", mnk(3, 3, 3)).await;
     // X O X / X O O / O X X
-    let moves = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 0), (1, 2), (2, 1), (2, 0), (2, 2)].map(|(r, col)| place(r, col));
+    let moves = [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (1, 1),
+        (1, 0),
+        (1, 2),
+        (2, 1),
+        (2, 0),
+        (2, 2),
+    ]
+    .map(|(r, col)| place(r, col));
     let reply = play_all(c, "draw", &moves).await;
     let game = reply.game.unwrap();
     assert_eq!(position(&game).status(), pb::GameStatus::Drawn);
-    assert!(matches!(position(&game).outcome.as_ref().unwrap().kind, Some(pb::outcome::Kind::Draw(_))));
+    assert!(matches!(
+        position(&game).outcome.as_ref().unwrap().kind,
+        Some(pb::outcome::Kind::Draw(_))
+    ));
 }
 
 #[tokio::test]
@@ -45,24 +86,76 @@ async fn every_illegal_move_is_refused_with_its_reason_and_appends_nothing() {
     create(c, "ttt", mnk(3, 3, 3)).await;
     play(c, "ttt", 0, place(1, 1)).await.unwrap();
     let cases = [
-        (move_request("ttt", 1, place(1, 1)), Code::FailedPrecondition, "CELL_OCCUPIED"),
-        (move_request("ttt", 0, place(0, 0)), Code::FailedPrecondition, "NOT_YOUR_TURN"),
-        (move_request("ttt", 1, place(3, 0)), Code::InvalidArgument, "OUT_OF_BOUNDS"),
-        (move_request("ttt", 1, place(0, -1)), Code::InvalidArgument, "OUT_OF_BOUNDS"),
-        (move_request("ttt", 1, drop_in(0)), Code::InvalidArgument, "WRONG_MOVE_KIND"),
-        (move_request("ttt", 7, place(0, 0)), Code::InvalidArgument, "INVALID_REQUEST"),
-        (pb::SubmitMoveRequest { seat: None, ..move_request("ttt", 1, place(0, 0)) }, Code::InvalidArgument, "INVALID_REQUEST"),
-        (pb::SubmitMoveRequest { r#move: None, ..move_request("ttt", 1, place(0, 0)) }, Code::InvalidArgument, "INVALID_REQUEST"),
-        (move_request("", 1, place(0, 0)), Code::InvalidArgument, "INVALID_REQUEST"),
-        (move_request("nope", 1, place(0, 0)), Code::NotFound, "GAME_NOT_FOUND"),
+        (
+            move_request("ttt", 1, place(1, 1)),
+            Code::FailedPrecondition,
+            "CELL_OCCUPIED",
+        ),
+        (
+            move_request("ttt", 0, place(0, 0)),
+            Code::FailedPrecondition,
+            "NOT_YOUR_TURN",
+        ),
+        (
+            move_request("ttt", 1, place(3, 0)),
+            Code::InvalidArgument,
+            "OUT_OF_BOUNDS",
+        ),
+        (
+            move_request("ttt", 1, place(0, -1)),
+            Code::InvalidArgument,
+            "OUT_OF_BOUNDS",
+        ),
+        (
+            move_request("ttt", 1, drop_in(0)),
+            Code::InvalidArgument,
+            "WRONG_MOVE_KIND",
+        ),
+        (
+            move_request("ttt", 7, place(0, 0)),
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            pb::SubmitMoveRequest {
+                seat: None,
+                ..move_request("ttt", 1, place(0, 0))
+            },
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            pb::SubmitMoveRequest {
+                r#move: None,
+                ..move_request("ttt", 1, place(0, 0))
+            },
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            move_request("", 1, place(0, 0)),
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            move_request("nope", 1, place(0, 0)),
+            Code::NotFound,
+            "GAME_NOT_FOUND",
+        ),
     ];
     for (request, code, expected) in cases {
         assert_rejected(c.submit_move(request).await, code, expected);
     }
-    let status = c.submit_move(move_request("ttt", 1, place(1, 1))).await.unwrap_err();
+    let status = c
+        .submit_move(move_request("ttt", 1, place(1, 1)))
+        .await
+        .unwrap_err();
     assert_eq!(status.message(), "cell (1, 1) is occupied");
     let game = get_game(c, "ttt").await;
-    assert_eq!((game.last_sequence, position(&game).seat_to_move), (2, Some(1)));
+    assert_eq!(
+        (game.last_sequence, position(&game).seat_to_move),
+        (2, Some(1))
+    );
 }
 
 #[tokio::test]
@@ -71,17 +164,38 @@ async fn connect_four_discs_fall_and_a_full_column_is_refused() {
     let c = &mut server.client;
     create(c, "c4", connect_four()).await;
     let first = play(c, "c4", 0, drop_in(3)).await.unwrap();
-    let Some(pb::game_event::Kind::MovePlayed(played)) = &first.events[0].kind else { panic!() };
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &first.events[0].kind else {
+        panic!()
+    };
     assert_eq!(played.placement, Some(pb::Cell { row: 5, col: 3 }));
     for i in 1..6 {
         play(c, "c4", i % 2, drop_in(3)).await.unwrap();
     }
-    assert_rejected(play(c, "c4", 0, drop_in(3)).await, Code::FailedPrecondition, "COLUMN_FULL");
-    assert_rejected(play(c, "c4", 0, drop_in(7)).await, Code::InvalidArgument, "OUT_OF_BOUNDS");
-    assert_rejected(play(c, "c4", 0, drop_in(-1)).await, Code::InvalidArgument, "OUT_OF_BOUNDS");
-    assert_rejected(play(c, "c4", 0, place(0, 0)).await, Code::InvalidArgument, "WRONG_MOVE_KIND");
+    assert_rejected(
+        play(c, "c4", 0, drop_in(3)).await,
+        Code::FailedPrecondition,
+        "COLUMN_FULL",
+    );
+    assert_rejected(
+        play(c, "c4", 0, drop_in(7)).await,
+        Code::InvalidArgument,
+        "OUT_OF_BOUNDS",
+    );
+    assert_rejected(
+        play(c, "c4", 0, drop_in(-1)).await,
+        Code::InvalidArgument,
+        "OUT_OF_BOUNDS",
+    );
+    assert_rejected(
+        play(c, "c4", 0, place(0, 0)).await,
+        Code::InvalidArgument,
+        "WRONG_MOVE_KIND",
+    );
     let legal = c
-        .list_legal_moves(pb::ListLegalMovesRequest { game_id: "c4".into(), ..Default::default() })
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "c4".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -95,10 +209,20 @@ async fn a_stale_expected_sequence_is_aborted_with_the_current_one() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "tok", mnk(3, 3, 3)).await;
-    let ok = pb::SubmitMoveRequest { expected_sequence: Some(1), ..move_request("tok", 0, place(0, 0)) };
+    let ok = pb::SubmitMoveRequest {
+        expected_sequence: Some(1),
+        ..move_request("tok", 0, place(0, 0))
+    };
     c.submit_move(ok).await.unwrap();
-    let stale = pb::SubmitMoveRequest { expected_sequence: Some(1), ..move_request("tok", 1, place(1, 1)) };
-    let status = assert_rejected(c.submit_move(stale).await, Code::Aborted, "SEQUENCE_MISMATCH");
+    let stale = pb::SubmitMoveRequest {
+        expected_sequence: Some(1),
+        ..move_request("tok", 1, place(1, 1))
+    };
+    let status = assert_rejected(
+        c.submit_move(stale).await,
+        Code::Aborted,
+        "SEQUENCE_MISMATCH",
+    );
     assert_eq!(metadata(&status, "current_sequence").as_deref(), Some("2"));
     assert_eq!(get_game(c, "tok").await.last_sequence, 2);
 }
@@ -108,14 +232,24 @@ async fn a_retried_move_returns_the_original_reply_and_a_reused_request_id_is_re
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "idem", mnk(3, 3, 3)).await;
-    let request = pb::SubmitMoveRequest { request_id: "m-1".into(), ..move_request("idem", 0, place(0, 0)) };
+    let request = pb::SubmitMoveRequest {
+        request_id: "m-1".into(),
+        ..move_request("idem", 0, place(0, 0))
+    };
     let first = c.submit_move(request.clone()).await.unwrap().into_inner();
     play(c, "idem", 1, place(1, 1)).await.unwrap();
     // The retry comes after another move: still the original reply.
     let retry = c.submit_move(request.clone()).await.unwrap().into_inner();
     assert_eq!(retry, first);
-    let other = pb::SubmitMoveRequest { r#move: Some(place(2, 2)), ..request };
-    assert_rejected(c.submit_move(other).await, Code::AlreadyExists, "REQUEST_ID_REUSED");
+    let other = pb::SubmitMoveRequest {
+        r#move: Some(place(2, 2)),
+        ..request
+    };
+    assert_rejected(
+        c.submit_move(other).await,
+        Code::AlreadyExists,
+        "REQUEST_ID_REUSED",
+    );
     assert_eq!(get_game(c, "idem").await.last_sequence, 3);
 }
 
@@ -129,30 +263,55 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
     let mut token = String::new();
     loop {
         let page = c
-            .list_legal_moves(pb::ListLegalMovesRequest { game_id: "lm".into(), page_size: 3, page_token: token })
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: "lm".into(),
+                page_size: 3,
+                page_token: token,
+            })
             .await
             .unwrap()
             .into_inner();
-        assert_eq!((page.total, page.sequence, page.seat_to_move), (8, 2, Some(1)));
+        assert_eq!(
+            (page.total, page.sequence, page.seat_to_move),
+            (8, 2, Some(1))
+        );
         moves.extend(page.moves);
         if page.next_page_token.is_empty() {
             break;
         }
         token = page.next_page_token;
     }
-    let expected: Vec<_> = (0..9).filter(|i| *i != 1).map(|i| place(i / 3, i % 3)).collect();
+    let expected: Vec<_> = (0..9)
+        .filter(|i| *i != 1)
+        .map(|i| place(i / 3, i % 3))
+        .collect();
     assert_eq!(moves, expected);
-    for (seat, mv) in [(1, place(1, 0)), (0, place(0, 0)), (1, place(1, 1)), (0, place(0, 2))] {
+    for (seat, mv) in [
+        (1, place(1, 0)),
+        (0, place(0, 0)),
+        (1, place(1, 1)),
+        (0, place(0, 2)),
+    ] {
         play(c, "lm", seat, mv).await.unwrap();
     }
     let over = c
-        .list_legal_moves(pb::ListLegalMovesRequest { game_id: "lm".into(), ..Default::default() })
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "lm".into(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((over.total, over.moves.len(), over.seat_to_move), (0, 0, None));
+    assert_eq!(
+        (over.total, over.moves.len(), over.seat_to_move),
+        (0, 0, None)
+    );
     assert_rejected(
-        c.list_legal_moves(pb::ListLegalMovesRequest { game_id: "none".into(), ..Default::default() }).await,
+        c.list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "none".into(),
+            ..Default::default()
+        })
+        .await,
         Code::NotFound,
         "GAME_NOT_FOUND",
     );

@@ -1,8 +1,10 @@
 use plylog::proto::FILE_DESCRIPTOR_SET;
-use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient};
+use tonic_health::pb::{
+    HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+};
 use tonic_reflection::pb::v1::{
-    ServerReflectionRequest, server_reflection_client::ServerReflectionClient, server_reflection_request::MessageRequest,
-    server_reflection_response::MessageResponse,
+    ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+    server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
 };
 
 use crate::helpers::*;
@@ -12,8 +14,18 @@ async fn health_reports_serving_for_the_server_and_the_game_service() {
     let server = TestServer::start().await;
     let mut health = HealthClient::new(channel(server.addr).await);
     for service in ["", "plylog.v1.GameService"] {
-        let reply = health.check(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner();
-        assert_eq!(reply.status(), ServingStatus::Serving, "service {service:?}");
+        let reply = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            reply.status(),
+            ServingStatus::Serving,
+            "service {service:?}"
+        );
     }
 }
 
@@ -21,12 +33,25 @@ async fn health_reports_serving_for_the_server_and_the_game_service() {
 async fn reflection_lists_the_game_service_as_grpcurl_asks_for_it() {
     let server = TestServer::start().await;
     let mut reflection = ServerReflectionClient::new(channel(server.addr).await);
-    let request = ServerReflectionRequest { host: String::new(), message_request: Some(MessageRequest::ListServices(String::new())) };
-    let mut replies = reflection.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut replies = reflection
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
     let reply = replies.message().await.unwrap().unwrap();
-    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("a service list") };
+    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else {
+        panic!("a service list")
+    };
     let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
-    for expected in ["plylog.v1.GameService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"] {
+    for expected in [
+        "plylog.v1.GameService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+    ] {
         assert!(names.contains(&expected), "{names:?}");
     }
     assert!(!FILE_DESCRIPTOR_SET.is_empty());

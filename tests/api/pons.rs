@@ -11,10 +11,22 @@ use tonic::Code;
 use crate::helpers::*;
 
 const SETS: [(&str, &str); 4] = [
-    ("Test_L3_R1", include_str!("../fixtures/connect4-pons/Test_L3_R1")),
-    ("Test_L2_R1", include_str!("../fixtures/connect4-pons/Test_L2_R1")),
-    ("Test_L1_R1", include_str!("../fixtures/connect4-pons/Test_L1_R1")),
-    ("Test_L1_R2", include_str!("../fixtures/connect4-pons/Test_L1_R2")),
+    (
+        "Test_L3_R1",
+        include_str!("../fixtures/connect4-pons/Test_L3_R1"),
+    ),
+    (
+        "Test_L2_R1",
+        include_str!("../fixtures/connect4-pons/Test_L2_R1"),
+    ),
+    (
+        "Test_L1_R1",
+        include_str!("../fixtures/connect4-pons/Test_L1_R1"),
+    ),
+    (
+        "Test_L1_R2",
+        include_str!("../fixtures/connect4-pons/Test_L1_R2"),
+    ),
 ];
 
 /// Games played at once, so the writer group-commits many games' moves.
@@ -26,11 +38,24 @@ async fn play_sequence(mut client: Client, game_id: String, columns: Vec<i32>) -
     for (i, column) in columns.iter().enumerate() {
         let reply = play(&mut client, &game_id, (i % 2) as u32, drop_in(column - 1))
             .await
-            .unwrap_or_else(|s| panic!("{game_id}: move {} (column {column}) refused: {s:?}", i + 1));
+            .unwrap_or_else(|s| {
+                panic!("{game_id}: move {} (column {column}) refused: {s:?}", i + 1)
+            });
         let pos = reply.game.as_ref().map(position).unwrap();
-        assert_eq!(pos.status(), pb::GameStatus::InProgress, "{game_id}: the game ended early at move {}", i + 1);
+        assert_eq!(
+            pos.status(),
+            pb::GameStatus::InProgress,
+            "{game_id}: the game ended early at move {}",
+            i + 1
+        );
     }
-    let replay = client.get_replay(pb::GetReplayRequest { game_id: game_id.clone() }).await.unwrap().into_inner();
+    let replay = client
+        .get_replay(pb::GetReplayRequest {
+            game_id: game_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     let replayed: Vec<i32> = replay
         .steps
         .iter()
@@ -42,13 +67,31 @@ async fn play_sequence(mut client: Client, game_id: String, columns: Vec<i32>) -
             _ => None,
         })
         .collect();
-    assert_eq!(replayed, columns, "{game_id}: the replay differs from the moves played");
-    let board = replay.game.as_ref().map(position).and_then(|p| p.board.as_ref()).unwrap();
+    assert_eq!(
+        replayed, columns,
+        "{game_id}: the replay differs from the moves played"
+    );
+    let board = replay
+        .game
+        .as_ref()
+        .map(position)
+        .and_then(|p| p.board.as_ref())
+        .unwrap();
     assert_eq!(board.pieces.len(), columns.len(), "{game_id}: disc count");
     // A column already holding six discs refuses a seventh.
     if let Some(full) = (1..=7).find(|c| columns.iter().filter(|x| *x == c).count() == 6) {
-        let status = play(&mut client, &game_id, (columns.len() % 2) as u32, drop_in(full - 1)).await.unwrap_err();
-        assert_eq!((status.code(), reason(&status).as_str()), (Code::FailedPrecondition, "COLUMN_FULL"));
+        let status = play(
+            &mut client,
+            &game_id,
+            (columns.len() % 2) as u32,
+            drop_in(full - 1),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (Code::FailedPrecondition, "COLUMN_FULL")
+        );
     }
     columns.len()
 }
@@ -60,8 +103,15 @@ async fn every_pons_sequence_is_accepted_move_by_move_and_replays_exactly() {
     for (set, text) in SETS {
         for (line_no, line) in text.lines().enumerate() {
             let moves = line.split_whitespace().next().expect("a move sequence");
-            let columns = moves.bytes().map(|b| i32::from(b - b'0')).collect::<Vec<_>>();
-            assert!(columns.iter().all(|c| (1..=7).contains(c)), "{set}:{}", line_no + 1);
+            let columns = moves
+                .bytes()
+                .map(|b| i32::from(b - b'0'))
+                .collect::<Vec<_>>();
+            assert!(
+                columns.iter().all(|c| (1..=7).contains(c)),
+                "{set}:{}",
+                line_no + 1
+            );
             games.push((format!("{set}-{}", line_no + 1), columns));
         }
     }
@@ -74,5 +124,8 @@ async fn every_pons_sequence_is_accepted_move_by_move_and_replays_exactly() {
         .await;
     let secs = started.elapsed().as_secs_f64();
     assert_eq!(moves, 78_997);
-    eprintln!("pons: 4000 games, {moves} moves in {secs:.1} s ({:.0} moves/s)", moves as f64 / secs);
+    eprintln!(
+        "pons: 4000 games, {moves} moves in {secs:.1} s ({:.0} moves/s)",
+        moves as f64 / secs
+    );
 }

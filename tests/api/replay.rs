@@ -9,8 +9,16 @@ async fn get_game_rebuilds_every_past_position() {
     let c = &mut server.client;
     create(c, "past", mnk(3, 3, 3)).await;
     play_all(c, "past", &[place(0, 0), place(1, 1), place(2, 2)]).await;
-    c.undo(pb::UndoRequest { game_id: "past".into(), ..Default::default() }).await.unwrap();
-    let at = |seq| pb::GetGameRequest { game_id: "past".into(), at_sequence: Some(seq) };
+    c.undo(pb::UndoRequest {
+        game_id: "past".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let at = |seq| pb::GetGameRequest {
+        game_id: "past".into(),
+        at_sequence: Some(seq),
+    };
     let expected = [
         (1, vec!["...", "...", "..."]),
         (2, vec!["X..", "...", "..."]),
@@ -19,15 +27,29 @@ async fn get_game_rebuilds_every_past_position() {
         (5, vec!["X..", ".O.", "..."]),
     ];
     for (seq, text) in expected {
-        let game = c.get_game(at(seq)).await.unwrap().into_inner().game.unwrap();
+        let game = c
+            .get_game(at(seq))
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
         assert_eq!(position(&game).sequence, seq);
         assert_eq!(game.last_sequence, 5);
         assert_eq!(board_text(&game), text, "at sequence {seq}");
     }
-    let status = assert_rejected(c.get_game(at(6)).await, Code::InvalidArgument, "SEQUENCE_OUT_OF_RANGE");
+    let status = assert_rejected(
+        c.get_game(at(6)).await,
+        Code::InvalidArgument,
+        "SEQUENCE_OUT_OF_RANGE",
+    );
     assert_eq!(metadata(&status, "last_sequence").as_deref(), Some("5"));
     assert_rejected(
-        c.get_game(pb::GetGameRequest { game_id: "missing".into(), at_sequence: None }).await,
+        c.get_game(pb::GetGameRequest {
+            game_id: "missing".into(),
+            at_sequence: None,
+        })
+        .await,
         Code::NotFound,
         "GAME_NOT_FOUND",
     );
@@ -39,21 +61,67 @@ async fn get_replay_returns_every_event_with_the_position_after_it() {
     let c = &mut server.client;
     create(c, "rp", connect_four()).await;
     play_all(c, "rp", &[drop_in(0), drop_in(0), drop_in(6)]).await;
-    c.undo(pb::UndoRequest { game_id: "rp".into(), ..Default::default() }).await.unwrap();
-    let replay = c.get_replay(pb::GetReplayRequest { game_id: "rp".into() }).await.unwrap().into_inner();
+    c.undo(pb::UndoRequest {
+        game_id: "rp".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let replay = c
+        .get_replay(pb::GetReplayRequest {
+            game_id: "rp".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(replay.steps.len(), 5);
     for (i, step) in replay.steps.iter().enumerate() {
         let event = step.event.as_ref().unwrap();
         let pos = step.position.as_ref().unwrap();
         assert_eq!((event.sequence, pos.sequence), (i as u64 + 1, i as u64 + 1));
     }
-    let plies: Vec<u32> = replay.steps.iter().map(|s| s.position.as_ref().unwrap().ply).collect();
+    let plies: Vec<u32> = replay
+        .steps
+        .iter()
+        .map(|s| s.position.as_ref().unwrap().ply)
+        .collect();
     assert_eq!(plies, [0, 1, 2, 3, 2]);
-    let to_move: Vec<_> = replay.steps.iter().map(|s| s.position.as_ref().unwrap().seat_to_move).collect();
+    let to_move: Vec<_> = replay
+        .steps
+        .iter()
+        .map(|s| s.position.as_ref().unwrap().seat_to_move)
+        .collect();
     assert_eq!(to_move, [Some(0), Some(1), Some(0), Some(1), Some(0)]);
-    let last = replay.steps[4].position.as_ref().unwrap().board.as_ref().unwrap();
-    assert_eq!(last.pieces, vec![pb::Piece { row: 4, col: 0, seat: 1 }, pb::Piece { row: 5, col: 0, seat: 0 }]);
+    let last = replay.steps[4]
+        .position
+        .as_ref()
+        .unwrap()
+        .board
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        last.pieces,
+        vec![
+            pb::Piece {
+                row: 4,
+                col: 0,
+                seat: 1
+            },
+            pb::Piece {
+                row: 5,
+                col: 0,
+                seat: 0
+            }
+        ]
+    );
     // The replay's game is GetGame's game.
     assert_eq!(replay.game.unwrap(), get_game(c, "rp").await);
-    assert_rejected(c.get_replay(pb::GetReplayRequest { game_id: "zzz".into() }).await, Code::NotFound, "GAME_NOT_FOUND");
+    assert_rejected(
+        c.get_replay(pb::GetReplayRequest {
+            game_id: "zzz".into(),
+        })
+        .await,
+        Code::NotFound,
+        "GAME_NOT_FOUND",
+    );
 }

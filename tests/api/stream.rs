@@ -6,19 +6,42 @@ use tonic::Streaming;
 use crate::helpers::*;
 
 fn sequences(items: &[Kind]) -> Vec<u64> {
-    items.iter().filter_map(|k| if let Kind::Event(e) = k { Some(e.sequence) } else { None }).collect()
+    items
+        .iter()
+        .filter_map(|k| {
+            if let Kind::Event(e) = k {
+                Some(e.sequence)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
-async fn follow(client: &mut Client, game_id: &str, from_sequence: u64) -> Streaming<pb::StreamEventsResponse> {
+async fn follow(
+    client: &mut Client,
+    game_id: &str,
+    from_sequence: u64,
+) -> Streaming<pb::StreamEventsResponse> {
     client
-        .stream_events(pb::StreamEventsRequest { game_id: game_id.into(), from_sequence, follow: true })
+        .stream_events(pb::StreamEventsRequest {
+            game_id: game_id.into(),
+            from_sequence,
+            follow: true,
+        })
         .await
         .expect("stream opens")
         .into_inner()
 }
 
 async fn next(stream: &mut Streaming<pb::StreamEventsResponse>) -> Kind {
-    stream.message().await.expect("stream item").expect("stream open").kind.unwrap()
+    stream
+        .message()
+        .await
+        .expect("stream item")
+        .expect("stream open")
+        .kind
+        .unwrap()
 }
 
 /// Reads a followed stream until the event `last` arrives, returning the
@@ -41,8 +64,17 @@ async fn history_then_a_caught_up_marker_and_the_stream_ends_without_follow() {
     play_all(c, "s", &[place(0, 0), place(1, 1)]).await;
     let items = read_stream(c, "s", 0).await;
     assert_eq!(sequences(&items), [1, 2, 3]);
-    assert_eq!(items.last(), Some(&Kind::CaughtUp(pb::CaughtUp { sequence: 3 })));
-    assert!(matches!(&items[0], Kind::Event(pb::GameEvent { kind: Some(pb::game_event::Kind::GameCreated(_)), .. })));
+    assert_eq!(
+        items.last(),
+        Some(&Kind::CaughtUp(pb::CaughtUp { sequence: 3 }))
+    );
+    assert!(matches!(
+        &items[0],
+        Kind::Event(pb::GameEvent {
+            kind: Some(pb::game_event::Kind::GameCreated(_)),
+            ..
+        })
+    ));
     let from_two = read_stream(c, "s", 2).await;
     assert_eq!(sequences(&from_two), [2, 3]);
     let beyond = read_stream(c, "s", 10).await;
@@ -56,9 +88,14 @@ async fn a_followed_stream_sends_new_events_and_heartbeats_when_idle() {
     create(c, "live", mnk(3, 3, 3)).await;
     let mut stream = follow(c, "live", 1).await;
     assert_eq!(sequences(&[next(&mut stream).await]), [1]);
-    assert_eq!(next(&mut stream).await, Kind::CaughtUp(pb::CaughtUp { sequence: 1 }));
+    assert_eq!(
+        next(&mut stream).await,
+        Kind::CaughtUp(pb::CaughtUp { sequence: 1 })
+    );
     // Idle: a heartbeat (interval 200 ms in tests) says the stream is alive.
-    let Kind::Heartbeat(beat) = next(&mut stream).await else { panic!("expected a heartbeat") };
+    let Kind::Heartbeat(beat) = next(&mut stream).await else {
+        panic!("expected a heartbeat")
+    };
     assert_eq!(beat.sequence, 1);
     assert!(beat.sent_at.is_some());
     play(c, "live", 0, place(2, 2)).await.unwrap();
@@ -74,7 +111,9 @@ async fn subscribers_starting_anywhere_while_moves_are_played_see_each_event_onc
         let mut c = server.client.clone();
         tokio::spawn(async move {
             for i in 0..MOVES as i32 {
-                play(&mut c, "busy", (i % 2) as u32, place(i / 20, i % 20)).await.unwrap();
+                play(&mut c, "busy", (i % 2) as u32, place(i / 20, i % 20))
+                    .await
+                    .unwrap();
             }
         })
     };
@@ -90,13 +129,20 @@ async fn subscribers_starting_anywhere_while_moves_are_played_see_each_event_onc
     writer.await.unwrap();
     for reader in readers {
         let (from, seen) = reader.await.unwrap();
-        assert_eq!(seen, (from..=MOVES + 1).collect::<Vec<_>>(), "subscriber from {from}");
+        assert_eq!(
+            seen,
+            (from..=MOVES + 1).collect::<Vec<_>>(),
+            "subscriber from {from}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_from_the_store() {
-    let registry = RegistrySettings { broadcast_capacity: 2, ..settings() };
+    let registry = RegistrySettings {
+        broadcast_capacity: 2,
+        ..settings()
+    };
     let mut server = TestServer::start_with(registry).await;
     let c = &mut server.client;
     create(c, "lag", mnk(3, 3, 3)).await;
@@ -106,10 +152,18 @@ async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_f
     const ROUNDS: u64 = 1200;
     for _ in 0..ROUNDS {
         play(c, "lag", 0, place(1, 1)).await.unwrap();
-        c.undo(pb::UndoRequest { game_id: "lag".into(), ..Default::default() }).await.unwrap();
+        c.undo(pb::UndoRequest {
+            game_id: "lag".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     }
     let last = 1 + 2 * ROUNDS;
-    assert_eq!(events_until(&mut stream, last).await, (1..=last).collect::<Vec<_>>());
+    assert_eq!(
+        events_until(&mut stream, last).await,
+        (1..=last).collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test]
@@ -117,5 +171,8 @@ async fn streaming_an_unknown_game_is_not_found() {
     let mut server = TestServer::start().await;
     let mut stream = follow(&mut server.client, "ghost", 0).await;
     let status = stream.message().await.expect_err("not found");
-    assert_eq!((status.code(), reason(&status).as_str()), (Code::NotFound, "GAME_NOT_FOUND"));
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (Code::NotFound, "GAME_NOT_FOUND")
+    );
 }

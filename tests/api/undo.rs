@@ -4,7 +4,12 @@ use tonic::Code;
 use crate::helpers::*;
 
 fn undo_request(game_id: &str, seat: Option<u32>) -> pb::UndoRequest {
-    pb::UndoRequest { game_id: game_id.into(), seat, request_id: String::new(), expected_sequence: None }
+    pb::UndoRequest {
+        game_id: game_id.into(),
+        seat,
+        request_id: String::new(),
+        expected_sequence: None,
+    }
 }
 
 #[tokio::test]
@@ -12,21 +17,53 @@ async fn undoing_a_winning_move_puts_the_game_back_in_play_as_a_new_event() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "u", mnk(3, 3, 3)).await;
-    play_all(c, "u", &[place(0, 0), place(1, 0), place(0, 1), place(1, 1), place(0, 2)]).await;
-    let reply = c.undo(undo_request("u", Some(1))).await.unwrap().into_inner();
-    let [event] = reply.events.as_slice() else { panic!("one event") };
+    play_all(
+        c,
+        "u",
+        &[
+            place(0, 0),
+            place(1, 0),
+            place(0, 1),
+            place(1, 1),
+            place(0, 2),
+        ],
+    )
+    .await;
+    let reply = c
+        .undo(undo_request("u", Some(1)))
+        .await
+        .unwrap()
+        .into_inner();
+    let [event] = reply.events.as_slice() else {
+        panic!("one event")
+    };
     assert_eq!(event.sequence, 7);
-    let Some(pb::game_event::Kind::MoveUndone(undone)) = &event.kind else { panic!("move undone") };
-    assert_eq!((undone.seat, undone.undone_sequence, undone.requested_by), (0, 6, Some(1)));
+    let Some(pb::game_event::Kind::MoveUndone(undone)) = &event.kind else {
+        panic!("move undone")
+    };
+    assert_eq!(
+        (undone.seat, undone.undone_sequence, undone.requested_by),
+        (0, 6, Some(1))
+    );
     assert_eq!(undone.placement, Some(pb::Cell { row: 0, col: 2 }));
     let game = reply.game.unwrap();
     let pos = position(&game);
-    assert_eq!((pos.status(), pos.seat_to_move, pos.ply, pos.outcome.is_none()), (pb::GameStatus::InProgress, Some(0), 4, true));
+    assert_eq!(
+        (
+            pos.status(),
+            pos.seat_to_move,
+            pos.ply,
+            pos.outcome.is_none()
+        ),
+        (pb::GameStatus::InProgress, Some(0), 4, true)
+    );
     assert_eq!(board_text(&game), vec!["XX.", "OO.", "..."]);
     // X may now play elsewhere; O then wins on its row.
     play(c, "u", 0, place(2, 2)).await.unwrap();
     let won = play(c, "u", 1, place(1, 2)).await.unwrap().game.unwrap();
-    let Some(pb::outcome::Kind::Win(win)) = position(&won).outcome.clone().unwrap().kind else { panic!("win") };
+    let Some(pb::outcome::Kind::Win(win)) = position(&won).outcome.clone().unwrap().kind else {
+        panic!("win")
+    };
     assert_eq!(win.seat, 1);
 }
 
@@ -37,11 +74,35 @@ async fn undo_steps_back_through_several_moves_until_nothing_is_left() {
     create(c, "u2", connect_four()).await;
     play_all(c, "u2", &[drop_in(3), drop_in(3)]).await;
     c.undo(undo_request("u2", None)).await.unwrap();
-    let game = c.undo(undo_request("u2", None)).await.unwrap().into_inner().game.unwrap();
-    assert_eq!((position(&game).ply, position(&game).seat_to_move, game.last_sequence), (0, Some(0), 5));
-    assert_rejected(c.undo(undo_request("u2", None)).await, Code::FailedPrecondition, "NOTHING_TO_UNDO");
-    assert_rejected(c.undo(undo_request("nope", None)).await, Code::NotFound, "GAME_NOT_FOUND");
-    let stale = pb::UndoRequest { expected_sequence: Some(2), ..undo_request("u2", None) };
+    let game = c
+        .undo(undo_request("u2", None))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(
+        (
+            position(&game).ply,
+            position(&game).seat_to_move,
+            game.last_sequence
+        ),
+        (0, Some(0), 5)
+    );
+    assert_rejected(
+        c.undo(undo_request("u2", None)).await,
+        Code::FailedPrecondition,
+        "NOTHING_TO_UNDO",
+    );
+    assert_rejected(
+        c.undo(undo_request("nope", None)).await,
+        Code::NotFound,
+        "GAME_NOT_FOUND",
+    );
+    let stale = pb::UndoRequest {
+        expected_sequence: Some(2),
+        ..undo_request("u2", None)
+    };
     assert_rejected(c.undo(stale).await, Code::Aborted, "SEQUENCE_MISMATCH");
     assert_eq!(get_game(c, "u2").await.last_sequence, 5);
 }
@@ -52,7 +113,10 @@ async fn a_retried_undo_undoes_once() {
     let c = &mut server.client;
     create(c, "u3", mnk(3, 3, 3)).await;
     play_all(c, "u3", &[place(0, 0), place(1, 1)]).await;
-    let request = pb::UndoRequest { request_id: "undo-1".into(), ..undo_request("u3", Some(0)) };
+    let request = pb::UndoRequest {
+        request_id: "undo-1".into(),
+        ..undo_request("u3", Some(0))
+    };
     let first = c.undo(request.clone()).await.unwrap().into_inner();
     let again = c.undo(request).await.unwrap().into_inner();
     assert_eq!(first, again);

@@ -8,7 +8,11 @@ use crate::rules::{ConnectFourRules, MnkRules, RuleSet};
 
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
     let seats = (0..seats)
-        .map(|i| SeatInfo { player_id: format!("p{i}"), display_name: String::new(), symbol: format!("S{i}") })
+        .map(|i| SeatInfo {
+            player_id: format!("p{i}"),
+            display_name: String::new(),
+            symbol: format!("S{i}"),
+        })
         .collect();
     GameConfig::new(rules, seats, SeatLimits::default()).unwrap()
 }
@@ -18,7 +22,10 @@ fn tic_tac_toe() -> GameConfig {
 }
 
 fn place(seat: u8, row: u32, col: u32) -> Command {
-    Command::Play { seat: Seat(seat), mv: Move::Place(Coord::new(row, col)) }
+    Command::Play {
+        seat: Seat(seat),
+        mv: Move::Place(Coord::new(row, col)),
+    }
 }
 
 /// Given the state after `commands`, each decided and evolved.
@@ -37,25 +44,49 @@ fn given(config: GameConfig, commands: &[Command]) -> (GameState, Vec<Event>) {
 #[test]
 fn a_move_out_of_turn_is_refused() {
     let (state, _) = given(tic_tac_toe(), &[place(0, 0, 0)]);
-    assert_eq!(decide(&state, &place(0, 1, 1)), Err(GameError::NotYourTurn { seat: 0, to_move: 1 }));
+    assert_eq!(
+        decide(&state, &place(0, 1, 1)),
+        Err(GameError::NotYourTurn {
+            seat: 0,
+            to_move: 1
+        })
+    );
 }
 
 #[test]
 fn a_seat_not_at_the_table_is_refused() {
     let (state, _) = given(tic_tac_toe(), &[]);
-    assert_eq!(decide(&state, &place(2, 0, 0)), Err(GameError::NoSuchSeat { seat: 2, max: 1 }));
+    assert_eq!(
+        decide(&state, &place(2, 0, 0)),
+        Err(GameError::NoSuchSeat { seat: 2, max: 1 })
+    );
 }
 
 #[test]
 fn three_in_a_row_wins_and_then_nothing_more_is_played() {
-    let moves = [place(0, 0, 0), place(1, 1, 0), place(0, 0, 1), place(1, 1, 1)];
+    let moves = [
+        place(0, 0, 0),
+        place(1, 1, 0),
+        place(0, 0, 1),
+        place(1, 1, 1),
+    ];
     let (state, _) = given(tic_tac_toe(), &moves);
     let events = decide(&state, &place(0, 0, 2)).unwrap();
-    let [Event::MovePlayed { outcome: Some(Outcome::Win { seat, line }), ply: 5, .. }] = events.as_slice() else {
+    let [
+        Event::MovePlayed {
+            outcome: Some(Outcome::Win { seat, line }),
+            ply: 5,
+            ..
+        },
+    ] = events.as_slice()
+    else {
         panic!("expected a winning move, got {events:?}");
     };
     assert_eq!(*seat, Seat(0));
-    assert_eq!(line, &vec![Coord::new(0, 0), Coord::new(0, 1), Coord::new(0, 2)]);
+    assert_eq!(
+        line,
+        &vec![Coord::new(0, 0), Coord::new(0, 1), Coord::new(0, 2)]
+    );
     let (won, _) = given(tic_tac_toe(), &[&moves[..], &[place(0, 0, 2)]].concat());
     assert_eq!(won.status(), GameStatus::Won);
     assert_eq!(won.to_move(), None);
@@ -64,9 +95,24 @@ fn three_in_a_row_wins_and_then_nothing_more_is_played() {
 
 #[test]
 fn undoing_a_winning_move_puts_the_game_back_in_play() {
-    let moves = [place(0, 0, 0), place(1, 1, 0), place(0, 0, 1), place(1, 1, 1), place(0, 0, 2)];
+    let moves = [
+        place(0, 0, 0),
+        place(1, 1, 0),
+        place(0, 0, 1),
+        place(1, 1, 1),
+        place(0, 0, 2),
+    ];
     let (won, _) = given(tic_tac_toe(), &moves);
-    let (undone, log) = given(tic_tac_toe(), &[&moves[..], &[Command::Undo { requested_by: Some(Seat(1)) }]].concat());
+    let (undone, log) = given(
+        tic_tac_toe(),
+        &[
+            &moves[..],
+            &[Command::Undo {
+                requested_by: Some(Seat(1)),
+            }],
+        ]
+        .concat(),
+    );
     assert_eq!(
         log.last(),
         Some(&Event::MoveUndone {
@@ -79,13 +125,22 @@ fn undoing_a_winning_move_puts_the_game_back_in_play() {
     assert_eq!(undone.status(), GameStatus::InProgress);
     assert_eq!(undone.to_move(), Some(Seat(0)));
     assert_eq!(undone.sequence(), won.sequence() + 1);
-    assert_eq!(undone.position(), given(tic_tac_toe(), &moves[..4]).0.position());
+    assert_eq!(
+        undone.position(),
+        given(tic_tac_toe(), &moves[..4]).0.position()
+    );
 }
 
 #[test]
 fn undo_on_an_empty_board_is_refused() {
-    let (state, _) = given(tic_tac_toe(), &[place(0, 1, 1), Command::Undo { requested_by: None }]);
-    assert_eq!(decide(&state, &Command::Undo { requested_by: None }), Err(GameError::NothingToUndo));
+    let (state, _) = given(
+        tic_tac_toe(),
+        &[place(0, 1, 1), Command::Undo { requested_by: None }],
+    );
+    assert_eq!(
+        decide(&state, &Command::Undo { requested_by: None }),
+        Err(GameError::NothingToUndo)
+    );
 }
 
 #[test]
@@ -113,12 +168,22 @@ fn replay_refuses_a_log_that_does_not_fit() {
 /// (pick the n-th legal move, or undo).
 fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
     let rules = prop_oneof![
-        (1i64..7, 1i64..7, 1i64..5).prop_filter_map("k fits", |(r, c, k)| MnkRules::new(r, c, k, 100).ok().map(RuleSet::Mnk)),
+        (1i64..7, 1i64..7, 1i64..5).prop_filter_map("k fits", |(r, c, k)| MnkRules::new(
+            r, c, k, 100
+        )
+        .ok()
+        .map(RuleSet::Mnk)),
         (1i64..7, 1i64..8, 1i64..5).prop_filter_map("k fits", |(r, c, k)| {
-            ConnectFourRules::new(Some(r), Some(c), Some(k), 100).ok().map(RuleSet::ConnectFour)
+            ConnectFourRules::new(Some(r), Some(c), Some(k), 100)
+                .ok()
+                .map(RuleSet::ConnectFour)
         }),
     ];
-    (rules, 2usize..5, prop::collection::vec((prop::bool::weighted(0.15), any::<usize>()), 0..60))
+    (
+        rules,
+        2usize..5,
+        prop::collection::vec((prop::bool::weighted(0.15), any::<usize>()), 0..60),
+    )
         .prop_map(|(rules, seats, script)| (config(rules, seats), script))
 }
 
