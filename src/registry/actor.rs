@@ -154,7 +154,7 @@ impl Actor {
             Err(error) => {
                 // Answer everything queued, then leave; later requests load anew.
                 let text = error.to_string();
-                registry.leave(&game_id, id, &queue, || true);
+                registry.forget(&game_id, id);
                 queue.close();
                 while let Some(msg) = queue.recv().await {
                     msg.fail(match &error {

@@ -195,6 +195,15 @@ impl Registry {
         })
     }
 
+    /// Removes the game's actor from the map, if `actor` is still the one
+    /// there, whatever its mailbox holds (an actor that failed to load).
+    fn forget(&self, game_id: &str, actor: u64) {
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        if actors.get(game_id).is_some_and(|h| h.id == actor) {
+            actors.remove(game_id);
+        }
+    }
+
     /// Removes the game's actor from the map if `actor` is still the one
     /// there and `may_leave` holds under the lock (no queued message, no
     /// subscriber). Returns whether it was removed.

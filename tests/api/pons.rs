@@ -71,6 +71,13 @@ async fn play_sequence(mut client: Client, game_id: String, columns: Vec<i32>) -
         replayed, columns,
         "{game_id}: the replay differs from the moves played"
     );
+    // The actor's live state equals the fold of the stored log.
+    let live = get_game(&mut client, &game_id).await;
+    assert_eq!(
+        replay.game.as_ref(),
+        Some(&live),
+        "{game_id}: live state != replay"
+    );
     let board = replay
         .game
         .as_ref()
