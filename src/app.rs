@@ -5,8 +5,10 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
@@ -27,6 +29,9 @@ pub struct Settings {
     pub sqlite_synchronous_normal: bool,
     /// Game limits and timings.
     pub registry: RegistrySettings,
+    /// How long shutdown waits for in-flight calls and streams to finish
+    /// before it closes their connections.
+    pub shutdown_grace: Duration,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -59,6 +64,7 @@ pub struct Application {
     listener: TcpListener,
     local_addr: SocketAddr,
     registry: Registry,
+    shutdown_grace: Duration,
 }
 
 impl Application {
@@ -91,6 +97,7 @@ impl Application {
             listener,
             local_addr,
             registry,
+            shutdown_grace: settings.shutdown_grace,
         })
     }
 
@@ -100,8 +107,11 @@ impl Application {
     }
 
     /// Serves until `shutdown` resolves, then stops accepting, ends open
-    /// event streams with UNAVAILABLE, lets in-flight calls finish, and
-    /// returns.
+    /// event streams with UNAVAILABLE, lets in-flight calls finish (for at
+    /// most the shutdown grace period, after which their connections are
+    /// closed: a client that stopped reading cannot hold the server up), and
+    /// returns. A move whose reply was cut off that way was either committed
+    /// or not; a retry with its request_id tells which.
     ///
     /// # Errors
     /// [`AppError::Reflection`] or [`AppError::Transport`].
@@ -126,6 +136,8 @@ impl Application {
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         };
         let registry = self.registry.clone();
+        let draining = CancellationToken::new();
+        let drain_started = draining.clone();
         let stopping = async move {
             shutdown.await;
             tracing::info!("shutting down: draining in-flight calls");
@@ -134,9 +146,10 @@ impl Application {
                 .set_service_status("", tonic_health::ServingStatus::NotServing)
                 .await;
             registry.shutdown();
+            drain_started.cancel();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
-        Server::builder()
+        let server = Server::builder()
             .add_service(health_service)
             .add_service(reflection().build_v1()?)
             .add_service(reflection().build_v1alpha()?)
@@ -146,8 +159,17 @@ impl Application {
                 // delayed ACK (~40 ms) before it is sent.
                 TcpIncoming::from(self.listener).with_nodelay(Some(true)),
                 stopping,
-            )
-            .await?;
+            );
+        let grace = self.shutdown_grace;
+        tokio::select! {
+            served = server => served?,
+            () = async {
+                draining.cancelled().await;
+                tokio::time::sleep(grace).await;
+            } => {
+                tracing::warn!(grace_ms = grace.as_millis() as u64, "calls still open after the shutdown grace period; closing their connections");
+            }
+        }
         tracing::info!("plylog stopped");
         Ok(())
     }

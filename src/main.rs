@@ -46,6 +46,10 @@ struct ServeArgs {
     /// Seconds of silence on a followed stream before a heartbeat.
     #[arg(long, env = "PLYLOG_HEARTBEAT_SECS", default_value_t = 15)]
     heartbeat_secs: u64,
+    /// Seconds shutdown waits for in-flight calls and open streams before it
+    /// closes their connections.
+    #[arg(long, env = "PLYLOG_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    shutdown_grace_secs: u64,
     /// SQLite synchronous=NORMAL instead of FULL: faster commits, but a power
     /// loss (not a crash) may lose the last acknowledged moves.
     #[arg(long, env = "PLYLOG_SQLITE_SYNCHRONOUS_NORMAL")]
@@ -58,6 +62,7 @@ impl ServeArgs {
             listen: self.listen,
             database_url: self.database_url,
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
+            shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
             registry: RegistrySettings {
                 max_cells: self.max_cells,
                 seat_limits: SeatLimits {

@@ -95,17 +95,35 @@ fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldE
     }
 }
 
-fn page_offset(token: &str) -> Result<u64, FieldError> {
+/// Page tokens are the server's own decimal numbers, separated by dots:
+/// `<cursor>` for ListGames, `<sequence>.<offset>` for ListLegalMoves. Parses
+/// a token of `N` numbers; an empty token is the first page (`None`).
+fn page_token<const N: usize>(token: &str) -> Result<Option<[u64; N]>, FieldError> {
     if token.is_empty() {
-        return Ok(0);
+        return Ok(None);
     }
-    token.parse().map_err(|_| {
+    let bad = || {
         FieldError::new(
             "page_token",
             "page_token was not issued by this server",
             pb::ErrorReason::InvalidPageToken,
         )
-    })
+    };
+    let mut numbers = [0; N];
+    let mut parts = token.split('.');
+    for slot in &mut numbers {
+        let part = parts.next().ok_or_else(bad)?;
+        let n: u64 = part.parse().map_err(|_| bad())?;
+        // Only the canonical spelling the server writes ("3", never "+3" or "03").
+        if n.to_string() != part || n > i64::MAX as u64 {
+            return Err(bad());
+        }
+        *slot = n;
+    }
+    if parts.next().is_some() {
+        return Err(bad());
+    }
+    Ok(Some(numbers))
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamEventsResponse, Status>> + Send>>;
@@ -130,8 +148,11 @@ impl GameService for GameApi {
             settings.max_cells,
             settings.seat_limits,
         )?;
+        // Fingerprint the rules as the server reads them, so a retry that
+        // spells out the defaults is still the same request.
         let meta = request_meta(b"create:", &req, &req.request_id, None, |r| {
-            r.request_id.clear()
+            r.request_id.clear();
+            r.rules = Some(convert::rules_to_proto(config.rules()));
         })?;
         let game = self.registry.create(game_id, config, meta).await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
@@ -153,13 +174,7 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let req = request.into_inner();
         let limit = page_size(req.page_size, 50, 1000)?;
-        let cursor = i64::try_from(page_offset(&req.page_token)?).map_err(|_| {
-            FieldError::new(
-                "page_token",
-                "page_token was not issued by this server",
-                pb::ErrorReason::InvalidPageToken,
-            )
-        })?;
+        let cursor = page_token::<1>(&req.page_token)?.map_or(0, |[c]| c as i64);
         let (games, next) = self.registry.list(cursor, limit as u32).await?;
         let next_page_token = next.map(|c| c.to_string()).unwrap_or_default();
         Ok(Response::new(pb::ListGamesResponse {
@@ -260,19 +275,21 @@ impl GameService for GameApi {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;
-        let offset = usize::try_from(page_offset(&req.page_token)?).map_err(|_| {
-            FieldError::new(
-                "page_token",
-                "page_token was not issued by this server",
-                pb::ErrorReason::InvalidPageToken,
-            )
-        })?;
+        // A page belongs to one position: a token from before a move is
+        // ABORTED (list again from the first page), never silently shifted.
+        let (at, offset) = match page_token::<2>(&req.page_token)? {
+            None => (None, 0),
+            Some([sequence, offset]) => (Some(sequence), offset as usize),
+        };
         let page = self
             .registry
-            .legal_moves(&req.game_id, offset, limit)
+            .legal_moves(&req.game_id, at, offset, limit)
             .await?;
         let mut reply = page.reply;
-        reply.next_page_token = page.next_offset.map(|o| o.to_string()).unwrap_or_default();
+        reply.next_page_token = page
+            .next_offset
+            .map(|o| format!("{}.{o}", reply.sequence))
+            .unwrap_or_default();
         Ok(Response::new(reply))
     }
 }

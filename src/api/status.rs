@@ -51,14 +51,20 @@ pub fn to_status(error: RegistryError) -> Status {
     match error {
         RegistryError::NotFound => status(Code::NotFound, message, R::GameNotFound, none()),
         RegistryError::Rejected(rejection) => {
+            // Wrong whatever the position: INVALID_ARGUMENT with the field.
+            let invalid =
+                |field: &str, reason| FieldError::new(field, message.clone(), reason).into();
             let (code, reason) = match rejection {
-                GameError::Illegal(
-                    IllegalMove::CellOffBoard { .. } | IllegalMove::ColumnOffBoard { .. },
-                ) => (Code::InvalidArgument, R::OutOfBounds),
-                GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
-                    (Code::InvalidArgument, R::WrongMoveKind)
+                GameError::Illegal(IllegalMove::CellOffBoard { .. }) => {
+                    return invalid("move.place", R::OutOfBounds);
                 }
-                GameError::NoSuchSeat { .. } => (Code::InvalidArgument, R::InvalidRequest),
+                GameError::Illegal(IllegalMove::ColumnOffBoard { .. }) => {
+                    return invalid("move.drop.column", R::OutOfBounds);
+                }
+                GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
+                    return invalid("move", R::WrongMoveKind);
+                }
+                GameError::NoSuchSeat { .. } => return invalid("seat", R::InvalidRequest),
                 GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
                     (Code::FailedPrecondition, R::CellOccupied)
                 }

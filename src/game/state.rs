@@ -252,7 +252,10 @@ impl GameState {
 pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameError> {
     match *command {
         Command::Play { seat, mv } => {
+            // A request that is wrong whatever the position is refused as
+            // such before the position's own refusals.
             let seat = state.seat(seat)?;
+            state.config.rules().check_move(mv)?;
             if state.outcome.is_some() {
                 return Err(GameError::GameOver);
             }

@@ -33,6 +33,7 @@ pub(super) enum Msg {
         reply: Reply<pb::Game>,
     },
     LegalMoves {
+        at: Option<u64>,
         offset: usize,
         limit: usize,
         reply: Reply<LegalMovesPage>,
@@ -231,11 +232,19 @@ impl Actor {
                 let _ = reply.send(self.view(at).await);
             }
             Msg::LegalMoves {
+                at,
                 offset,
                 limit,
                 reply,
             } => {
-                let _ = reply.send(Ok(self.legal_moves(offset, limit)));
+                let current = self.state.sequence();
+                let page = match at {
+                    Some(expected) if expected != current => {
+                        Err(RegistryError::SequenceMismatch { expected, current })
+                    }
+                    _ => Ok(self.legal_moves(offset, limit)),
+                };
+                let _ = reply.send(page);
             }
             Msg::Subscribe { reply } => {
                 let _ = reply.send(Ok((self.live.subscribe(), self.state.sequence())));

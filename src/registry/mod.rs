@@ -298,7 +298,9 @@ impl Registry {
                 request_id: request.request_id.clone(),
             });
         }
-        let game = self.game(&found.game_id, Some(1)).await?;
+        let mut game = self.game(&found.game_id, Some(1)).await?;
+        // The original reply, exactly: as the log stood right after it.
+        game.last_sequence = 1;
         Ok(Some(game))
     }
 
@@ -332,17 +334,21 @@ impl Registry {
         self.ask(game_id, |reply| Msg::View { at, reply }).await
     }
 
-    /// A page of the legal moves of the seat to move.
+    /// A page of the legal moves of the seat to move, `offset` moves into
+    /// the list of the position at sequence `at` (the current one if `None`).
     ///
     /// # Errors
-    /// [`RegistryError::NotFound`], store failures.
+    /// [`RegistryError::NotFound`]; [`RegistryError::SequenceMismatch`] when
+    /// the game has moved on from `at`.
     pub async fn legal_moves(
         &self,
         game_id: &str,
+        at: Option<u64>,
         offset: usize,
         limit: usize,
     ) -> Result<LegalMovesPage, RegistryError> {
         self.ask(game_id, |reply| Msg::LegalMoves {
+            at,
             offset,
             limit,
             reply,

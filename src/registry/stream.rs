@@ -67,6 +67,8 @@ async fn run(
     let heartbeat = registry.settings().heartbeat_interval;
     // The last sequence sent, or skipped as before `from_sequence`.
     let mut last = from_sequence.saturating_sub(1);
+    // The last sequence actually sent (0 if none), for heartbeats.
+    let mut sent = 0;
     let mut caught_up = false;
     loop {
         let (mut live, head) = registry.subscribe(game_id).await?;
@@ -86,6 +88,7 @@ async fn run(
                     ))
                 })?;
                 last = stored.sequence;
+                sent = last;
                 if tx.send(Ok(event(wire))).await.is_err() {
                     return Ok(());
                 }
@@ -108,6 +111,7 @@ async fn run(
                     Ok(e) if e.sequence <= last => {}
                     Ok(e) if e.sequence == last + 1 => {
                         last = e.sequence;
+                        sent = last;
                         if tx.send(Ok(event(e.as_ref().clone()))).await.is_err() {
                             return Ok(());
                         }
@@ -119,7 +123,7 @@ async fn run(
                     Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
                 },
                 _ = beat.tick() => {
-                    let hb = pb::Heartbeat { sequence: last, sent_at: Some(convert::timestamp(now_ms())) };
+                    let hb = pb::Heartbeat { sequence: sent, sent_at: Some(convert::timestamp(now_ms())) };
                     if !send(tx, pb::stream_events_response::Kind::Heartbeat(hb)).await {
                         return Ok(());
                     }

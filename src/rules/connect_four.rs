@@ -62,7 +62,9 @@ impl ConnectFourRules {
         (height < self.rows).then(|| Coord::new(self.rows - 1 - height, column))
     }
 
-    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
+    /// The column `mv` names, if it is a drop into a column of the board;
+    /// whatever the position.
+    pub(super) fn check(&self, mv: Move) -> Result<u32, IllegalMove> {
         let Move::Drop { column } = mv else {
             return Err(IllegalMove::WrongMoveKind {
                 variant: "connect four",
@@ -75,6 +77,11 @@ impl ConnectFourRules {
                 max: self.cols - 1,
             });
         }
+        Ok(column)
+    }
+
+    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
+        let column = self.check(mv)?;
         self.landing(position, column)
             .ok_or(IllegalMove::ColumnFull { column })
     }

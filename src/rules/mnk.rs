@@ -45,26 +45,34 @@ impl MnkRules {
         self.k
     }
 
-    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
+    /// The cell `mv` names, if it is a placement on the board; whatever the
+    /// position.
+    pub(super) fn check(&self, mv: Move) -> Result<Coord, IllegalMove> {
         let Move::Place(at) = mv else {
             return Err(IllegalMove::WrongMoveKind {
                 variant: "mnk",
                 expected: "place",
             });
         };
-        let board = position.board();
-        match board.get(i64::from(at.row), i64::from(at.col)) {
-            None => Err(IllegalMove::CellOffBoard {
+        if at.row >= self.rows || at.col >= self.cols {
+            return Err(IllegalMove::CellOffBoard {
                 row: i64::from(at.row),
                 col: i64::from(at.col),
                 rows: self.rows,
                 cols: self.cols,
-            }),
-            Some(Some(_)) => Err(IllegalMove::CellOccupied {
+            });
+        }
+        Ok(at)
+    }
+
+    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
+        let at = self.check(mv)?;
+        match position.board().at(at) {
+            Some(_) => Err(IllegalMove::CellOccupied {
                 row: at.row,
                 col: at.col,
             }),
-            Some(None) => Ok(at),
+            None => Ok(at),
         }
     }
 

@@ -149,6 +149,19 @@ impl RuleSet {
         Position::empty(self.rows(), self.cols())
     }
 
+    /// Checks what can be checked of `mv` without a position: that its kind
+    /// fits this rule set and that it names a cell or column on the board.
+    ///
+    /// # Errors
+    /// [`IllegalMove::WrongMoveKind`], [`IllegalMove::CellOffBoard`],
+    /// [`IllegalMove::ColumnOffBoard`].
+    pub fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        match self {
+            RuleSet::Mnk(r) => r.check(mv).map(drop),
+            RuleSet::ConnectFour(r) => r.check(mv).map(drop),
+        }
+    }
+
     /// Checks `mv` for `seat` on `position` and says where it lands and
     /// whether it ends the game. The position is not changed.
     ///

@@ -171,6 +171,10 @@ async fn a_retried_creation_returns_the_same_game_and_a_reused_request_id_is_ref
         .into_inner()
         .game
         .unwrap();
+    // A move later, the retry still gets the creation reply, byte for byte.
+    play(&mut server.client, &first.game_id, 0, place(1, 1))
+        .await
+        .unwrap();
     let again = server
         .client
         .create_game(request.clone())
@@ -197,6 +201,39 @@ async fn a_retried_creation_returns_the_same_game_and_a_reused_request_id_is_ref
         .into_inner()
         .games;
     assert_eq!(games.len(), 1);
+}
+
+#[tokio::test]
+async fn a_retried_creation_that_spells_out_the_defaults_is_the_same_request() {
+    let mut server = TestServer::start().await;
+    let request = pb::CreateGameRequest {
+        request_id: "req-c4".into(),
+        ..create_request("c4", connect_four())
+    };
+    let first = server
+        .client
+        .create_game(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    let explicit = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
+            rows: Some(6),
+            cols: Some(7),
+            k: Some(4),
+        })),
+    };
+    let spelled_out = pb::CreateGameRequest {
+        rules: Some(explicit),
+        ..request
+    };
+    let again = server
+        .client
+        .create_game(spelled_out)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first, again);
 }
 
 #[tokio::test]
@@ -240,6 +277,16 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
         })
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
+    for forged in ["+2", "02", "2.0", "-1"] {
+        let bad = server
+            .client
+            .list_games(pb::ListGamesRequest {
+                page_size: 2,
+                page_token: forged.into(),
+            })
+            .await;
+        assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
+    }
     let bad = server
         .client
         .list_games(pb::ListGamesRequest {

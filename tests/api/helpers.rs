@@ -69,6 +69,7 @@ impl TestServer {
             database_url: format!("sqlite://{}", db.display()),
             sqlite_synchronous_normal: false,
             registry,
+            shutdown_grace: Duration::from_secs(1),
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();

@@ -146,6 +146,13 @@ async fn every_illegal_move_is_refused_with_its_reason_and_appends_nothing() {
     for (request, code, expected) in cases {
         assert_rejected(c.submit_move(request).await, code, expected);
     }
+    // Off the board is refused as such even when it is not the seat's turn.
+    let status = assert_rejected(
+        c.submit_move(move_request("ttt", 0, place(3, 0))).await,
+        Code::InvalidArgument,
+        "OUT_OF_BOUNDS",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("move.place"));
     let status = c
         .submit_move(move_request("ttt", 1, place(1, 1)))
         .await
@@ -286,6 +293,16 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
         .map(|i| place(i / 3, i % 3))
         .collect();
     assert_eq!(moves, expected);
+    // A page token from before a move is refused, not silently shifted.
+    let first = c
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "lm".into(),
+            page_size: 3,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
     for (seat, mv) in [
         (1, place(1, 0)),
         (0, place(0, 0)),
@@ -294,6 +311,15 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
     ] {
         play(c, "lm", seat, mv).await.unwrap();
     }
+    let stale = c
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "lm".into(),
+            page_size: 3,
+            page_token: first.next_page_token,
+        })
+        .await;
+    let status = assert_rejected(stale, Code::Aborted, "SEQUENCE_MISMATCH");
+    assert_eq!(metadata(&status, "current_sequence").as_deref(), Some("6"));
     let over = c
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: "lm".into(),

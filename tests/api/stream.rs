@@ -100,6 +100,16 @@ async fn a_followed_stream_sends_new_events_and_heartbeats_when_idle() {
     assert!(beat.sent_at.is_some());
     play(c, "live", 0, place(2, 2)).await.unwrap();
     assert_eq!(events_until(&mut stream, 2).await, [2]);
+    // A stream that starts past the end has sent nothing: its heartbeats say 0.
+    let mut ahead = follow(c, "live", 50).await;
+    assert_eq!(
+        next(&mut ahead).await,
+        Kind::CaughtUp(pb::CaughtUp { sequence: 2 })
+    );
+    let Kind::Heartbeat(beat) = next(&mut ahead).await else {
+        panic!("expected a heartbeat")
+    };
+    assert_eq!(beat.sequence, 0);
 }
 
 #[tokio::test]

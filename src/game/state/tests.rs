@@ -54,6 +54,35 @@ fn a_move_out_of_turn_is_refused() {
 }
 
 #[test]
+fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
+    let (state, _) = given(tic_tac_toe(), &[place(0, 0, 0)]);
+    assert!(matches!(
+        decide(&state, &place(0, 3, 0)),
+        Err(GameError::Illegal(IllegalMove::CellOffBoard { .. }))
+    ));
+    let wrong_kind = Command::Play {
+        seat: Seat(0),
+        mv: Move::Drop { column: 0 },
+    };
+    assert!(matches!(
+        decide(&state, &wrong_kind),
+        Err(GameError::Illegal(IllegalMove::WrongMoveKind { .. }))
+    ));
+    let moves = [
+        place(0, 0, 0),
+        place(1, 1, 0),
+        place(0, 0, 1),
+        place(1, 1, 1),
+        place(0, 0, 2),
+    ];
+    let (won, _) = given(tic_tac_toe(), &moves);
+    assert!(matches!(
+        decide(&won, &place(1, 9, 9)),
+        Err(GameError::Illegal(IllegalMove::CellOffBoard { .. }))
+    ));
+}
+
+#[test]
 fn a_seat_not_at_the_table_is_refused() {
     let (state, _) = given(tic_tac_toe(), &[]);
     assert_eq!(
