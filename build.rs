@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let descriptors = protox::compile(files, ["proto"])?;
     tonic_prost_build::configure()
+        .codec_path("crate::api::codec::Codec")
         .build_client(true)
         .build_server(true)
         .compile_fds(descriptors)?;

@@ -5,6 +5,7 @@
 //! Handlers are thin: pull and check fields ([`crate::proto::convert`]), ask
 //! the [`Registry`], map its answer.
 
+pub mod codec;
 mod status;
 
 use std::pin::Pin;
