@@ -97,8 +97,9 @@ fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldE
 }
 
 /// Page tokens are the server's own decimal numbers, separated by dots:
-/// `<cursor>` for ListGames, `<sequence>.<offset>` for ListLegalMoves. Parses
-/// a token of `N` numbers; an empty token is the first page (`None`).
+/// `<cursor>` for ListGames, `<sequence>` for GetReplay, `<sequence>.<offset>`
+/// for ListLegalMoves. Parses a token of `N` numbers; an empty token is the
+/// first page (`None`).
 fn page_token<const N: usize>(token: &str) -> Result<Option<[u64; N]>, FieldError> {
     if token.is_empty() {
         return Ok(None);
@@ -266,7 +267,11 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        Ok(Response::new(self.registry.replay(&req.game_id).await?))
+        let limit = page_size(req.page_size, 1000, 10_000)?;
+        let from = page_token::<1>(&req.page_token)?.map_or(1, |[sequence]| sequence);
+        let (mut reply, next) = self.registry.replay(&req.game_id, from, limit).await?;
+        reply.next_page_token = next.map(|s| s.to_string()).unwrap_or_default();
+        Ok(Response::new(reply))
     }
 
     async fn list_legal_moves(

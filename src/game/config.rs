@@ -35,6 +35,19 @@ impl Default for SeatLimits {
 /// The most characters in a seat's symbol.
 const MAX_SYMBOL_CHARS: usize = 4;
 
+/// The symbol board pictures use for an empty cell, which no seat may take.
+pub const EMPTY_CELL: &str = ".";
+
+/// Whether `c` draws nothing by itself: soft hyphen, zero-width and
+/// direction marks, word joiners, variation selectors, the byte-order mark.
+/// A symbol made only of these would look like an empty cell.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180B}'..='\u{180F}'
+        | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}')
+}
+
 /// Seats that cannot sit at one table, naming the offending field (e.g.
 /// `seats[1].symbol`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,14 +114,24 @@ impl GameConfig {
             let symbol_chars = seat.symbol.chars().count();
             if symbol_chars == 0
                 || symbol_chars > MAX_SYMBOL_CHARS
-                || seat.symbol.chars().any(char::is_whitespace)
+                || seat
+                    .symbol
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control())
+                || seat.symbol.chars().all(is_invisible)
             {
                 return invalid(
                     format!("seats[{i}].symbol"),
                     format!(
-                        "symbol {:?} must be 1 to {MAX_SYMBOL_CHARS} characters without whitespace",
+                        "symbol {:?} must be 1 to {MAX_SYMBOL_CHARS} visible characters without whitespace",
                         seat.symbol
                     ),
+                );
+            }
+            if seat.symbol == EMPTY_CELL {
+                return invalid(
+                    format!("seats[{i}].symbol"),
+                    format!("symbol {EMPTY_CELL:?} is reserved: it marks empty cells"),
                 );
             }
             if let Some(j) = seats[..i].iter().position(|s| s.symbol == seat.symbol) {
@@ -189,5 +212,10 @@ mod tests {
             "seats[1].symbol"
         );
         assert!(config(vec![seat("a", "X"), seat("b", "O"), seat("c", "△")]).is_ok());
+        for bad in [".", "\u{200B}", "\u{0}", "\u{FEFF}\u{200D}"] {
+            let err = config(vec![seat("a", "X"), seat("b", bad)]).unwrap_err();
+            assert_eq!(err.field, "seats[1].symbol", "{bad:?}");
+        }
+        assert!(config(vec![seat("a", "❤\u{FE0F}"), seat("b", "O")]).is_ok());
     }
 }

@@ -7,7 +7,7 @@
 use prost_types::Timestamp;
 
 use super::{self as pb, ErrorReason};
-use crate::game::{Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
+use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
 use crate::rules::{ConnectFourRules, Coord, MnkRules, Move, Outcome, RuleSet, Seat};
 
 /// Boards with at most this many cells also travel as text rows.
@@ -368,7 +368,7 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
                     .map(|col| {
                         board
                             .at(Coord::new(row, col))
-                            .map_or(".", |s| seats[s.index()].symbol.as_str())
+                            .map_or(EMPTY_CELL, |s| seats[s.index()].symbol.as_str())
                     })
                     .collect::<String>()
             })

@@ -111,6 +111,10 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// Most pieces the positions of one GetReplay page hold in all (about 2 MB
+/// on the wire), so a page of a game on a huge board stays small.
+pub const REPLAY_PIECE_BUDGET: usize = 250_000;
+
 /// Unix epoch milliseconds now.
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -365,47 +369,63 @@ impl Registry {
         self.ask(game_id, |reply| Msg::Subscribe { reply }).await
     }
 
-    /// Every event of the game with the position after it, rebuilt from the
-    /// stored log.
+    /// A page of the game's events from sequence `from`, each with the
+    /// position after it, rebuilt from the stored log; and the sequence the
+    /// next page starts at, if any. A page holds at most `limit` steps and
+    /// ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces
+    /// (always at least one step).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], a corrupt log, store failures.
-    pub async fn replay(&self, game_id: &str) -> Result<pb::GetReplayResponse, RegistryError> {
+    pub async fn replay(
+        &self,
+        game_id: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
         let log = self
             .inner
             .store
             .load(game_id)
             .await?
             .ok_or(RegistryError::NotFound)?;
-        let mut steps = Vec::with_capacity(log.events.len());
-        let mut state: Option<GameState> = None;
-        let mut created_at_ms = 0;
-        for stored in &log.events {
-            let (wire, event) = actor::decode(game_id, stored)?;
-            match state.as_mut() {
-                None => {
-                    created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
-                    state = Some(
-                        GameState::replay([event])
-                            .map_err(|e| RegistryError::Internal(e.to_string()))?,
-                    );
-                }
-                Some(state) => state
-                    .apply_stored(&event)
-                    .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?,
+        let corrupt =
+            |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
+        let mut events = log.events.iter();
+        let first = events.next().ok_or(RegistryError::NotFound)?;
+        let (wire, created) = actor::decode(game_id, first)?;
+        let created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
+        let mut state = GameState::replay([created]).map_err(corrupt)?;
+        let mut steps = Vec::new();
+        let mut pieces = 0;
+        let mut next = None;
+        let mut step = |wire: pb::GameEvent, state: &GameState| {
+            if wire.sequence < from {
+                return;
             }
-            let position = state.as_ref().map(convert::position_to_proto);
+            if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
+                next.get_or_insert(wire.sequence);
+                return;
+            }
+            pieces += state.moves().len();
             steps.push(pb::ReplayStep {
                 event: Some(wire),
-                position,
+                position: Some(convert::position_to_proto(state)),
             });
+        };
+        step(wire, &state);
+        for stored in events {
+            let (wire, event) = actor::decode(game_id, stored)?;
+            state.apply_stored(&event).map_err(corrupt)?;
+            step(wire, &state);
         }
-        let state = state.ok_or(RegistryError::NotFound)?;
         let game = convert::game_to_proto(game_id, &state, created_at_ms, state.sequence());
-        Ok(pb::GetReplayResponse {
+        let reply = pb::GetReplayResponse {
             game: Some(game),
             steps,
-        })
+            next_page_token: String::new(),
+        };
+        Ok((reply, next))
     }
 
     /// Up to `limit` games created after `cursor`, and the cursor of the

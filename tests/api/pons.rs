@@ -52,6 +52,7 @@ async fn play_sequence(mut client: Client, game_id: String, columns: Vec<i32>) -
     let replay = client
         .get_replay(pb::GetReplayRequest {
             game_id: game_id.clone(),
+            ..Default::default()
         })
         .await
         .unwrap()

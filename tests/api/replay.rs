@@ -70,6 +70,7 @@ async fn get_replay_returns_every_event_with_the_position_after_it() {
     let replay = c
         .get_replay(pb::GetReplayRequest {
             game_id: "rp".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -119,9 +120,61 @@ async fn get_replay_returns_every_event_with_the_position_after_it() {
     assert_rejected(
         c.get_replay(pb::GetReplayRequest {
             game_id: "zzz".into(),
+            ..Default::default()
         })
         .await,
         Code::NotFound,
         "GAME_NOT_FOUND",
     );
+}
+
+#[tokio::test]
+async fn get_replay_pages_join_up_to_the_whole_log() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "pages", mnk(4, 4, 4)).await;
+    play_all(
+        c,
+        "pages",
+        &[place(0, 0), place(1, 1), place(2, 2), place(3, 3)],
+    )
+    .await;
+    let whole = c
+        .get_replay(pb::GetReplayRequest {
+            game_id: "pages".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((whole.steps.len(), whole.next_page_token.as_str()), (5, ""));
+    let mut steps = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = c
+            .get_replay(pb::GetReplayRequest {
+                game_id: "pages".into(),
+                page_size: 2,
+                page_token: token,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(page.steps.len() <= 2);
+        assert_eq!(page.game, whole.game);
+        steps.extend(page.steps);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(steps, whole.steps);
+    let bad = c
+        .get_replay(pb::GetReplayRequest {
+            game_id: "pages".into(),
+            page_size: 2,
+            page_token: "x".into(),
+        })
+        .await;
+    assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
 }
