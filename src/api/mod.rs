@@ -63,25 +63,73 @@ fn check_request_id(request_id: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// A request that changes a game: it carries an idempotency key and maybe a
+/// turn token.
+trait Idempotent: Message + Clone {
+    /// Tags the fingerprint, so equal bytes of two RPCs never match.
+    const RPC: &'static [u8];
+    /// The caller's idempotency key (empty: none).
+    fn request_id(&self) -> &str;
+    /// The turn token, if any.
+    fn expected_sequence(&self) -> Option<u64>;
+    /// Clears the key and the token, leaving what the request asks for.
+    fn clear_keys(&mut self);
+}
+
+impl Idempotent for pb::CreateGameRequest {
+    const RPC: &'static [u8] = b"create:";
+    fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    fn expected_sequence(&self) -> Option<u64> {
+        None
+    }
+    fn clear_keys(&mut self) {
+        self.request_id.clear();
+    }
+}
+
+impl Idempotent for pb::SubmitMoveRequest {
+    const RPC: &'static [u8] = b"move:";
+    fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    fn expected_sequence(&self) -> Option<u64> {
+        self.expected_sequence
+    }
+    fn clear_keys(&mut self) {
+        self.request_id.clear();
+        self.expected_sequence = None;
+    }
+}
+
+impl Idempotent for pb::UndoRequest {
+    const RPC: &'static [u8] = b"undo:";
+    fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    fn expected_sequence(&self) -> Option<u64> {
+        self.expected_sequence
+    }
+    fn clear_keys(&mut self) {
+        self.request_id.clear();
+        self.expected_sequence = None;
+    }
+}
+
 /// The idempotency fields of a request: its id, its turn token, and the rest
 /// of it (tagged by RPC) as the fingerprint that tells a retry from a reuse.
-fn request_meta<M: Message + Clone>(
-    rpc: &[u8],
-    request: &M,
-    request_id: &str,
-    expected_sequence: Option<u64>,
-    clear: impl FnOnce(&mut M),
-) -> Result<RequestMeta, FieldError> {
-    check_request_id(request_id)?;
+fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
+    check_request_id(request.request_id())?;
     let mut rest = request.clone();
-    clear(&mut rest);
-    let mut fingerprint = rpc.to_vec();
+    rest.clear_keys();
+    let mut fingerprint = M::RPC.to_vec();
     rest.encode(&mut fingerprint)
         .expect("a Vec grows as needed");
     Ok(RequestMeta {
-        request_id: request_id.to_owned(),
+        request_id: request.request_id().to_owned(),
         fingerprint,
-        expected_sequence,
+        expected_sequence: request.expected_sequence(),
     })
 }
 
@@ -152,10 +200,11 @@ impl GameService for GameApi {
         )?;
         // Fingerprint the rules as the server reads them, so a retry that
         // spells out the defaults is still the same request.
-        let meta = request_meta(b"create:", &req, &req.request_id, None, |r| {
-            r.request_id.clear();
-            r.rules = Some(convert::rules_to_proto(config.rules()));
-        })?;
+        let normalized = pb::CreateGameRequest {
+            rules: Some(convert::rules_to_proto(config.rules())),
+            ..req.clone()
+        };
+        let meta = request_meta(&normalized)?;
         let game = self.registry.create(game_id, config, meta).await?;
         Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
     }
@@ -196,16 +245,7 @@ impl GameService for GameApi {
             .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
         let seat = convert::seat_from_proto(seat, "seat")?;
         let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = request_meta(
-            b"move:",
-            &req,
-            &req.request_id,
-            req.expected_sequence,
-            |r| {
-                r.request_id.clear();
-                r.expected_sequence = None;
-            },
-        )?;
+        let meta = request_meta(&req)?;
         let reply = self
             .registry
             .execute(&req.game_id, Command::Play { seat, mv }, meta)
@@ -226,16 +266,7 @@ impl GameService for GameApi {
             .seat
             .map(|s| convert::seat_from_proto(s, "seat"))
             .transpose()?;
-        let meta = request_meta(
-            b"undo:",
-            &req,
-            &req.request_id,
-            req.expected_sequence,
-            |r| {
-                r.request_id.clear();
-                r.expected_sequence = None;
-            },
-        )?;
+        let meta = request_meta(&req)?;
         let reply = self
             .registry
             .execute(&req.game_id, Command::Undo { requested_by }, meta)

@@ -308,3 +308,32 @@ pub(crate) async fn read_stream(
     }
     items
 }
+
+/// Opens a followed event stream from `from_sequence`.
+pub(crate) async fn follow(
+    client: &mut Client,
+    game_id: &str,
+    from_sequence: u64,
+) -> tonic::Streaming<pb::StreamEventsResponse> {
+    client
+        .stream_events(pb::StreamEventsRequest {
+            game_id: game_id.into(),
+            from_sequence,
+            follow: true,
+        })
+        .await
+        .expect("stream opens")
+        .into_inner()
+}
+
+/// X (seat 0) takes the top row; O plays (1,0) and (1,1) in between. The
+/// fifth move wins.
+pub(crate) fn x_wins_top_row() -> [pb::Move; 5] {
+    [
+        place(0, 0),
+        place(1, 0),
+        place(0, 1),
+        place(1, 1),
+        place(0, 2),
+    ]
+}

@@ -21,18 +21,7 @@ async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_
     })
     .await
     .unwrap();
-    play_all(
-        c,
-        "w",
-        &[
-            place(0, 0),
-            place(1, 0),
-            place(0, 1),
-            place(1, 1),
-            place(0, 2),
-        ],
-    )
-    .await;
+    play_all(c, "w", &x_wins_top_row()).await;
     let retried = pb::SubmitMoveRequest {
         request_id: "r-1".into(),
         ..move_request("t", 0, place(2, 2))
@@ -97,15 +86,7 @@ async fn stopping_the_server_ends_open_streams_with_unavailable() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "bye", mnk(3, 3, 3)).await;
-    let mut stream = c
-        .stream_events(pb::StreamEventsRequest {
-            game_id: "bye".into(),
-            from_sequence: 0,
-            follow: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = follow(c, "bye", 0).await;
     stream.message().await.unwrap();
     stream.message().await.unwrap();
     let stopping = tokio::spawn(server.stop());
@@ -128,15 +109,7 @@ async fn a_stream_client_that_stops_reading_cannot_hold_up_shutdown() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "stuck", mnk(3, 3, 3)).await;
-    let mut stream = c
-        .stream_events(pb::StreamEventsRequest {
-            game_id: "stuck".into(),
-            from_sequence: 0,
-            follow: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = follow(c, "stuck", 0).await;
     stream.message().await.unwrap();
     // Far more events than the stream's buffers hold, never read.
     for _ in 0..1500 {

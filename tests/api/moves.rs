@@ -9,18 +9,7 @@ async fn three_in_a_row_wins_with_the_winning_line_and_ends_the_game() {
     let c = &mut server.client;
     create(c, "win", mnk(3, 3, 3)).await;
     // X: (0,0) (0,1) (0,2); O: (1,0) (1,1)
-    let reply = play_all(
-        c,
-        "win",
-        &[
-            place(0, 0),
-            place(1, 0),
-            place(0, 1),
-            place(1, 1),
-            place(0, 2),
-        ],
-    )
-    .await;
+    let reply = play_all(c, "win", &x_wins_top_row()).await;
     let [event] = reply.events.as_slice() else {
         panic!("one event")
     };

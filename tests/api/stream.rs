@@ -18,22 +18,6 @@ fn sequences(items: &[Kind]) -> Vec<u64> {
         .collect()
 }
 
-async fn follow(
-    client: &mut Client,
-    game_id: &str,
-    from_sequence: u64,
-) -> Streaming<pb::StreamEventsResponse> {
-    client
-        .stream_events(pb::StreamEventsRequest {
-            game_id: game_id.into(),
-            from_sequence,
-            follow: true,
-        })
-        .await
-        .expect("stream opens")
-        .into_inner()
-}
-
 async fn next(stream: &mut Streaming<pb::StreamEventsResponse>) -> Kind {
     stream
         .message()

@@ -17,18 +17,7 @@ async fn undoing_a_winning_move_puts_the_game_back_in_play_as_a_new_event() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "u", mnk(3, 3, 3)).await;
-    play_all(
-        c,
-        "u",
-        &[
-            place(0, 0),
-            place(1, 0),
-            place(0, 1),
-            place(1, 1),
-            place(0, 2),
-        ],
-    )
-    .await;
+    play_all(c, "u", &x_wins_top_row()).await;
     let reply = c
         .undo(undo_request("u", Some(1)))
         .await

@@ -28,6 +28,18 @@ fn place(seat: u8, row: u32, col: u32) -> Command {
     }
 }
 
+/// X (seat 0) takes the top row, O answering on the middle row; the fifth
+/// move wins.
+fn x_wins_top_row() -> [Command; 5] {
+    [
+        place(0, 0, 0),
+        place(1, 1, 0),
+        place(0, 0, 1),
+        place(1, 1, 1),
+        place(0, 0, 2),
+    ]
+}
+
 /// Given the state after `commands`, each decided and evolved.
 fn given(config: GameConfig, commands: &[Command]) -> (GameState, Vec<Event>) {
     let mut log = vec![Event::GameCreated(config.clone())];
@@ -68,13 +80,7 @@ fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
         decide(&state, &wrong_kind),
         Err(GameError::Illegal(IllegalMove::WrongMoveKind { .. }))
     ));
-    let moves = [
-        place(0, 0, 0),
-        place(1, 1, 0),
-        place(0, 0, 1),
-        place(1, 1, 1),
-        place(0, 0, 2),
-    ];
+    let moves = x_wins_top_row();
     let (won, _) = given(tic_tac_toe(), &moves);
     assert!(matches!(
         decide(&won, &place(1, 9, 9)),
@@ -93,14 +99,9 @@ fn a_seat_not_at_the_table_is_refused() {
 
 #[test]
 fn three_in_a_row_wins_and_then_nothing_more_is_played() {
-    let moves = [
-        place(0, 0, 0),
-        place(1, 1, 0),
-        place(0, 0, 1),
-        place(1, 1, 1),
-    ];
+    let [moves @ .., last] = x_wins_top_row();
     let (state, _) = given(tic_tac_toe(), &moves);
-    let events = decide(&state, &place(0, 0, 2)).unwrap();
+    let events = decide(&state, &last).unwrap();
     let [
         Event::MovePlayed {
             outcome: Some(Outcome::Win { seat, line }),
@@ -116,7 +117,7 @@ fn three_in_a_row_wins_and_then_nothing_more_is_played() {
         line,
         &vec![Coord::new(0, 0), Coord::new(0, 1), Coord::new(0, 2)]
     );
-    let (won, _) = given(tic_tac_toe(), &[&moves[..], &[place(0, 0, 2)]].concat());
+    let (won, _) = given(tic_tac_toe(), &x_wins_top_row());
     assert_eq!(won.status(), GameStatus::Won);
     assert_eq!(won.to_move(), None);
     assert_eq!(decide(&won, &place(1, 2, 2)), Err(GameError::GameOver));
@@ -124,13 +125,7 @@ fn three_in_a_row_wins_and_then_nothing_more_is_played() {
 
 #[test]
 fn undoing_a_winning_move_puts_the_game_back_in_play() {
-    let moves = [
-        place(0, 0, 0),
-        place(1, 1, 0),
-        place(0, 0, 1),
-        place(1, 1, 1),
-        place(0, 0, 2),
-    ];
+    let moves = x_wins_top_row();
     let (won, _) = given(tic_tac_toe(), &moves);
     let (undone, log) = given(
         tic_tac_toe(),
