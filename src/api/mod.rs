@@ -89,32 +89,28 @@ impl Idempotent for pb::CreateGameRequest {
     }
 }
 
-impl Idempotent for pb::SubmitMoveRequest {
-    const RPC: &'static [u8] = b"move:";
-    fn request_id(&self) -> &str {
-        &self.request_id
-    }
-    fn expected_sequence(&self) -> Option<u64> {
-        self.expected_sequence
-    }
-    fn clear_keys(&mut self) {
-        self.request_id.clear();
-        self.expected_sequence = None;
-    }
+/// Requests whose keys are `request_id` and `expected_sequence`.
+macro_rules! keyed_by_request_id_and_turn_token {
+    ($($request:ty => $rpc:literal),+ $(,)?) => {$(
+        impl Idempotent for $request {
+            const RPC: &'static [u8] = $rpc;
+            fn request_id(&self) -> &str {
+                &self.request_id
+            }
+            fn expected_sequence(&self) -> Option<u64> {
+                self.expected_sequence
+            }
+            fn clear_keys(&mut self) {
+                self.request_id.clear();
+                self.expected_sequence = None;
+            }
+        }
+    )+};
 }
 
-impl Idempotent for pb::UndoRequest {
-    const RPC: &'static [u8] = b"undo:";
-    fn request_id(&self) -> &str {
-        &self.request_id
-    }
-    fn expected_sequence(&self) -> Option<u64> {
-        self.expected_sequence
-    }
-    fn clear_keys(&mut self) {
-        self.request_id.clear();
-        self.expected_sequence = None;
-    }
+keyed_by_request_id_and_turn_token! {
+    pb::SubmitMoveRequest => b"move:",
+    pb::UndoRequest => b"undo:",
 }
 
 /// The idempotency fields of a request: its id, its turn token, and the rest

@@ -33,6 +33,22 @@ async fn connect_four_defaults_are_filled_in_and_an_absent_game_id_gets_a_uuid()
     );
 }
 
+/// Asserts CreateGame refuses `request` as INVALID_ARGUMENT with `reason`,
+/// naming `field` in its BadRequest.
+async fn assert_invalid(
+    client: &mut Client,
+    request: pb::CreateGameRequest,
+    reason: &str,
+    field: &str,
+) {
+    let status = assert_rejected(
+        client.create_game(request).await,
+        Code::InvalidArgument,
+        reason,
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some(field), "{status:?}");
+}
+
 fn uuid_like(id: &str) -> bool {
     id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4
 }
@@ -64,12 +80,7 @@ async fn impossible_rules_are_invalid_arguments_naming_the_field() {
             rules,
             ..create_request("bad", mnk(3, 3, 3))
         };
-        let status = assert_rejected(
-            server.client.create_game(request).await,
-            Code::InvalidArgument,
-            "INVALID_RULES",
-        );
-        assert_eq!(bad_field(&status).as_deref(), Some(field), "{status:?}");
+        assert_invalid(&mut server.client, request, "INVALID_RULES", field).await;
     }
     let status = server
         .client
@@ -106,12 +117,7 @@ async fn bad_seats_are_invalid_arguments_naming_the_seat() {
             seats,
             ..create_request("bad", mnk(3, 3, 3))
         };
-        let status = assert_rejected(
-            server.client.create_game(request).await,
-            Code::InvalidArgument,
-            "INVALID_SEATS",
-        );
-        assert_eq!(bad_field(&status).as_deref(), Some(field));
+        assert_invalid(&mut server.client, request, "INVALID_SEATS", field).await;
     }
 }
 
