@@ -169,26 +169,12 @@ async fn a_retried_creation_returns_the_same_game_and_a_reused_request_id_is_ref
         request_id: "req-1".into(),
         ..create_request("", mnk(3, 3, 3))
     };
-    let first = server
-        .client
-        .create_game(request.clone())
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let first = create_from(&mut server.client, request.clone()).await;
     // A move later, the retry still gets the creation reply, byte for byte.
     play(&mut server.client, &first.game_id, 0, place(1, 1))
         .await
         .unwrap();
-    let again = server
-        .client
-        .create_game(request.clone())
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let again = create_from(&mut server.client, request.clone()).await;
     assert_eq!(first, again);
     let other = pb::CreateGameRequest {
         rules: Some(mnk(4, 4, 3)),

@@ -163,8 +163,13 @@ pub(crate) fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGam
 
 /// Creates a game and returns it.
 pub(crate) async fn create(client: &mut Client, game_id: &str, rules: pb::RuleSet) -> pb::Game {
+    create_from(client, create_request(game_id, rules)).await
+}
+
+/// Sends `request` and returns the created game.
+pub(crate) async fn create_from(client: &mut Client, request: pb::CreateGameRequest) -> pb::Game {
     client
-        .create_game(create_request(game_id, rules))
+        .create_game(request)
         .await
         .expect("game created")
         .into_inner()
