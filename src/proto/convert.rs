@@ -8,7 +8,9 @@ use prost_types::Timestamp;
 
 use super::{self as pb, ErrorReason};
 use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
-use crate::rules::{ConnectFourRules, Coord, MnkRules, Move, Outcome, RuleSet, Seat};
+use crate::rules::{
+    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, Outcome, Overline, RuleSet, Seat,
+};
 
 /// Boards with at most this many cells also travel as text rows.
 pub const MAX_TEXT_CELLS: u64 = 1024;
@@ -67,6 +69,15 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
             cols: Some(r.cols() as i32),
             k: Some(r.k() as i32),
         }),
+        RuleSet::Gomoku(r) => pb::rule_set::Kind::Gomoku(pb::GomokuRules {
+            rows: Some(r.board().rows() as i32),
+            cols: Some(r.board().cols() as i32),
+            k: Some(r.board().k() as i32),
+            overline: match r.overline() {
+                Overline::Wins => pb::OverlineRule::Freestyle,
+                Overline::DoesNotWin => pb::OverlineRule::Exact,
+            } as i32,
+        }),
     };
     pb::RuleSet { kind: Some(kind) }
 }
@@ -89,7 +100,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk or connect_four)",
+            "a rule set is required (mnk, connect_four or gomoku)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
@@ -105,6 +116,31 @@ pub fn rules_from_proto(
         )
         .map(RuleSet::ConnectFour)
         .map_err(|e| invalid("rules.connect_four", e)),
+        Some(pb::rule_set::Kind::Gomoku(g)) => {
+            let overline = match pb::OverlineRule::try_from(g.overline) {
+                Ok(pb::OverlineRule::Freestyle) => Overline::Wins,
+                Ok(pb::OverlineRule::Exact | pb::OverlineRule::Unspecified) => Overline::DoesNotWin,
+                Err(_) => {
+                    return Err(FieldError::new(
+                        "rules.gomoku.overline",
+                        format!(
+                            "overline rule {} is not one of the OverlineRule values",
+                            g.overline
+                        ),
+                        ErrorReason::InvalidRules,
+                    ));
+                }
+            };
+            GomokuRules::new(
+                g.rows.map(i64::from),
+                g.cols.map(i64::from),
+                g.k.map(i64::from),
+                overline,
+                max_cells,
+            )
+            .map(RuleSet::Gomoku)
+            .map_err(|e| invalid("rules.gomoku", e))
+        }
     }
 }
 

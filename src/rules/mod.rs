@@ -10,7 +10,8 @@
 //! - [`Coord`]: a 0-based (row, col) cell, (0,0) top-left, row-major.
 //! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
 //! - [`lines`]: K-in-a-row detection through the square just played.
-//! - [`MnkRules`] and [`ConnectFourRules`]: one file per game family.
+//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`]: one file per game
+//!   family.
 //! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
 //!   the fieldless [`Variant`].
 //! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
@@ -20,6 +21,7 @@ mod board;
 mod connect_four;
 mod coord;
 mod error;
+mod gomoku;
 pub mod lines;
 mod mnk;
 mod position;
@@ -28,6 +30,8 @@ pub use board::Board;
 pub use connect_four::ConnectFourRules;
 pub use coord::Coord;
 pub use error::{IllegalMove, InvalidRules};
+pub use gomoku::GomokuRules;
+pub use lines::Overline;
 pub use mnk::MnkRules;
 pub use position::Position;
 
@@ -98,6 +102,8 @@ pub enum Variant {
     Mnk,
     /// Connect Four with gravity.
     ConnectFour,
+    /// Gomoku, freestyle or exactly five.
+    Gomoku,
 }
 
 /// A validated rule set: one variant with its configuration. Build it through
@@ -109,6 +115,8 @@ pub enum RuleSet {
     Mnk(MnkRules),
     /// Connect Four.
     ConnectFour(ConnectFourRules),
+    /// Gomoku.
+    Gomoku(GomokuRules),
 }
 
 impl RuleSet {
@@ -117,6 +125,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(_) => Variant::Mnk,
             RuleSet::ConnectFour(_) => Variant::ConnectFour,
+            RuleSet::Gomoku(_) => Variant::Gomoku,
         }
     }
 
@@ -125,6 +134,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(r) => r.rows(),
             RuleSet::ConnectFour(r) => r.rows(),
+            RuleSet::Gomoku(r) => r.board().rows(),
         }
     }
 
@@ -133,6 +143,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(r) => r.cols(),
             RuleSet::ConnectFour(r) => r.cols(),
+            RuleSet::Gomoku(r) => r.board().cols(),
         }
     }
 
@@ -141,6 +152,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(r) => r.k(),
             RuleSet::ConnectFour(r) => r.k(),
+            RuleSet::Gomoku(r) => r.board().k(),
         }
     }
 
@@ -159,6 +171,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(r) => r.check(mv).map(drop),
             RuleSet::ConnectFour(r) => r.check(mv).map(drop),
+            RuleSet::Gomoku(r) => r.check(mv).map(drop),
         }
     }
 
@@ -172,16 +185,24 @@ impl RuleSet {
         let placement = match self {
             RuleSet::Mnk(r) => r.placement(position, mv)?,
             RuleSet::ConnectFour(r) => r.placement(position, mv)?,
+            RuleSet::Gomoku(r) => r.placement(position, mv)?,
         };
         let outcome = self.outcome_of(position, seat, placement);
         Ok(Played { placement, outcome })
     }
 
     /// Whether placing `seat`'s piece on the empty `placement` ends the game:
-    /// a win when it completes K in a row through `placement` (O(K) work along
-    /// four axes), else a draw when it fills the last empty cell.
+    /// a win when it completes K in a row through `placement` (exactly K
+    /// where overlines do not win; O(K) work along four axes), else a draw
+    /// when it fills the last empty cell.
     fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
-        if let Some(line) = lines::k_in_a_row(position.board(), placement, seat, self.k()) {
+        let overline = match self {
+            RuleSet::Gomoku(r) => r.overline(),
+            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) => Overline::Wins,
+        };
+        if let Some(line) =
+            lines::winning_run(position.board(), placement, seat, self.k(), overline)
+        {
             return Some(Outcome::Win { seat, line });
         }
         (position.filled() + 1 == position.board().cells()).then_some(Outcome::Draw)
@@ -215,6 +236,7 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
             RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),
+            RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
         }
     }
 
@@ -222,7 +244,9 @@ impl RuleSet {
     /// them where the family can count faster.
     pub fn legal_move_count(&self, position: &Position) -> usize {
         match self {
-            RuleSet::Mnk(_) => (position.board().cells() - position.filled()) as usize,
+            RuleSet::Mnk(_) | RuleSet::Gomoku(_) => {
+                (position.board().cells() - position.filled()) as usize
+            }
             RuleSet::ConnectFour(r) => r.legal_moves(position).count(),
         }
     }

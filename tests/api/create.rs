@@ -288,3 +288,36 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
 }
+
+#[tokio::test]
+async fn gomoku_defaults_to_fifteen_by_fifteen_exactly_five_and_refuses_an_unknown_overline_rule() {
+    let mut server = TestServer::start().await;
+    let gomoku = |overline| pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Gomoku(pb::GomokuRules {
+            overline,
+            ..Default::default()
+        })),
+    };
+    let game = create(&mut server.client, "gomoku", gomoku(0)).await;
+    let Some(pb::rule_set::Kind::Gomoku(rules)) = game.rules.unwrap().kind else {
+        panic!("gomoku")
+    };
+    assert_eq!(
+        (rules.rows, rules.cols, rules.k),
+        (Some(15), Some(15), Some(5))
+    );
+    assert_eq!(rules.overline(), pb::OverlineRule::Exact);
+    let freestyle = create(&mut server.client, "", gomoku(1)).await;
+    let Some(pb::rule_set::Kind::Gomoku(rules)) = freestyle.rules.unwrap().kind else {
+        panic!("gomoku")
+    };
+    assert_eq!(rules.overline(), pb::OverlineRule::Freestyle);
+    let request = create_request("bad-overline", gomoku(9));
+    assert_invalid(
+        &mut server.client,
+        request,
+        "INVALID_RULES",
+        "rules.gomoku.overline",
+    )
+    .await;
+}
