@@ -64,6 +64,9 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
                     return invalid("move", R::WrongMoveKind);
                 }
+                GameError::Illegal(IllegalMove::NoSuchMark { .. }) => {
+                    return invalid("move.place.mark", R::InvalidRequest);
+                }
                 GameError::NoSuchSeat { .. } => return invalid("seat", R::InvalidRequest),
                 GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
                     (Code::FailedPrecondition, R::CellOccupied)

@@ -71,7 +71,8 @@ impl GameConfig {
     /// Checks the seats against `limits` and pairs them with `rules`.
     ///
     /// # Errors
-    /// [`InvalidSeats`] for fewer than 2 seats, more than `limits.max_seats`,
+    /// [`InvalidSeats`] for fewer seats than the rules need (2), more than
+    /// they seat (wild games: 2) or more than `limits.max_seats`,
     /// an empty or overlong player id, an overlong display name, or a symbol
     /// that is empty, longer than 4 characters, contains whitespace or repeats
     /// another seat's.
@@ -82,10 +83,20 @@ impl GameConfig {
     ) -> Result<Self, InvalidSeats> {
         let invalid = |field: String, why: String| Err(InvalidSeats { field, why });
         let max_seats = limits.max_seats.min(MAX_SEATS);
-        if seats.len() < 2 {
+        let (fewest, most) = rules.seat_range();
+        if seats.len() < fewest {
             return invalid(
                 "seats".into(),
-                format!("a game needs at least 2 seats, got {}", seats.len()),
+                format!("a game needs at least {fewest} seats, got {}", seats.len()),
+            );
+        }
+        if seats.len() > most {
+            return invalid(
+                "seats".into(),
+                format!(
+                    "these rules seat at most {most} players, got {}",
+                    seats.len()
+                ),
             );
         }
         if seats.len() > max_seats {

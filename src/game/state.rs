@@ -79,6 +79,8 @@ pub enum GameStatus {
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
+    /// Whose piece it is (the player's own, or in wild games the mark).
+    pub piece: Seat,
     /// Where its piece is.
     pub placement: Coord,
     /// The sequence of its MovePlayed event.
@@ -302,16 +304,19 @@ pub fn evolve(state: &mut GameState, event: &Event) {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
         Event::MovePlayed {
             seat,
+            mv,
             placement,
             outcome,
             ..
         } => {
+            let piece = mv.piece(*seat);
             state
                 .config
                 .rules()
-                .apply(&mut state.position, *seat, *placement);
+                .apply(&mut state.position, piece, *placement);
             state.moves.push(PlayedMove {
                 seat: *seat,
+                piece,
                 placement: *placement,
                 sequence: state.sequence,
             });

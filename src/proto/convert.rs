@@ -10,6 +10,7 @@ use super::{self as pb, ErrorReason};
 use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
 use crate::rules::{
     ConnectFourRules, Coord, GomokuRules, MnkRules, Move, Outcome, Overline, RuleSet, Seat,
+    WildRules,
 };
 
 /// Boards with at most this many cells also travel as text rows.
@@ -78,6 +79,11 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
                 Overline::DoesNotWin => pb::OverlineRule::Exact,
             } as i32,
         }),
+        RuleSet::Wild(r) => pb::rule_set::Kind::Wild(pb::WildRules {
+            rows: Some(r.board().rows() as i32),
+            cols: Some(r.board().cols() as i32),
+            k: Some(r.board().k() as i32),
+        }),
     };
     pb::RuleSet { kind: Some(kind) }
 }
@@ -100,7 +106,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk, connect_four or gomoku)",
+            "a rule set is required (mnk, connect_four, gomoku or wild)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
@@ -141,6 +147,14 @@ pub fn rules_from_proto(
             .map(RuleSet::Gomoku)
             .map_err(|e| invalid("rules.gomoku", e))
         }
+        Some(pb::rule_set::Kind::Wild(w)) => WildRules::new(
+            w.rows.map(i64::from),
+            w.cols.map(i64::from),
+            w.k.map(i64::from),
+            max_cells,
+        )
+        .map(RuleSet::Wild)
+        .map_err(|e| invalid("rules.wild", e)),
     }
 }
 
@@ -209,6 +223,12 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
         Move::Place(at) => pb::r#move::Kind::Place(pb::Place {
             row: at.row as i32,
             col: at.col as i32,
+            mark: None,
+        }),
+        Move::PlaceMark { at, mark } => pb::r#move::Kind::Place(pb::Place {
+            row: at.row as i32,
+            col: at.col as i32,
+            mark: Some(mark.0.into()),
         }),
         Move::Drop { column } => pb::r#move::Kind::Drop(pb::Drop {
             column: column as i32,
@@ -230,7 +250,14 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
             "a move is required (place or drop)",
         )),
         Some(pb::r#move::Kind::Place(p)) => {
-            Ok(Move::Place(coord(p.row, p.col, &format!("{field}.place"))?))
+            let at = coord(p.row, p.col, &format!("{field}.place"))?;
+            match p.mark {
+                None => Ok(Move::Place(at)),
+                Some(mark) => Ok(Move::PlaceMark {
+                    at,
+                    mark: seat_from_proto(mark, &format!("{field}.place.mark"))?,
+                }),
+            }
         }
         Some(pb::r#move::Kind::Drop(d)) => u32::try_from(d.column)
             .map(|column| Move::Drop { column })
@@ -393,7 +420,7 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
     let mut pieces: Vec<(Coord, Seat)> = state
         .moves()
         .iter()
-        .map(|m| (m.placement, m.seat))
+        .map(|m| (m.placement, m.piece))
         .collect();
     pieces.sort_unstable_by_key(|(at, _)| *at);
     let text = if board.cells() <= MAX_TEXT_CELLS {
@@ -505,7 +532,11 @@ mod tests {
     #[test]
     fn negative_coordinates_are_out_of_bounds_with_the_field_named() {
         let mv = pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place { row: -1, col: 0 })),
+            kind: Some(pb::r#move::Kind::Place(pb::Place {
+                row: -1,
+                col: 0,
+                mark: None,
+            })),
         };
         let err = move_from_proto(Some(&mv), "move").unwrap_err();
         assert_eq!(

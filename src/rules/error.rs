@@ -57,6 +57,12 @@ pub enum IllegalMove {
         /// The full column.
         column: u32,
     },
+    /// The mark is not one the rule set's moves may place.
+    #[error("mark {mark} is not one of this game's marks (0 or 1)")]
+    NoSuchMark {
+        /// The mark asked for (a seat index).
+        mark: u8,
+    },
     /// The move's kind does not belong to this rule set.
     #[error("{variant} games take {expected} moves")]
     WrongMoveKind {

@@ -10,8 +10,8 @@
 //! - [`Coord`]: a 0-based (row, col) cell, (0,0) top-left, row-major.
 //! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
 //! - [`lines`]: K-in-a-row detection through the square just played.
-//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`]: one file per game
-//!   family.
+//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`], [`WildRules`]: one
+//!   file per game family.
 //! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
 //!   the fieldless [`Variant`].
 //! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
@@ -25,6 +25,7 @@ mod gomoku;
 pub mod lines;
 mod mnk;
 mod position;
+mod wild;
 
 pub use board::Board;
 pub use connect_four::ConnectFourRules;
@@ -34,6 +35,7 @@ pub use gomoku::GomokuRules;
 pub use lines::Overline;
 pub use mnk::MnkRules;
 pub use position::Position;
+pub use wild::WildRules;
 
 /// The hard upper bound on seats any rule set supports: a board cell stores
 /// its owner in one byte, with 0 meaning empty.
@@ -62,12 +64,31 @@ impl std::fmt::Display for Seat {
 pub enum Move {
     /// Put a piece on this cell (m,n,k-games).
     Place(Coord),
+    /// Put `mark` (a seat's symbol, whoever plays it) on this cell (wild
+    /// games).
+    PlaceMark {
+        /// The cell.
+        at: Coord,
+        /// Whose symbol is placed: seat 0's or seat 1's.
+        mark: Seat,
+    },
     /// Drop a disc into this 0-based column (Connect Four); gravity decides
     /// the row.
     Drop {
         /// The 0-based column, counted from the left.
         column: u32,
     },
+}
+
+impl Move {
+    /// The piece this move puts down when `seat` plays it: the named mark in
+    /// wild games, otherwise the seat's own.
+    pub fn piece(self, seat: Seat) -> Seat {
+        match self {
+            Move::PlaceMark { mark, .. } => mark,
+            Move::Place(_) | Move::Drop { .. } => seat,
+        }
+    }
 }
 
 /// How a game ended.
@@ -91,6 +112,8 @@ pub enum Outcome {
 pub struct Played {
     /// The cell the piece lands on.
     pub placement: Coord,
+    /// Whose piece lands there (the mover's, or in wild games the mark).
+    pub piece: Seat,
     /// `Some` when this placement ends the game.
     pub outcome: Option<Outcome>,
 }
@@ -104,6 +127,8 @@ pub enum Variant {
     ConnectFour,
     /// Gomoku, freestyle or exactly five.
     Gomoku,
+    /// Wild tic-tac-toe: either mark, any player.
+    Wild,
 }
 
 /// A validated rule set: one variant with its configuration. Build it through
@@ -117,6 +142,8 @@ pub enum RuleSet {
     ConnectFour(ConnectFourRules),
     /// Gomoku.
     Gomoku(GomokuRules),
+    /// Wild tic-tac-toe (m,n,k).
+    Wild(WildRules),
 }
 
 impl RuleSet {
@@ -126,6 +153,7 @@ impl RuleSet {
             RuleSet::Mnk(_) => Variant::Mnk,
             RuleSet::ConnectFour(_) => Variant::ConnectFour,
             RuleSet::Gomoku(_) => Variant::Gomoku,
+            RuleSet::Wild(_) => Variant::Wild,
         }
     }
 
@@ -135,6 +163,7 @@ impl RuleSet {
             RuleSet::Mnk(r) => r.rows(),
             RuleSet::ConnectFour(r) => r.rows(),
             RuleSet::Gomoku(r) => r.board().rows(),
+            RuleSet::Wild(r) => r.board().rows(),
         }
     }
 
@@ -144,6 +173,15 @@ impl RuleSet {
             RuleSet::Mnk(r) => r.cols(),
             RuleSet::ConnectFour(r) => r.cols(),
             RuleSet::Gomoku(r) => r.board().cols(),
+            RuleSet::Wild(r) => r.board().cols(),
+        }
+    }
+
+    /// How many seats a game of these rules seats: (fewest, most).
+    pub fn seat_range(&self) -> (usize, usize) {
+        match self {
+            RuleSet::Wild(_) => (2, 2),
+            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Gomoku(_) => (2, MAX_SEATS),
         }
     }
 
@@ -153,6 +191,7 @@ impl RuleSet {
             RuleSet::Mnk(r) => r.k(),
             RuleSet::ConnectFour(r) => r.k(),
             RuleSet::Gomoku(r) => r.board().k(),
+            RuleSet::Wild(r) => r.board().k(),
         }
     }
 
@@ -172,6 +211,7 @@ impl RuleSet {
             RuleSet::Mnk(r) => r.check(mv).map(drop),
             RuleSet::ConnectFour(r) => r.check(mv).map(drop),
             RuleSet::Gomoku(r) => r.check(mv).map(drop),
+            RuleSet::Wild(r) => r.check(mv).map(drop),
         }
     }
 
@@ -186,19 +226,32 @@ impl RuleSet {
             RuleSet::Mnk(r) => r.placement(position, mv)?,
             RuleSet::ConnectFour(r) => r.placement(position, mv)?,
             RuleSet::Gomoku(r) => r.placement(position, mv)?,
+            RuleSet::Wild(r) => r.placement(position, mv)?.0,
         };
-        let outcome = self.outcome_of(position, seat, placement);
-        Ok(Played { placement, outcome })
+        let piece = mv.piece(seat);
+        let outcome = self
+            .outcome_of(position, piece, placement)
+            .map(|outcome| match outcome {
+                // A line of either mark wins for the seat that completed it.
+                Outcome::Win { line, .. } => Outcome::Win { seat, line },
+                Outcome::Draw => Outcome::Draw,
+            });
+        Ok(Played {
+            placement,
+            piece,
+            outcome,
+        })
     }
 
-    /// Whether placing `seat`'s piece on the empty `placement` ends the game:
+    /// Whether placing `seat`'s piece on the empty `placement` ends the game
+    /// (a win is reported for `seat`, the piece's owner):
     /// a win when it completes K in a row through `placement` (exactly K
     /// where overlines do not win; O(K) work along four axes), else a draw
     /// when it fills the last empty cell.
     fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
         let overline = match self {
             RuleSet::Gomoku(r) => r.overline(),
-            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) => Overline::Wins,
+            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Wild(_) => Overline::Wins,
         };
         if let Some(line) =
             lines::winning_run(position.board(), placement, seat, self.k(), overline)
@@ -208,13 +261,13 @@ impl RuleSet {
         (position.filled() + 1 == position.board().cells()).then_some(Outcome::Draw)
     }
 
-    /// Puts `seat`'s piece on `placement`, trusting that [`RuleSet::play`]
-    /// accepted it (used by evolve and replay).
+    /// Puts `piece` (see [`Played::piece`]) on `placement`, trusting that
+    /// [`RuleSet::play`] accepted it (used by evolve and replay).
     ///
     /// # Panics
     /// When `placement` is off the board.
-    pub fn apply(&self, position: &mut Position, seat: Seat, placement: Coord) {
-        position.put(placement, seat);
+    pub fn apply(&self, position: &mut Position, piece: Seat, placement: Coord) {
+        position.put(placement, piece);
     }
 
     /// Removes the piece on `placement`, the inverse of [`RuleSet::apply`]
@@ -237,6 +290,7 @@ impl RuleSet {
             RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
             RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),
             RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
+            RuleSet::Wild(r) => Box::new(r.legal_moves(position)),
         }
     }
 
@@ -246,6 +300,9 @@ impl RuleSet {
         match self {
             RuleSet::Mnk(_) | RuleSet::Gomoku(_) => {
                 (position.board().cells() - position.filled()) as usize
+            }
+            RuleSet::Wild(_) => {
+                WildRules::MARKS.len() * (position.board().cells() - position.filled()) as usize
             }
             RuleSet::ConnectFour(r) => r.legal_moves(position).count(),
         }

@@ -179,7 +179,22 @@ pub(crate) async fn create_from(client: &mut Client, request: pb::CreateGameRequ
 
 pub(crate) fn place(row: i32, col: i32) -> pb::Move {
     pb::Move {
-        kind: Some(pb::r#move::Kind::Place(pb::Place { row, col })),
+        kind: Some(pb::r#move::Kind::Place(pb::Place {
+            row,
+            col,
+            mark: None,
+        })),
+    }
+}
+
+/// Places seat `mark`'s symbol on (row, col), in a wild game.
+pub(crate) fn place_mark(row: i32, col: i32, mark: u32) -> pb::Move {
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Place(pb::Place {
+            row,
+            col,
+            mark: Some(mark),
+        })),
     }
 }
 

@@ -331,3 +331,64 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
         "GAME_NOT_FOUND",
     );
 }
+
+#[tokio::test]
+async fn in_wild_tic_tac_toe_completing_the_other_seats_line_wins_for_the_mover() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let wild = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Wild(pb::WildRules::default())),
+    };
+    create(c, "wild", wild).await;
+    // X puts an O in the corner, O answers with an O, X plays an X; then O
+    // completes the diagonal of O marks and wins.
+    play_all(
+        c,
+        "wild",
+        &[
+            place_mark(0, 0, 1),
+            place_mark(2, 2, 1),
+            place_mark(1, 0, 0),
+        ],
+    )
+    .await;
+    let won = play(c, "wild", 1, place_mark(1, 1, 1))
+        .await
+        .unwrap()
+        .game
+        .unwrap();
+    let Some(pb::outcome::Kind::Win(win)) = position(&won).outcome.clone().unwrap().kind else {
+        panic!("a win")
+    };
+    assert_eq!(win.seat, 1);
+    assert_eq!(board_text(&won), vec!["O..", "XO.", "..O"]);
+    // A wild move needs its mark; a third mark is refused.
+    create(c, "wild-2", wild).await;
+    assert_rejected(
+        play(c, "wild-2", 0, place(0, 0)).await,
+        Code::InvalidArgument,
+        "WRONG_MOVE_KIND",
+    );
+    let status = assert_rejected(
+        play(c, "wild-2", 0, place_mark(0, 0, 2)).await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("move.place.mark"));
+    // Wild games seat exactly two; other games refuse a mark.
+    let three = pb::CreateGameRequest {
+        seats: vec![seat("a", "X"), seat("b", "O"), seat("c", "Z")],
+        ..create_request("wild-3", wild)
+    };
+    assert_rejected(
+        c.create_game(three).await,
+        Code::InvalidArgument,
+        "INVALID_SEATS",
+    );
+    create(c, "plain", mnk(3, 3, 3)).await;
+    assert_rejected(
+        play(c, "plain", 0, place_mark(0, 0, 0)).await,
+        Code::InvalidArgument,
+        "WRONG_MOVE_KIND",
+    );
+}

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::game::{SeatInfo, SeatLimits};
-use crate::rules::{ConnectFourRules, MnkRules, RuleSet};
+use crate::rules::{ConnectFourRules, GomokuRules, MnkRules, Overline, RuleSet, WildRules};
 
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
     let seats = (0..seats)
@@ -202,13 +202,28 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
                 .ok()
                 .map(RuleSet::ConnectFour)
         }),
+        (5i64..9, 0usize..2).prop_map(|(side, overline)| {
+            let overline = [Overline::Wins, Overline::DoesNotWin][overline];
+            RuleSet::Gomoku(
+                GomokuRules::new(Some(side), Some(side), Some(4), overline, 100).unwrap(),
+            )
+        }),
+        (1i64..5, 1i64..5, 1i64..4).prop_filter_map("k fits", |(r, c, k)| {
+            WildRules::new(Some(r), Some(c), Some(k), 100)
+                .ok()
+                .map(RuleSet::Wild)
+        }),
     ];
     (
         rules,
         2usize..5,
         prop::collection::vec((prop::bool::weighted(0.15), any::<usize>()), 0..60),
     )
-        .prop_map(|(rules, seats, script)| (config(rules, seats), script))
+        .prop_map(|(rules, seats, script)| {
+            // As many seats as the rules allow.
+            let (fewest, most) = rules.seat_range();
+            (config(rules, seats.clamp(fewest, most)), script)
+        })
 }
 
 proptest! {

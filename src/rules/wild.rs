@@ -1,0 +1,140 @@
+//! Wild tic-tac-toe and its m,n,k generalisation: two players, and a move
+//! names both the cell and the mark (either player may place either symbol);
+//! whoever completes K in a row of one mark wins, whichever mark it is.
+//! (Wild tic-tac-toe as described in Berlekamp, Conway and Guy, *Winning
+//! Ways for your Mathematical Plays*, and on Wikipedia's "Wild tic-tac-toe".)
+
+use super::{Coord, IllegalMove, InvalidRules, MnkRules, Move, Position, Seat};
+
+/// A validated wild configuration: an m,n,k board whose two marks are the
+/// two seats' symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WildRules {
+    board: MnkRules,
+}
+
+impl WildRules {
+    /// The marks a move may place: seat 0's symbol and seat 1's.
+    pub const MARKS: [Seat; 2] = [Seat(0), Seat(1)];
+
+    /// Checks a configuration; `None` takes tic-tac-toe's value (3, 3, 3).
+    ///
+    /// # Errors
+    /// [`InvalidRules`] as for [`MnkRules::new`].
+    pub fn new(
+        rows: Option<i64>,
+        cols: Option<i64>,
+        k: Option<i64>,
+        max_cells: u64,
+    ) -> Result<Self, InvalidRules> {
+        let board = MnkRules::new(
+            rows.unwrap_or(3),
+            cols.unwrap_or(3),
+            k.unwrap_or(3),
+            max_cells,
+        )?;
+        Ok(WildRules { board })
+    }
+
+    /// The board and run length, as an m,n,k configuration.
+    pub fn board(&self) -> &MnkRules {
+        &self.board
+    }
+
+    /// The cell and mark of `mv`, if it is a marked placement on the board.
+    pub(super) fn check(&self, mv: Move) -> Result<(Coord, Seat), IllegalMove> {
+        let Move::PlaceMark { at, mark } = mv else {
+            return Err(IllegalMove::WrongMoveKind {
+                variant: "wild",
+                expected: "place with a mark",
+            });
+        };
+        if !Self::MARKS.contains(&mark) {
+            return Err(IllegalMove::NoSuchMark { mark: mark.0 });
+        }
+        self.board.check(Move::Place(at))?;
+        Ok((at, mark))
+    }
+
+    pub(super) fn placement(
+        &self,
+        position: &Position,
+        mv: Move,
+    ) -> Result<(Coord, Seat), IllegalMove> {
+        let (at, mark) = self.check(mv)?;
+        self.board.placement(position, Move::Place(at))?;
+        Ok((at, mark))
+    }
+
+    /// Every empty cell with each mark, row-major, seat 0's mark first.
+    pub(super) fn legal_moves<'a>(
+        &self,
+        position: &'a Position,
+    ) -> impl Iterator<Item = Move> + 'a {
+        position
+            .board()
+            .empty_cells()
+            .flat_map(|at| Self::MARKS.map(|mark| Move::PlaceMark { at, mark }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Outcome, RuleSet};
+    use super::*;
+
+    fn mark(row: u32, col: u32, mark: u8) -> Move {
+        Move::PlaceMark {
+            at: Coord::new(row, col),
+            mark: Seat(mark),
+        }
+    }
+
+    #[test]
+    fn completing_a_line_of_the_other_players_mark_wins_for_the_mover() {
+        let rules = RuleSet::Wild(WildRules::new(None, None, None, 100).unwrap());
+        let mut position = rules.initial_position();
+        // Seat 1 (O) has placed two O marks, seat 0 (X) one O mark.
+        for (seat, mv) in [(0, mark(0, 0, 1)), (1, mark(2, 2, 1)), (0, mark(1, 0, 0))] {
+            let played = rules.play(&position, Seat(seat), mv).unwrap();
+            assert_eq!(played.outcome, None);
+            rules.apply(&mut position, played.piece, played.placement);
+        }
+        let last = rules.play(&position, Seat(1), mark(1, 1, 1)).unwrap();
+        let Some(Outcome::Win { seat, line }) = last.outcome else {
+            panic!("a win")
+        };
+        assert_eq!((seat, last.piece), (Seat(1), Seat(1)));
+        assert_eq!(
+            line,
+            vec![Coord::new(0, 0), Coord::new(1, 1), Coord::new(2, 2)]
+        );
+    }
+
+    #[test]
+    fn legal_moves_list_both_marks_on_every_empty_cell() {
+        let rules = RuleSet::Wild(WildRules::new(Some(2), Some(2), Some(2), 100).unwrap());
+        let position = rules.initial_position();
+        let moves: Vec<Move> = rules.legal_moves(&position).collect();
+        assert_eq!(moves.len(), 8);
+        assert_eq!(rules.legal_move_count(&position), 8);
+        assert_eq!(moves[..2], [mark(0, 0, 0), mark(0, 0, 1)]);
+    }
+
+    #[test]
+    fn a_move_without_a_mark_or_with_a_third_mark_is_refused() {
+        let rules = WildRules::new(None, None, None, 100).unwrap();
+        assert!(matches!(
+            rules.check(Move::Place(Coord::new(0, 0))),
+            Err(IllegalMove::WrongMoveKind { .. })
+        ));
+        assert_eq!(
+            rules.check(mark(0, 0, 2)),
+            Err(IllegalMove::NoSuchMark { mark: 2 })
+        );
+        assert!(matches!(
+            rules.check(mark(3, 0, 0)),
+            Err(IllegalMove::CellOffBoard { .. })
+        ));
+    }
+}
