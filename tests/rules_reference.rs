@@ -294,7 +294,11 @@ fn every_uci_endgame_board_is_reached_by_legal_play_and_ends_as_labelled() {
             ));
             continue;
         }
-        let last = *state.moves().last().expect("a terminal board has pieces");
+        let last = state
+            .moves()
+            .last()
+            .cloned()
+            .expect("a terminal board has pieces");
         let ended_as_labelled = match state.outcome() {
             Some(Outcome::Win { seat, line: run }) => {
                 let run_is_the_winners = run.len() >= K as usize
@@ -376,10 +380,10 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
         return;
     };
     let rules = state.config().rules();
-    let moves: Vec<Move> = rules.legal_moves(state.position()).collect();
+    let moves: Vec<Move> = rules.legal_moves(state.position(), seat).collect();
     assert_eq!(
         moves.len(),
-        rules.legal_move_count(state.position()),
+        rules.legal_move_count(state.position(), seat),
         "legal move count"
     );
     assert!(

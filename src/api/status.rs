@@ -74,6 +74,9 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
                     (Code::FailedPrecondition, R::ColumnFull)
                 }
+                GameError::Illegal(IllegalMove::NoFlip { .. }) => {
+                    (Code::FailedPrecondition, R::NoFlip)
+                }
                 GameError::NotYourTurn { .. } => (Code::FailedPrecondition, R::NotYourTurn),
                 GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
                 GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),

@@ -21,6 +21,13 @@ pub enum Event {
         ply: u32,
         /// Set when this move ended the game.
         outcome: Option<Outcome>,
+        /// Discs the move turned to the mover's colour (Othello).
+        flips: Vec<Coord>,
+    },
+    /// `seat` had no legal move and passed (Othello).
+    TurnPassed {
+        /// The seat that passed.
+        seat: Seat,
     },
     /// The last move on the board (played by `seat`, recorded at
     /// `undone_sequence`) was taken back.

@@ -75,7 +75,7 @@ pub enum GameStatus {
 }
 
 /// A move on the board, as the undo stack keeps it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
@@ -83,6 +83,8 @@ pub struct PlayedMove {
     pub piece: Seat,
     /// Where its piece is.
     pub placement: Coord,
+    /// The discs it flipped (Othello).
+    pub flips: Vec<Coord>,
     /// The sequence of its MovePlayed event.
     pub sequence: u64,
 }
@@ -157,21 +159,27 @@ impl GameState {
         match event {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
             Event::MovePlayed {
-                seat, placement, ..
+                seat,
+                placement,
+                flips,
+                ..
             } => {
-                if self.outcome.is_some() {
-                    return Err("a move after the game ended".into());
-                }
-                if *seat != self.to_move {
-                    return Err(format!("{seat} moved but {} was to move", self.to_move));
-                }
+                self.check_turn(*seat)?;
                 let board = self.position.board();
                 match board.get(placement.row.into(), placement.col.into()) {
-                    Some(None) => Ok(()),
-                    Some(Some(_)) => Err(format!("placement {placement} is occupied")),
-                    None => Err(format!("placement {placement} is off the board")),
+                    Some(None) => {}
+                    Some(Some(_)) => return Err(format!("placement {placement} is occupied")),
+                    None => return Err(format!("placement {placement} is off the board")),
+                }
+                match flips
+                    .iter()
+                    .find(|at| !matches!(board.get(at.row.into(), at.col.into()), Some(Some(_))))
+                {
+                    Some(at) => Err(format!("flip of {at}, which holds no disc")),
+                    None => Ok(()),
                 }
             }
+            Event::TurnPassed { seat } => self.check_turn(*seat),
             Event::MoveUndone {
                 undone_sequence,
                 placement,
@@ -231,6 +239,22 @@ impl GameState {
         self.sequence
     }
 
+    /// Whether `seat` may act now: the game is on and it is `seat`'s turn.
+    fn check_turn(&self, seat: Seat) -> Result<(), String> {
+        if self.outcome.is_some() {
+            return Err("a move after the game ended".into());
+        }
+        if seat != self.to_move {
+            return Err(format!("{seat} acted but {} was to move", self.to_move));
+        }
+        Ok(())
+    }
+
+    /// The seat after `seat` in turn order.
+    fn next_seat(&self, seat: Seat) -> Seat {
+        Seat(((seat.index() + 1) % self.config.seats().len()) as u8)
+    }
+
     /// Whether `seat` names a seat at this table.
     fn seat(&self, seat: Seat) -> Result<Seat, GameError> {
         let count = self.config.seats().len();
@@ -268,13 +292,20 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                 });
             }
             let played = state.config.rules().play(&state.position, seat, mv)?;
-            Ok(vec![Event::MovePlayed {
+            let passes = played
+                .passes
+                .into_iter()
+                .map(|seat| Event::TurnPassed { seat });
+            Ok(std::iter::once(Event::MovePlayed {
                 seat,
                 mv,
                 placement: played.placement,
                 ply: state.moves.len() as u32 + 1,
                 outcome: played.outcome,
-            }])
+                flips: played.flips,
+            })
+            .chain(passes)
+            .collect())
         }
         Command::Undo { requested_by } => {
             if let Some(seat) = requested_by {
@@ -300,6 +331,7 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
 /// placement off the board, a GameCreated after the start).
 pub fn evolve(state: &mut GameState, event: &Event) {
     state.sequence += 1;
+    let rules = state.config.rules();
     match event {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
         Event::MovePlayed {
@@ -307,31 +339,30 @@ pub fn evolve(state: &mut GameState, event: &Event) {
             mv,
             placement,
             outcome,
+            flips,
             ..
         } => {
             let piece = mv.piece(*seat);
-            state
-                .config
-                .rules()
-                .apply(&mut state.position, piece, *placement);
+            rules.apply(&mut state.position, piece, *placement);
+            rules.flip(&mut state.position, flips, piece);
             state.moves.push(PlayedMove {
                 seat: *seat,
                 piece,
                 placement: *placement,
+                flips: flips.clone(),
                 sequence: state.sequence,
             });
             state.outcome = outcome.clone();
-            let seats = state.config.seats().len();
-            state.to_move = Seat(((seat.index() + 1) % seats) as u8);
+            state.to_move = state.next_seat(*seat);
         }
+        Event::TurnPassed { seat } => state.to_move = state.next_seat(*seat),
         Event::MoveUndone {
             seat, placement, ..
         } => {
-            state
-                .config
-                .rules()
-                .unapply(&mut state.position, *placement);
-            state.moves.pop();
+            rules.unapply(&mut state.position, *placement);
+            if let Some(undone) = state.moves.pop() {
+                rules.unflip(&mut state.position, &undone.flips, undone.piece);
+            }
             state.outcome = None;
             state.to_move = *seat;
         }

@@ -9,9 +9,13 @@ use prost_types::Timestamp;
 use super::{self as pb, ErrorReason};
 use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
 use crate::rules::{
-    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, Outcome, Overline, RuleSet, Seat,
-    WildRules,
+    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline, RuleSet,
+    Seat, WildRules,
 };
+
+/// Boards with at most this many cells have their pieces read off the board
+/// itself rather than off the moves played.
+pub const MAX_SCAN_CELLS: u64 = 4096;
 
 /// Boards with at most this many cells also travel as text rows.
 pub const MAX_TEXT_CELLS: u64 = 1024;
@@ -79,6 +83,9 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
                 Overline::DoesNotWin => pb::OverlineRule::Exact,
             } as i32,
         }),
+        RuleSet::Othello(r) => pb::rule_set::Kind::Othello(pb::OthelloRules {
+            size: Some(r.side() as i32),
+        }),
         RuleSet::Wild(r) => pb::rule_set::Kind::Wild(pb::WildRules {
             rows: Some(r.board().rows() as i32),
             cols: Some(r.board().cols() as i32),
@@ -106,7 +113,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk, connect_four, gomoku or wild)",
+            "a rule set is required (mnk, connect_four, gomoku, wild or othello)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
@@ -147,6 +154,9 @@ pub fn rules_from_proto(
             .map(RuleSet::Gomoku)
             .map_err(|e| invalid("rules.gomoku", e))
         }
+        Some(pb::rule_set::Kind::Othello(o)) => OthelloRules::new(o.size.map(i64::from))
+            .map(RuleSet::Othello)
+            .map_err(|e| invalid("rules.othello", e)),
         Some(pb::rule_set::Kind::Wild(w)) => WildRules::new(
             w.rows.map(i64::from),
             w.cols.map(i64::from),
@@ -317,6 +327,7 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::GameCreated(_) => "game_created",
         Event::MovePlayed { .. } => "move_played",
         Event::MoveUndone { .. } => "move_undone",
+        Event::TurnPassed { .. } => "turn_passed",
     }
 }
 
@@ -339,12 +350,17 @@ pub fn event_to_proto(
             placement,
             ply,
             outcome,
+            flips,
         } => Kind::MovePlayed(pb::MovePlayed {
             seat: seat.0.into(),
             r#move: Some(move_to_proto(*mv)),
             placement: Some(cell_to_proto(*placement)),
             ply: *ply,
             outcome: outcome.as_ref().map(outcome_to_proto),
+            flipped: flips.iter().copied().map(cell_to_proto).collect(),
+        }),
+        Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
+            seat: seat.0.into(),
         }),
         Event::MoveUndone {
             seat,
@@ -390,6 +406,14 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
             placement: cell_from_proto(m.placement.as_ref(), "move_played.placement")?,
             ply: m.ply,
             outcome: m.outcome.as_ref().map(outcome_from_proto).transpose()?,
+            flips: m
+                .flipped
+                .iter()
+                .map(|c| cell_from_proto(Some(c), "move_played.flipped"))
+                .collect::<Result<_, _>>()?,
+        }),
+        Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
+            seat: seat_from_proto(p.seat, "turn_passed.seat")?,
         }),
         Some(Kind::MoveUndone(u)) => Ok(Event::MoveUndone {
             seat: seat_from_proto(u.seat, "move_undone.seat")?,
@@ -412,17 +436,24 @@ pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
     }
 }
 
-/// The board of `state`, sparse: pieces come from the moves on the board
-/// (O(moves), not O(cells)); the text rows are drawn only for boards of at
-/// most [`MAX_TEXT_CELLS`] cells.
+/// The board of `state`, sparse. Pieces are read off the board itself when
+/// it has at most [`MAX_SCAN_CELLS`] cells; on larger boards (which only
+/// placement games allow: pieces never move or change) they come from the
+/// moves on the board, so the cost is O(moves), not O(cells). The text rows
+/// are drawn only for boards of at most [`MAX_TEXT_CELLS`] cells.
 pub fn board_to_proto(state: &GameState) -> pb::Board {
     let board = state.position().board();
-    let mut pieces: Vec<(Coord, Seat)> = state
-        .moves()
-        .iter()
-        .map(|m| (m.placement, m.piece))
-        .collect();
-    pieces.sort_unstable_by_key(|(at, _)| *at);
+    let pieces: Vec<(Coord, Seat)> = if board.cells() <= MAX_SCAN_CELLS {
+        board.pieces().collect()
+    } else {
+        let mut pieces: Vec<_> = state
+            .moves()
+            .iter()
+            .map(|m| (m.placement, m.piece))
+            .collect();
+        pieces.sort_unstable_by_key(|(at, _)| *at);
+        pieces
+    };
     let text = if board.cells() <= MAX_TEXT_CELLS {
         let seats = state.config().seats();
         (0..board.rows())

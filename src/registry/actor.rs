@@ -88,7 +88,7 @@ fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
         Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => {
             GameStatus::InProgress
         }
-        Event::GameCreated(_) => status,
+        Event::GameCreated(_) | Event::TurnPassed { .. } => status,
     })
 }
 
@@ -287,21 +287,17 @@ impl Actor {
 
     fn legal_moves(&self, offset: usize, limit: usize) -> LegalMovesPage {
         let rules = self.state.config().rules();
-        let over = self.state.outcome().is_some();
-        let total = if over {
-            0
-        } else {
-            rules.legal_move_count(self.state.position())
-        };
-        let moves = if over {
-            Vec::new()
-        } else {
-            rules
-                .legal_moves(self.state.position())
-                .skip(offset)
-                .take(limit)
-                .map(convert::move_to_proto)
-                .collect()
+        let (total, moves) = match self.state.to_move() {
+            None => (0, Vec::new()),
+            Some(seat) => (
+                rules.legal_move_count(self.state.position(), seat),
+                rules
+                    .legal_moves(self.state.position(), seat)
+                    .skip(offset)
+                    .take(limit)
+                    .map(convert::move_to_proto)
+                    .collect(),
+            ),
         };
         let next_offset =
             (offset + moves.len() < total && !moves.is_empty()).then_some(offset + moves.len());

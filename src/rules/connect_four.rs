@@ -130,7 +130,7 @@ mod tests {
             rules.play(&pos, Seat(0), Move::Drop { column: 0 }),
             Err(IllegalMove::ColumnFull { column: 0 })
         );
-        assert_eq!(rules.legal_moves(&pos).count(), 6);
+        assert_eq!(rules.legal_moves(&pos, Seat(0)).count(), 6);
         assert!(matches!(
             rules.play(&pos, Seat(0), Move::Drop { column: 7 }),
             Err(IllegalMove::ColumnOffBoard { column: 7, max: 6 })

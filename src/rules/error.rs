@@ -57,6 +57,14 @@ pub enum IllegalMove {
         /// The full column.
         column: u32,
     },
+    /// An Othello move must bracket at least one line of opposing discs.
+    #[error("a disc on ({row}, {col}) would flip nothing")]
+    NoFlip {
+        /// Row of the cell.
+        row: u32,
+        /// Column of the cell.
+        col: u32,
+    },
     /// The mark is not one the rule set's moves may place.
     #[error("mark {mark} is not one of this game's marks (0 or 1)")]
     NoSuchMark {

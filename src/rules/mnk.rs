@@ -184,7 +184,10 @@ mod tests {
             rules.play(&pos, Seat(0), last).unwrap().outcome,
             Some(Outcome::Draw)
         );
-        assert_eq!(rules.legal_moves(&pos).collect::<Vec<_>>(), vec![last]);
-        assert_eq!(rules.legal_move_count(&pos), 1);
+        assert_eq!(
+            rules.legal_moves(&pos, Seat(0)).collect::<Vec<_>>(),
+            vec![last]
+        );
+        assert_eq!(rules.legal_move_count(&pos, Seat(0)), 1);
     }
 }

@@ -10,8 +10,8 @@
 //! - [`Coord`]: a 0-based (row, col) cell, (0,0) top-left, row-major.
 //! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
 //! - [`lines`]: K-in-a-row detection through the square just played.
-//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`], [`WildRules`]: one
-//!   file per game family.
+//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`], [`WildRules`],
+//!   [`OthelloRules`]: one file per game family.
 //! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
 //!   the fieldless [`Variant`].
 //! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
@@ -24,6 +24,7 @@ mod error;
 mod gomoku;
 pub mod lines;
 mod mnk;
+mod othello;
 mod position;
 mod wild;
 
@@ -34,6 +35,7 @@ pub use error::{IllegalMove, InvalidRules};
 pub use gomoku::GomokuRules;
 pub use lines::Overline;
 pub use mnk::MnkRules;
+pub use othello::OthelloRules;
 pub use position::Position;
 pub use wild::WildRules;
 
@@ -114,6 +116,11 @@ pub struct Played {
     pub placement: Coord,
     /// Whose piece lands there (the mover's, or in wild games the mark).
     pub piece: Seat,
+    /// Discs that change to `piece` (Othello), in no particular order.
+    pub flips: Vec<Coord>,
+    /// Seats that have no move after this one and must pass, in turn order
+    /// (Othello).
+    pub passes: Vec<Seat>,
     /// `Some` when this placement ends the game.
     pub outcome: Option<Outcome>,
 }
@@ -129,6 +136,8 @@ pub enum Variant {
     Gomoku,
     /// Wild tic-tac-toe: either mark, any player.
     Wild,
+    /// Othello (Reversi).
+    Othello,
 }
 
 /// A validated rule set: one variant with its configuration. Build it through
@@ -144,6 +153,8 @@ pub enum RuleSet {
     Gomoku(GomokuRules),
     /// Wild tic-tac-toe (m,n,k).
     Wild(WildRules),
+    /// Othello.
+    Othello(OthelloRules),
 }
 
 impl RuleSet {
@@ -154,6 +165,7 @@ impl RuleSet {
             RuleSet::ConnectFour(_) => Variant::ConnectFour,
             RuleSet::Gomoku(_) => Variant::Gomoku,
             RuleSet::Wild(_) => Variant::Wild,
+            RuleSet::Othello(_) => Variant::Othello,
         }
     }
 
@@ -164,6 +176,7 @@ impl RuleSet {
             RuleSet::ConnectFour(r) => r.rows(),
             RuleSet::Gomoku(r) => r.board().rows(),
             RuleSet::Wild(r) => r.board().rows(),
+            RuleSet::Othello(r) => r.side(),
         }
     }
 
@@ -174,30 +187,35 @@ impl RuleSet {
             RuleSet::ConnectFour(r) => r.cols(),
             RuleSet::Gomoku(r) => r.board().cols(),
             RuleSet::Wild(r) => r.board().cols(),
+            RuleSet::Othello(r) => r.side(),
         }
     }
 
     /// How many seats a game of these rules seats: (fewest, most).
     pub fn seat_range(&self) -> (usize, usize) {
         match self {
-            RuleSet::Wild(_) => (2, 2),
+            RuleSet::Wild(_) | RuleSet::Othello(_) => (2, 2),
             RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Gomoku(_) => (2, MAX_SEATS),
         }
     }
 
-    /// Pieces in a row needed to win.
+    /// Pieces in a row needed to win (0 for Othello, won on count).
     pub fn k(&self) -> u32 {
         match self {
             RuleSet::Mnk(r) => r.k(),
             RuleSet::ConnectFour(r) => r.k(),
             RuleSet::Gomoku(r) => r.board().k(),
             RuleSet::Wild(r) => r.board().k(),
+            RuleSet::Othello(_) => 0,
         }
     }
 
     /// The empty starting position.
     pub fn initial_position(&self) -> Position {
-        Position::empty(self.rows(), self.cols())
+        match self {
+            RuleSet::Othello(r) => r.initial_position(),
+            _ => Position::empty(self.rows(), self.cols()),
+        }
     }
 
     /// Checks what can be checked of `mv` without a position: that its kind
@@ -212,6 +230,7 @@ impl RuleSet {
             RuleSet::ConnectFour(r) => r.check(mv).map(drop),
             RuleSet::Gomoku(r) => r.check(mv).map(drop),
             RuleSet::Wild(r) => r.check(mv).map(drop),
+            RuleSet::Othello(r) => r.check(mv).map(drop),
         }
     }
 
@@ -227,6 +246,7 @@ impl RuleSet {
             RuleSet::ConnectFour(r) => r.placement(position, mv)?,
             RuleSet::Gomoku(r) => r.placement(position, mv)?,
             RuleSet::Wild(r) => r.placement(position, mv)?.0,
+            RuleSet::Othello(r) => return r.play(position, seat, mv),
         };
         let piece = mv.piece(seat);
         let outcome = self
@@ -239,6 +259,8 @@ impl RuleSet {
         Ok(Played {
             placement,
             piece,
+            flips: Vec::new(),
+            passes: Vec::new(),
             outcome,
         })
     }
@@ -251,7 +273,9 @@ impl RuleSet {
     fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
         let overline = match self {
             RuleSet::Gomoku(r) => r.overline(),
-            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Wild(_) => Overline::Wins,
+            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Wild(_) | RuleSet::Othello(_) => {
+                Overline::Wins
+            }
         };
         if let Some(line) =
             lines::winning_run(position.board(), placement, seat, self.k(), overline)
@@ -270,6 +294,23 @@ impl RuleSet {
         position.put(placement, piece);
     }
 
+    /// Turns the discs on `cells` to `piece` (the flips of a [`Played`]).
+    ///
+    /// # Panics
+    /// When a cell is off the board.
+    pub fn flip(&self, position: &mut Position, cells: &[Coord], piece: Seat) {
+        cells.iter().for_each(|at| position.recolor(*at, piece));
+    }
+
+    /// Turns back the discs `piece`'s move flipped (Othello: to the other
+    /// seat), the inverse of [`RuleSet::flip`].
+    ///
+    /// # Panics
+    /// When a cell is off the board.
+    pub fn unflip(&self, position: &mut Position, cells: &[Coord], piece: Seat) {
+        self.flip(position, cells, Seat(1 - piece.0.min(1)));
+    }
+
     /// Removes the piece on `placement`, the inverse of [`RuleSet::apply`]
     /// for the last piece placed.
     ///
@@ -279,24 +320,27 @@ impl RuleSet {
         position.clear(placement);
     }
 
-    /// Every legal move on `position`, in a fixed order: row-major for
-    /// placements, left to right for drops. Empty on a full board. Whether the
-    /// game is already over is the caller's concern.
+    /// Every legal move of `seat` on `position`, in a fixed order: row-major
+    /// for placements, left to right for drops. Empty on a full board (and in
+    /// Othello when `seat` must pass). Whether the game is already over is
+    /// the caller's concern.
     pub fn legal_moves<'a>(
         &'a self,
         position: &'a Position,
+        seat: Seat,
     ) -> Box<dyn Iterator<Item = Move> + 'a> {
         match self {
             RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
             RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),
             RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
             RuleSet::Wild(r) => Box::new(r.legal_moves(position)),
+            RuleSet::Othello(_) => Box::new(OthelloRules::legal_moves(position, seat)),
         }
     }
 
     /// How many legal moves [`RuleSet::legal_moves`] yields, without listing
     /// them where the family can count faster.
-    pub fn legal_move_count(&self, position: &Position) -> usize {
+    pub fn legal_move_count(&self, position: &Position, seat: Seat) -> usize {
         match self {
             RuleSet::Mnk(_) | RuleSet::Gomoku(_) => {
                 (position.board().cells() - position.filled()) as usize
@@ -305,6 +349,7 @@ impl RuleSet {
                 WildRules::MARKS.len() * (position.board().cells() - position.filled()) as usize
             }
             RuleSet::ConnectFour(r) => r.legal_moves(position).count(),
+            RuleSet::Othello(_) => OthelloRules::legal_moves(position, seat).count(),
         }
     }
 }

@@ -44,6 +44,12 @@ impl Position {
         self.heights[at.col as usize] += 1;
     }
 
+    /// Changes the owner of an occupied cell (an Othello flip).
+    pub(super) fn recolor(&mut self, at: Coord, seat: Seat) {
+        debug_assert!(self.board.at(at).is_some(), "{at} is empty");
+        self.board.set(at, Some(seat));
+    }
+
     pub(super) fn clear(&mut self, at: Coord) {
         debug_assert!(self.board.at(at).is_some(), "{at} already empty");
         self.board.set(at, None);

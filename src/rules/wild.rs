@@ -115,9 +115,9 @@ mod tests {
     fn legal_moves_list_both_marks_on_every_empty_cell() {
         let rules = RuleSet::Wild(WildRules::new(Some(2), Some(2), Some(2), 100).unwrap());
         let position = rules.initial_position();
-        let moves: Vec<Move> = rules.legal_moves(&position).collect();
+        let moves: Vec<Move> = rules.legal_moves(&position, Seat(0)).collect();
         assert_eq!(moves.len(), 8);
-        assert_eq!(rules.legal_move_count(&position), 8);
+        assert_eq!(rules.legal_move_count(&position, Seat(0)), 8);
         assert_eq!(moves[..2], [mark(0, 0, 0), mark(0, 0, 1)]);
     }
 

@@ -392,3 +392,41 @@ async fn in_wild_tic_tac_toe_completing_the_other_seats_line_wins_for_the_mover(
         "WRONG_MOVE_KIND",
     );
 }
+
+#[tokio::test]
+async fn othello_opens_with_four_moves_flips_discs_and_refuses_a_move_that_flips_nothing() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let othello = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Othello(pb::OthelloRules::default())),
+    };
+    let game = create(c, "oth", othello).await;
+    assert_eq!(board_text(&game)[3..5], ["...OX...", "...XO..."]);
+    let legal = c
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "oth".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        legal.moves,
+        [place(2, 3), place(3, 2), place(4, 5), place(5, 4)]
+    );
+    let status = assert_rejected(
+        play(c, "oth", 0, place(0, 0)).await,
+        Code::FailedPrecondition,
+        "NO_FLIP",
+    );
+    assert_eq!(status.message(), "a disc on (0, 0) would flip nothing");
+    let reply = play(c, "oth", 0, place(2, 3)).await.unwrap();
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &reply.events[0].kind else {
+        panic!("a move")
+    };
+    assert_eq!(played.flipped, [pb::Cell { row: 3, col: 3 }]);
+    assert_eq!(
+        board_text(&reply.game.unwrap())[2..5],
+        ["...X....", "...XX...", "...XO..."]
+    );
+}

@@ -4,7 +4,9 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::game::{SeatInfo, SeatLimits};
-use crate::rules::{ConnectFourRules, GomokuRules, MnkRules, Overline, RuleSet, WildRules};
+use crate::rules::{
+    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, RuleSet, WildRules,
+};
 
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
     let seats = (0..seats)
@@ -183,6 +185,7 @@ fn replay_refuses_a_log_that_does_not_fit() {
         placement: Coord::new(1, 1),
         ply: 2,
         outcome: None,
+        flips: Vec::new(),
     });
     assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
     assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
@@ -213,6 +216,7 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
                 .ok()
                 .map(RuleSet::Wild)
         }),
+        (2i64..5).prop_map(|half| RuleSet::Othello(OthelloRules::new(Some(2 * half)).unwrap())),
     ];
     (
         rules,
@@ -234,13 +238,15 @@ proptest! {
         let mut state = GameState::new(cfg.clone());
         let mut log = vec![Event::GameCreated(cfg)];
         for (undo, pick) in script {
+            let seat = state.to_move().unwrap_or(Seat(0));
+            let rules = state.config().rules();
             let legal: Vec<Move> = if state.outcome().is_some() {
                 Vec::new()
             } else {
-                state.config().rules().legal_moves(state.position()).collect()
+                let legal: Vec<Move> = rules.legal_moves(state.position(), seat).collect();
+                prop_assert_eq!(legal.len(), rules.legal_move_count(state.position(), seat));
+                legal
             };
-            prop_assert_eq!(legal.len(), state.config().rules().legal_move_count(state.position()).min(if state.outcome().is_some() { 0 } else { usize::MAX }));
-            let seat = state.to_move().unwrap_or(Seat(0));
             for mv in &legal {
                 prop_assert!(decide(&state, &Command::Play { seat, mv: *mv }).is_ok(), "listed move {:?} refused", mv);
             }
@@ -262,4 +268,17 @@ proptest! {
         }
         prop_assert_eq!(GameState::replay(log).unwrap(), state);
     }
+}
+
+#[test]
+fn undoing_an_othello_move_turns_its_flipped_discs_back() {
+    let cfg = config(RuleSet::Othello(OthelloRules::new(None).unwrap()), 2);
+    let start = GameState::new(cfg.clone());
+    let (state, log) = given(cfg, &[place(0, 2, 3), Command::Undo { requested_by: None }]);
+    let Event::MovePlayed { flips, .. } = &log[1] else {
+        panic!("a move")
+    };
+    assert_eq!(flips, &vec![Coord::new(3, 3)]);
+    assert_eq!(state.position(), start.position());
+    assert_eq!(state.to_move(), Some(Seat(0)));
 }
