@@ -63,6 +63,7 @@ pub enum AppError {
 pub struct Application {
     listener: TcpListener,
     local_addr: SocketAddr,
+    store: Arc<dyn EventStore>,
     registry: Registry,
     shutdown_grace: Duration,
 }
@@ -92,10 +93,11 @@ impl Application {
             addr: settings.listen,
             source,
         })?;
-        let registry = Registry::new(store, settings.registry);
+        let registry = Registry::new(Arc::clone(&store), settings.registry);
         Ok(Application {
             listener,
             local_addr,
+            store,
             registry,
             shutdown_grace: settings.shutdown_grace,
         })
@@ -109,9 +111,9 @@ impl Application {
     /// Serves until `shutdown` resolves, then stops accepting, ends open
     /// event streams with UNAVAILABLE, lets in-flight calls finish (for at
     /// most the shutdown grace period, after which their connections are
-    /// closed: a client that stopped reading cannot hold the server up), and
-    /// returns. A move whose reply was cut off that way was either committed
-    /// or not; a retry with its request_id tells which.
+    /// closed: a client that stopped reading cannot hold the server up),
+    /// closes the store and returns. A move whose reply was cut off that way
+    /// was either committed or not; a retry with its request_id tells which.
     ///
     /// # Errors
     /// [`AppError::Reflection`] or [`AppError::Transport`].
@@ -170,6 +172,7 @@ impl Application {
                 tracing::warn!(grace_ms = grace.as_millis() as u64, "calls still open after the shutdown grace period; closing their connections");
             }
         }
+        self.store.close().await;
         tracing::info!("plylog stopped");
         Ok(())
     }

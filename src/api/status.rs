@@ -49,7 +49,7 @@ pub fn to_status(error: RegistryError) -> Status {
     let message = error.to_string();
     let none = HashMap::new;
     match error {
-        RegistryError::NotFound => status(Code::NotFound, message, R::GameNotFound, none()),
+        RegistryError::NotFound { .. } => status(Code::NotFound, message, R::GameNotFound, none()),
         RegistryError::Rejected(rejection) => {
             // Wrong whatever the position: INVALID_ARGUMENT with the field.
             let invalid =
@@ -64,7 +64,9 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
                     return invalid("move", R::WrongMoveKind);
                 }
-                GameError::Illegal(IllegalMove::NoSuchMark { .. }) => {
+                GameError::Illegal(
+                    IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. },
+                ) => {
                     return invalid("move.place.mark", R::InvalidRequest);
                 }
                 GameError::NoSuchSeat { .. } => return invalid("seat", R::InvalidRequest),
@@ -77,7 +79,11 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::NoFlip { .. }) => {
                     (Code::FailedPrecondition, R::NoFlip)
                 }
-                GameError::NotYourTurn { .. } => (Code::FailedPrecondition, R::NotYourTurn),
+                GameError::NotYourTurn { to_move, .. } => {
+                    let metadata =
+                        HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
+                    return status(Code::FailedPrecondition, message, R::NotYourTurn, metadata);
+                }
                 GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
                 GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
             };

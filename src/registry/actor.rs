@@ -159,7 +159,9 @@ impl Actor {
                 queue.close();
                 while let Some(msg) = queue.recv().await {
                     msg.fail(match &error {
-                        RegistryError::NotFound => RegistryError::NotFound,
+                        RegistryError::NotFound { game_id } => RegistryError::NotFound {
+                            game_id: game_id.clone(),
+                        },
                         _ => RegistryError::Internal(text.clone()),
                     });
                 }
@@ -203,12 +205,15 @@ impl Actor {
         registry: &Registry,
         game_id: &str,
     ) -> Result<(GameState, i64, HashMap<String, RequestRecord>), RegistryError> {
-        let log = registry
-            .inner
-            .store
-            .load(game_id)
-            .await?
-            .ok_or(RegistryError::NotFound)?;
+        let log =
+            registry
+                .inner
+                .store
+                .load(game_id)
+                .await?
+                .ok_or_else(|| RegistryError::NotFound {
+                    game_id: game_id.to_owned(),
+                })?;
         let (state, created_at_ms) = rebuild(game_id, &log.events)?;
         let requests = log
             .requests

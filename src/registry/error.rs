@@ -7,8 +7,11 @@ use crate::store::StoreError;
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     /// No game has this id.
-    #[error("game not found")]
-    NotFound,
+    #[error("game {game_id} not found")]
+    NotFound {
+        /// The id asked for.
+        game_id: String,
+    },
     /// The game refused the command (an illegal move, not this seat's turn,
     /// the game over, nothing to undo).
     #[error(transparent)]

@@ -388,11 +388,15 @@ impl Registry {
             .store
             .load(game_id)
             .await?
-            .ok_or(RegistryError::NotFound)?;
+            .ok_or_else(|| RegistryError::NotFound {
+                game_id: game_id.to_owned(),
+            })?;
         let corrupt =
             |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
         let mut events = log.events.iter();
-        let first = events.next().ok_or(RegistryError::NotFound)?;
+        let first = events.next().ok_or_else(|| RegistryError::NotFound {
+            game_id: game_id.to_owned(),
+        })?;
         let (wire, created) = actor::decode(game_id, first)?;
         let created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
         let mut state = GameState::replay([created]).map_err(corrupt)?;

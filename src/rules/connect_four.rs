@@ -68,7 +68,7 @@ impl ConnectFourRules {
         let Move::Drop { column } = mv else {
             return Err(IllegalMove::WrongMoveKind {
                 variant: "connect four",
-                expected: "drop",
+                expected: "drop moves",
             });
         };
         if column >= self.cols {

@@ -71,12 +71,18 @@ pub enum IllegalMove {
         /// The mark asked for (a seat index).
         mark: u8,
     },
+    /// A mark was named in a game whose moves place the mover's own piece.
+    #[error("a mark is only allowed in wild games, not in {variant} games")]
+    UnexpectedMark {
+        /// The rule set's name.
+        variant: &'static str,
+    },
     /// The move's kind does not belong to this rule set.
-    #[error("{variant} games take {expected} moves")]
+    #[error("{variant} games take {expected}")]
     WrongMoveKind {
         /// The rule set's name, e.g. "connect four".
         variant: &'static str,
-        /// The kind of move it takes, e.g. "drop".
+        /// The kind of move it takes, e.g. "drop moves".
         expected: &'static str,
     },
 }

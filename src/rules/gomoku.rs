@@ -56,6 +56,7 @@ impl GomokuRules {
                 variant: "gomoku",
                 expected,
             },
+            IllegalMove::UnexpectedMark { .. } => IllegalMove::UnexpectedMark { variant: "gomoku" },
             other => other,
         })
     }
@@ -145,7 +146,7 @@ mod tests {
             rules.check(Move::Drop { column: 0 }),
             Err(IllegalMove::WrongMoveKind {
                 variant: "gomoku",
-                expected: "place"
+                expected: "place moves"
             })
         );
     }

@@ -48,11 +48,15 @@ impl MnkRules {
     /// The cell `mv` names, if it is a placement on the board; whatever the
     /// position.
     pub(super) fn check(&self, mv: Move) -> Result<Coord, IllegalMove> {
-        let Move::Place(at) = mv else {
-            return Err(IllegalMove::WrongMoveKind {
-                variant: "mnk",
-                expected: "place",
-            });
+        let at = match mv {
+            Move::Place(at) => at,
+            Move::PlaceMark { .. } => return Err(IllegalMove::UnexpectedMark { variant: "mnk" }),
+            Move::Drop { .. } => {
+                return Err(IllegalMove::WrongMoveKind {
+                    variant: "mnk",
+                    expected: "place moves",
+                });
+            }
         };
         if at.row >= self.rows || at.col >= self.cols {
             return Err(IllegalMove::CellOffBoard {

@@ -62,11 +62,17 @@ impl OthelloRules {
 
     /// The cell `mv` names, if it is a placement on the board.
     pub(super) fn check(&self, mv: Move) -> Result<Coord, IllegalMove> {
-        let Move::Place(at) = mv else {
-            return Err(IllegalMove::WrongMoveKind {
-                variant: "othello",
-                expected: "place",
-            });
+        let at = match mv {
+            Move::Place(at) => at,
+            Move::PlaceMark { .. } => {
+                return Err(IllegalMove::UnexpectedMark { variant: "othello" });
+            }
+            Move::Drop { .. } => {
+                return Err(IllegalMove::WrongMoveKind {
+                    variant: "othello",
+                    expected: "place moves",
+                });
+            }
         };
         if at.row >= self.side || at.col >= self.side {
             return Err(IllegalMove::CellOffBoard {

@@ -46,7 +46,7 @@ impl WildRules {
         let Move::PlaceMark { at, mark } = mv else {
             return Err(IllegalMove::WrongMoveKind {
                 variant: "wild",
-                expected: "place with a mark",
+                expected: "place moves with a mark",
             });
         };
         if !Self::MARKS.contains(&mark) {

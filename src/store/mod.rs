@@ -200,4 +200,9 @@ pub trait EventStore: Send + Sync + 'static {
     /// # Errors
     /// Database errors.
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError>;
+
+    /// Commits the writes already queued, then closes every connection;
+    /// later calls fail with [`StoreError::Closed`]. Called once the server
+    /// has stopped serving.
+    async fn close(&self);
 }

@@ -48,6 +48,8 @@ impl SqliteOptions {
 enum WriteOp {
     Create(NewGame),
     Append(Append),
+    /// Commit what came before, then close the connection and stop.
+    Close,
 }
 
 struct WriteJob {
@@ -116,20 +118,39 @@ impl SqliteStore {
 async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteJob>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
-        let results = commit_group(&mut conn, &group).await;
-        match results {
-            Ok(results) => {
-                for (job, result) in group.drain(..).zip(results) {
-                    let _ = job.reply.send(result);
+        let closing = group
+            .iter()
+            .position(|job| matches!(job.op, WriteOp::Close))
+            .map(|at| group.split_off(at));
+        if !group.is_empty() {
+            match commit_group(&mut conn, &group).await {
+                Ok(results) => {
+                    for (job, result) in group.drain(..).zip(results) {
+                        let _ = job.reply.send(result);
+                    }
+                }
+                Err(error) => {
+                    tracing::error!(error = %error, writes = group.len(), "group commit failed");
+                    let message = error.to_string();
+                    for job in group.drain(..) {
+                        let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
+                    }
                 }
             }
-            Err(error) => {
-                tracing::error!(error = %error, writes = group.len(), "group commit failed");
-                let message = error.to_string();
-                for job in group.drain(..) {
-                    let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
-                }
+        }
+        if let Some(closing) = closing {
+            // Closing the last connection folds the WAL back into the file.
+            let _ = conn.close().await;
+            queue.close();
+            for job in closing {
+                let closed = matches!(job.op, WriteOp::Close);
+                let _ = job.reply.send(if closed {
+                    Ok(())
+                } else {
+                    Err(StoreError::Closed)
+                });
             }
+            return;
         }
     }
     let _ = conn.close().await;
@@ -149,6 +170,7 @@ async fn commit_group(
         let result = match &job.op {
             WriteOp::Create(game) => insert_game(&mut savepoint, game).await,
             WriteOp::Append(append) => insert_append(&mut savepoint, append).await,
+            WriteOp::Close => unreachable!("the writer splits a group at Close"),
         };
         match result {
             Ok(()) => savepoint.commit().await?,
@@ -337,6 +359,13 @@ impl EventStore for SqliteStore {
             })
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
+    }
+
+    async fn close(&self) {
+        self.readers.close().await;
+        if let Err(error) = self.write(WriteOp::Close).await {
+            tracing::debug!(error = %error, "store already closed");
+        }
     }
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {

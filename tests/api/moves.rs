@@ -135,6 +135,11 @@ async fn every_illegal_move_is_refused_with_its_reason_and_appends_nothing() {
     for (request, code, expected) in cases {
         assert_rejected(c.submit_move(request).await, code, expected);
     }
+    let status = c
+        .submit_move(move_request("ttt", 0, place(0, 0)))
+        .await
+        .unwrap_err();
+    assert_eq!(metadata(&status, "seat_to_move").as_deref(), Some("1"));
     // Off the board is refused as such even when it is not the seat's turn.
     let status = assert_rejected(
         c.submit_move(move_request("ttt", 0, place(3, 0))).await,
@@ -386,10 +391,16 @@ async fn in_wild_tic_tac_toe_completing_the_other_seats_line_wins_for_the_mover(
         "INVALID_SEATS",
     );
     create(c, "plain", mnk(3, 3, 3)).await;
-    assert_rejected(
+    let status = assert_rejected(
         play(c, "plain", 0, place_mark(0, 0, 0)).await,
         Code::InvalidArgument,
-        "WRONG_MOVE_KIND",
+        "INVALID_REQUEST",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("move.place.mark"));
+    assert!(
+        status.message().contains("only allowed in wild games"),
+        "{}",
+        status.message()
     );
 }
 

@@ -44,7 +44,7 @@ async fn get_game_rebuilds_every_past_position() {
         "SEQUENCE_OUT_OF_RANGE",
     );
     assert_eq!(metadata(&status, "last_sequence").as_deref(), Some("5"));
-    assert_rejected(
+    let status = assert_rejected(
         c.get_game(pb::GetGameRequest {
             game_id: "missing".into(),
             at_sequence: None,
@@ -53,6 +53,7 @@ async fn get_game_rebuilds_every_past_position() {
         Code::NotFound,
         "GAME_NOT_FOUND",
     );
+    assert_eq!(status.message(), "game missing not found");
 }
 
 #[tokio::test]
