@@ -308,7 +308,10 @@ impl RuleSet {
     /// # Panics
     /// When a cell is off the board.
     pub fn unflip(&self, position: &mut Position, cells: &[Coord], piece: Seat) {
-        self.flip(position, cells, Seat(1 - piece.0.min(1)));
+        // Only Othello flips, and it seats two: a flipped disc was the other's.
+        if let RuleSet::Othello(_) = self {
+            self.flip(position, cells, Seat(1 - piece.0));
+        }
     }
 
     /// Removes the piece on `placement`, the inverse of [`RuleSet::apply`]
