@@ -205,15 +205,7 @@ impl Actor {
         registry: &Registry,
         game_id: &str,
     ) -> Result<(GameState, i64, HashMap<String, RequestRecord>), RegistryError> {
-        let log =
-            registry
-                .inner
-                .store
-                .load(game_id)
-                .await?
-                .ok_or_else(|| RegistryError::NotFound {
-                    game_id: game_id.to_owned(),
-                })?;
+        let log = registry.load_log(game_id).await?;
         let (state, created_at_ms) = rebuild(game_id, &log.events)?;
         let requests = log
             .requests

@@ -383,14 +383,7 @@ impl Registry {
         from: u64,
         limit: usize,
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
-        let log = self
-            .inner
-            .store
-            .load(game_id)
-            .await?
-            .ok_or_else(|| RegistryError::NotFound {
-                game_id: game_id.to_owned(),
-            })?;
+        let log = self.load_log(game_id).await?;
         let corrupt =
             |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
         let mut events = log.events.iter();
@@ -430,6 +423,20 @@ impl Registry {
             next_page_token: String::new(),
         };
         Ok((reply, next))
+    }
+
+    /// The game's whole stored log.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], store failures.
+    async fn load_log(&self, game_id: &str) -> Result<crate::store::GameLog, RegistryError> {
+        self.inner
+            .store
+            .load(game_id)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound {
+                game_id: game_id.to_owned(),
+            })
     }
 
     /// Up to `limit` games created after `cursor`, and the cursor of the
