@@ -79,6 +79,12 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::NoFlip { .. }) => {
                     (Code::FailedPrecondition, R::NoFlip)
                 }
+                GameError::Illegal(IllegalMove::ColumnEmpty { .. }) => {
+                    (Code::FailedPrecondition, R::ColumnEmpty)
+                }
+                GameError::Illegal(IllegalMove::NotYourDisc { .. }) => {
+                    (Code::FailedPrecondition, R::NotYourDisc)
+                }
                 GameError::NotYourTurn { to_move, .. } => {
                     let metadata =
                         HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);

@@ -1,5 +1,6 @@
 //! The game state, [`decide`] and [`evolve`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Event, GameConfig};
@@ -79,6 +80,8 @@ pub enum GameStatus {
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
+    /// The move as requested.
+    pub mv: Move,
     /// Whose piece it is (the player's own, or in wild games the mark).
     pub piece: Seat,
     /// Where its piece is.
@@ -100,6 +103,9 @@ pub struct GameState {
     moves: Vec<PlayedMove>,
     outcome: Option<Outcome>,
     sequence: u64,
+    /// How often each position (pieces and seat to move, by digest) has
+    /// occurred, kept only for rule sets that draw on repetition.
+    repetitions: HashMap<u64, u32>,
 }
 
 impl GameState {
@@ -107,14 +113,17 @@ impl GameState {
     /// board, seat 0 to move.
     pub fn new(config: GameConfig) -> Self {
         let position = config.rules().initial_position();
-        GameState {
+        let mut state = GameState {
             config: Arc::new(config),
             position,
             to_move: Seat(0),
             moves: Vec::new(),
             outcome: None,
             sequence: 1,
-        }
+            repetitions: HashMap::new(),
+        };
+        state.count_position(1);
+        state
     }
 
     /// Rebuilds a game from its whole log, `events` in sequence order from 1.
@@ -160,15 +169,19 @@ impl GameState {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
             Event::MovePlayed {
                 seat,
+                mv,
                 placement,
                 flips,
                 ..
             } => {
                 self.check_turn(*seat)?;
                 let board = self.position.board();
+                // A pop takes the mover's disc away; anything else lands on
+                // an empty cell.
+                let expected = matches!(mv, Move::Pop { .. }).then_some(*seat);
                 match board.get(placement.row.into(), placement.col.into()) {
-                    Some(None) => {}
-                    Some(Some(_)) => return Err(format!("placement {placement} is occupied")),
+                    Some(found) if found == expected => {}
+                    Some(_) => return Err(format!("placement {placement} does not fit the move")),
                     None => return Err(format!("placement {placement} is off the board")),
                 }
                 match flips
@@ -250,6 +263,23 @@ impl GameState {
         Ok(())
     }
 
+    /// The digest of the current position with the seat to move, where the
+    /// rule set draws on repetition.
+    fn position_key(&self) -> Option<u64> {
+        self.config
+            .rules()
+            .draws_on_repetition()
+            .then(|| key(&self.position, self.to_move))
+    }
+
+    /// Counts the current position `by` more (or fewer) occurrences.
+    fn count_position(&mut self, by: i32) {
+        if let Some(key) = self.position_key() {
+            let count = self.repetitions.entry(key).or_insert(0);
+            *count = count.saturating_add_signed(by);
+        }
+    }
+
     /// The seat after `seat` in turn order.
     fn next_seat(&self, seat: Seat) -> Seat {
         Seat(((seat.index() + 1) % self.config.seats().len()) as u8)
@@ -267,6 +297,11 @@ impl GameState {
             })
         }
     }
+}
+
+/// A position's identity for repetition: its pieces and the seat to move.
+fn key(position: &Position, to_move: Seat) -> u64 {
+    position.digest() ^ (u64::from(to_move.0) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Decides what `command` does to `state`: the events to append, or why it
@@ -291,7 +326,22 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                     to_move: state.to_move.0,
                 });
             }
-            let played = state.config.rules().play(&state.position, seat, mv)?;
+            let mut played = state.config.rules().play(&state.position, seat, mv)?;
+            if played.outcome.is_none() && state.config.rules().draws_on_repetition() {
+                // The third occurrence of a position is a draw.
+                let mut after = state.position.clone();
+                state.config.rules().apply_move(
+                    &mut after,
+                    mv,
+                    played.piece,
+                    played.placement,
+                    &played.flips,
+                );
+                let seen = state.repetitions.get(&key(&after, state.next_seat(seat)));
+                if seen.is_some_and(|n| *n >= 2) {
+                    played.outcome = Some(Outcome::Draw);
+                }
+            }
             let passes = played
                 .passes
                 .into_iter()
@@ -331,7 +381,8 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
 /// placement off the board, a GameCreated after the start).
 pub fn evolve(state: &mut GameState, event: &Event) {
     state.sequence += 1;
-    let rules = state.config.rules();
+    let config = Arc::clone(&state.config);
+    let rules = config.rules();
     match event {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
         Event::MovePlayed {
@@ -343,10 +394,10 @@ pub fn evolve(state: &mut GameState, event: &Event) {
             ..
         } => {
             let piece = mv.piece(*seat);
-            rules.apply(&mut state.position, piece, *placement);
-            rules.flip(&mut state.position, flips, piece);
+            rules.apply_move(&mut state.position, *mv, piece, *placement, flips);
             state.moves.push(PlayedMove {
                 seat: *seat,
+                mv: *mv,
                 piece,
                 placement: *placement,
                 flips: flips.clone(),
@@ -354,14 +405,21 @@ pub fn evolve(state: &mut GameState, event: &Event) {
             });
             state.outcome = outcome.clone();
             state.to_move = state.next_seat(*seat);
+            state.count_position(1);
         }
         Event::TurnPassed { seat } => state.to_move = state.next_seat(*seat),
         Event::MoveUndone {
             seat, placement, ..
         } => {
-            rules.unapply(&mut state.position, *placement);
+            state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
-                rules.unflip(&mut state.position, &undone.flips, undone.piece);
+                rules.undo_move(
+                    &mut state.position,
+                    undone.mv,
+                    undone.piece,
+                    *placement,
+                    &undone.flips,
+                );
             }
             state.outcome = None;
             state.to_move = *seat;

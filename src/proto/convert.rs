@@ -9,8 +9,8 @@ use prost_types::Timestamp;
 use super::{self as pb, ErrorReason};
 use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
 use crate::rules::{
-    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline, RuleSet,
-    Seat, WildRules,
+    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
+    PopBothLines, RuleSet, Seat, WildRules,
 };
 
 /// Boards with at most this many cells have their pieces read off the board
@@ -73,6 +73,12 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
             rows: Some(r.rows() as i32),
             cols: Some(r.cols() as i32),
             k: Some(r.k() as i32),
+            pop_out: r.pop_out().is_some(),
+            pop_both_lines: match r.pop_out() {
+                None => pb::PopBothLines::Unspecified,
+                Some(PopBothLines::MoverWins) => pb::PopBothLines::MoverWins,
+                Some(PopBothLines::OpponentWins) => pb::PopBothLines::OpponentWins,
+            } as i32,
         }),
         RuleSet::Gomoku(r) => pb::rule_set::Kind::Gomoku(pb::GomokuRules {
             rows: Some(r.board().rows() as i32),
@@ -121,14 +127,33 @@ pub fn rules_from_proto(
                 .map(RuleSet::Mnk)
                 .map_err(|e| invalid("rules.mnk", e))
         }
-        Some(pb::rule_set::Kind::ConnectFour(c)) => ConnectFourRules::new(
-            c.rows.map(i64::from),
-            c.cols.map(i64::from),
-            c.k.map(i64::from),
-            max_cells,
-        )
-        .map(RuleSet::ConnectFour)
-        .map_err(|e| invalid("rules.connect_four", e)),
+        Some(pb::rule_set::Kind::ConnectFour(c)) => {
+            let both_lines = match pb::PopBothLines::try_from(c.pop_both_lines) {
+                Ok(pb::PopBothLines::MoverWins | pb::PopBothLines::Unspecified) => {
+                    PopBothLines::MoverWins
+                }
+                Ok(pb::PopBothLines::OpponentWins) => PopBothLines::OpponentWins,
+                Err(_) => {
+                    return Err(FieldError::new(
+                        "rules.connect_four.pop_both_lines",
+                        format!("{} is not one of the PopBothLines values", c.pop_both_lines),
+                        ErrorReason::InvalidRules,
+                    ));
+                }
+            };
+            let rules = ConnectFourRules::new(
+                c.rows.map(i64::from),
+                c.cols.map(i64::from),
+                c.k.map(i64::from),
+                max_cells,
+            )
+            .map_err(|e| invalid("rules.connect_four", e))?;
+            Ok(RuleSet::ConnectFour(if c.pop_out {
+                rules.with_pop_out(both_lines)
+            } else {
+                rules
+            }))
+        }
         Some(pb::rule_set::Kind::Gomoku(g)) => {
             let overline = match pb::OverlineRule::try_from(g.overline) {
                 Ok(pb::OverlineRule::Freestyle) => Overline::Wins,
@@ -243,6 +268,9 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
         Move::Drop { column } => pb::r#move::Kind::Drop(pb::Drop {
             column: column as i32,
         }),
+        Move::Pop { column } => pb::r#move::Kind::Pop(pb::Pop {
+            column: column as i32,
+        }),
     };
     pb::Move { kind: Some(kind) }
 }
@@ -269,16 +297,25 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
                 }),
             }
         }
-        Some(pb::r#move::Kind::Drop(d)) => u32::try_from(d.column)
-            .map(|column| Move::Drop { column })
-            .map_err(|_| {
-                FieldError::new(
-                    format!("{field}.drop.column"),
-                    format!("column {} is off the board", d.column),
-                    ErrorReason::OutOfBounds,
-                )
-            }),
+        Some(pb::r#move::Kind::Drop(d)) => {
+            column_from_proto(d.column, &format!("{field}.drop.column"))
+                .map(|column| Move::Drop { column })
+        }
+        Some(pb::r#move::Kind::Pop(p)) => {
+            column_from_proto(p.column, &format!("{field}.pop.column"))
+                .map(|column| Move::Pop { column })
+        }
     }
+}
+
+fn column_from_proto(column: i32, field: &str) -> Result<u32, FieldError> {
+    u32::try_from(column).map_err(|_| {
+        FieldError::new(
+            field,
+            format!("column {column} is off the board"),
+            ErrorReason::OutOfBounds,
+        )
+    })
 }
 
 /// A seat number from the wire.

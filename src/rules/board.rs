@@ -6,7 +6,7 @@ use super::{Coord, Seat};
 /// holding one seat's piece. Reads through [`Board::get`] take signed
 /// coordinates and return `None` off the board, so line scans need no bounds
 /// arithmetic of their own.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Board {
     rows: u32,
     cols: u32,

@@ -1,8 +1,27 @@
 //! Connect Four: a move names a column and the disc falls to the lowest empty
 //! row (gravity); K in a row wins. Standard is 6 rows, 7 columns, K = 4.
+//!
+//! Pop Out (Hasbro's variant, 2009): besides dropping, a player may pop one
+//! of their own discs out of the bottom row; the discs above fall one row.
+//! A pop may complete lines for the opponent, or for both players at once;
+//! rule sheets differ on the latter, so [`PopBothLines`] chooses (default:
+//! the player who popped wins). A full board is not a draw while the player
+//! to move can pop. To guarantee termination, a position (pieces and player
+//! to move) that occurs for the third time is a draw; the game layer keeps
+//! that count from [`super::Position::digest`].
 
+use super::lines::{Overline, winning_run};
 use super::mnk::check_board;
-use super::{Coord, IllegalMove, InvalidRules, Move, Position};
+use super::{Coord, IllegalMove, InvalidRules, Move, Outcome, Played, Position, Seat};
+
+/// Who wins when a pop completes lines for both players at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PopBothLines {
+    /// The player who popped (the default).
+    MoverWins,
+    /// The other player.
+    OpponentWins,
+}
 
 /// A validated Connect Four configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +29,8 @@ pub struct ConnectFourRules {
     rows: u32,
     cols: u32,
     k: u32,
+    /// `Some` when pops are allowed (Pop Out), with its both-lines rule.
+    pop_out: Option<PopBothLines>,
 }
 
 impl ConnectFourRules {
@@ -18,6 +39,7 @@ impl ConnectFourRules {
         rows: 6,
         cols: 7,
         k: 4,
+        pop_out: None,
     };
 
     /// Checks a configuration; `None` takes the standard value (6, 7, 4).
@@ -37,7 +59,26 @@ impl ConnectFourRules {
             k.unwrap_or(std.k.into()),
             max_cells,
         )?;
-        Ok(ConnectFourRules { rows, cols, k })
+        Ok(ConnectFourRules {
+            rows,
+            cols,
+            k,
+            pop_out: None,
+        })
+    }
+
+    /// The same board played as Pop Out, with `both_lines` deciding a pop
+    /// that completes lines for both players.
+    pub fn with_pop_out(self, both_lines: PopBothLines) -> Self {
+        ConnectFourRules {
+            pop_out: Some(both_lines),
+            ..self
+        }
+    }
+
+    /// `Some` with its both-lines rule when pops are allowed (Pop Out).
+    pub fn pop_out(&self) -> Option<PopBothLines> {
+        self.pop_out
     }
 
     /// Number of rows.
@@ -65,11 +106,19 @@ impl ConnectFourRules {
     /// The column `mv` names, if it is a drop into a column of the board;
     /// whatever the position.
     pub(super) fn check(&self, mv: Move) -> Result<u32, IllegalMove> {
-        let Move::Drop { column } = mv else {
-            return Err(IllegalMove::WrongMoveKind {
-                variant: "connect four",
-                expected: "drop moves",
-            });
+        let column = match mv {
+            Move::Drop { column } => column,
+            Move::Pop { column } if self.pop_out.is_some() => column,
+            _ => {
+                return Err(IllegalMove::WrongMoveKind {
+                    variant: "connect four",
+                    expected: if self.pop_out.is_some() {
+                        "drop or pop moves"
+                    } else {
+                        "drop moves"
+                    },
+                });
+            }
         };
         if column >= self.cols {
             return Err(IllegalMove::ColumnOffBoard {
@@ -80,26 +129,99 @@ impl ConnectFourRules {
         Ok(column)
     }
 
+    /// Checks a pop of `seat`'s bottom disc in `column` and works out what it
+    /// does: lines completed by the discs that fell, for either player.
+    pub(super) fn play_pop(
+        &self,
+        position: &Position,
+        seat: Seat,
+        column: u32,
+    ) -> Result<Played, IllegalMove> {
+        let bottom = Coord::new(self.rows - 1, column);
+        match position.board().at(bottom) {
+            None => return Err(IllegalMove::ColumnEmpty { column }),
+            Some(owner) if owner != seat => return Err(IllegalMove::NotYourDisc { column }),
+            Some(_) => {}
+        }
+        let mut after = position.clone();
+        after.pop(column);
+        let opponent = Seat(1 - seat.0);
+        let mut lines = [None, None];
+        for row in self.rows - after.height(column)..self.rows {
+            let at = Coord::new(row, column);
+            if let Some(owner) = after.board().at(at) {
+                let slot = &mut lines[owner.index()];
+                if slot.is_none() {
+                    *slot = winning_run(after.board(), at, owner, self.k, Overline::Wins);
+                }
+            }
+        }
+        let [mine, theirs] = if seat.0 == 0 {
+            lines
+        } else {
+            [lines[1].take(), lines[0].take()]
+        };
+        let outcome = match (mine, theirs) {
+            (Some(line), None) => Some(Outcome::Win { seat, line }),
+            (None, Some(line)) => Some(Outcome::Win {
+                seat: opponent,
+                line,
+            }),
+            (Some(line), Some(other)) => {
+                Some(match self.pop_out.unwrap_or(PopBothLines::MoverWins) {
+                    PopBothLines::MoverWins => Outcome::Win { seat, line },
+                    PopBothLines::OpponentWins => Outcome::Win {
+                        seat: opponent,
+                        line: other,
+                    },
+                })
+            }
+            (None, None) => None,
+        };
+        Ok(Played {
+            placement: bottom,
+            piece: seat,
+            flips: Vec::new(),
+            passes: Vec::new(),
+            outcome,
+        })
+    }
+
+    /// Whether `seat` could pop now (Pop Out, a disc of theirs in the
+    /// bottom row).
+    pub(super) fn can_pop(&self, position: &Position, seat: Seat) -> bool {
+        self.pop_out.is_some()
+            && (0..self.cols)
+                .any(|col| position.board().at(Coord::new(self.rows - 1, col)) == Some(seat))
+    }
+
     pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
         let column = self.check(mv)?;
         self.landing(position, column)
             .ok_or(IllegalMove::ColumnFull { column })
     }
 
+    /// Drops into every column with room, left to right; then, in Pop Out,
+    /// pops of every column whose bottom disc is `seat`'s, left to right.
     pub(super) fn legal_moves<'a>(
         &self,
         position: &'a Position,
+        seat: Seat,
     ) -> impl Iterator<Item = Move> + 'a {
-        let rows = self.rows;
-        (0..self.cols)
+        let (rows, cols, pop_out) = (self.rows, self.cols, self.pop_out.is_some());
+        let drops = (0..cols)
             .filter(move |c| position.height(*c) < rows)
-            .map(|column| Move::Drop { column })
+            .map(|column| Move::Drop { column });
+        let pops = (0..cols)
+            .filter(move |c| pop_out && position.board().at(Coord::new(rows - 1, *c)) == Some(seat))
+            .map(|column| Move::Pop { column });
+        drops.chain(pops)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Outcome, RuleSet, Seat};
+    use super::super::RuleSet;
     use super::*;
 
     fn drop(rules: &RuleSet, pos: &mut Position, seat: u8, column: u32) -> Option<Outcome> {
@@ -162,5 +284,134 @@ mod tests {
                 .field,
             "rows"
         );
+    }
+
+    /// A 6x7 Pop Out position from rows of `X` (seat 0), `O` (seat 1) and
+    /// `.`, top row first.
+    fn pop_out_position(rows: &[&str]) -> Position {
+        let mut pos = Position::empty(rows.len() as u32, rows[0].len() as u32);
+        // Fill bottom-up so every column stays a gravity column.
+        for (r, line) in rows.iter().enumerate().rev() {
+            for (c, ch) in line.chars().enumerate() {
+                let seat = match ch {
+                    'X' => Seat(0),
+                    'O' => Seat(1),
+                    _ => continue,
+                };
+                pos.put(Coord::new(r as u32, c as u32), seat);
+            }
+        }
+        pos
+    }
+
+    fn pop_out(both_lines: PopBothLines) -> RuleSet {
+        RuleSet::ConnectFour(ConnectFourRules::STANDARD.with_pop_out(both_lines))
+    }
+
+    #[test]
+    fn a_pop_removes_your_bottom_disc_and_the_column_falls() {
+        let rules = pop_out(PopBothLines::MoverWins);
+        let mut pos = pop_out_position(&[
+            ".......", ".......", ".......", "O......", "O......", "X......",
+        ]);
+        assert_eq!(
+            rules.play(&pos, Seat(1), Move::Pop { column: 0 }),
+            Err(IllegalMove::NotYourDisc { column: 0 })
+        );
+        assert_eq!(
+            rules.play(&pos, Seat(0), Move::Pop { column: 1 }),
+            Err(IllegalMove::ColumnEmpty { column: 1 })
+        );
+        let played = rules.play(&pos, Seat(0), Move::Pop { column: 0 }).unwrap();
+        assert_eq!(
+            (played.placement, played.outcome.clone()),
+            (Coord::new(5, 0), None)
+        );
+        let before = pos.clone();
+        rules.apply_move(
+            &mut pos,
+            Move::Pop { column: 0 },
+            Seat(0),
+            played.placement,
+            &[],
+        );
+        assert_eq!(
+            pos,
+            pop_out_position(&[
+                ".......", ".......", ".......", ".......", "O......", "O......"
+            ])
+        );
+        rules.undo_move(
+            &mut pos,
+            Move::Pop { column: 0 },
+            Seat(0),
+            played.placement,
+            &[],
+        );
+        assert_eq!(pos, before);
+        let legal: Vec<Move> = rules.legal_moves(&before, Seat(0)).collect();
+        assert_eq!(legal.last(), Some(&Move::Pop { column: 0 }));
+        assert!(
+            !rules
+                .legal_moves(&before, Seat(1))
+                .any(|m| matches!(m, Move::Pop { .. }))
+        );
+        assert!(matches!(
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD).play(
+                &before,
+                Seat(0),
+                Move::Pop { column: 0 }
+            ),
+            Err(IllegalMove::WrongMoveKind { .. })
+        ));
+    }
+
+    #[test]
+    fn a_pop_that_completes_only_the_opponents_line_makes_the_opponent_win() {
+        let rules = pop_out(PopBothLines::MoverWins);
+        let pos = pop_out_position(&[
+            ".......", ".......", ".......", ".......", "O......", "XOOO...",
+        ]);
+        let played = rules.play(&pos, Seat(0), Move::Pop { column: 0 }).unwrap();
+        assert!(matches!(
+            played.outcome,
+            Some(Outcome::Win { seat: Seat(1), .. })
+        ));
+    }
+
+    #[test]
+    fn a_pop_that_completes_both_lines_goes_by_the_chosen_rule() {
+        let pos = pop_out_position(&[
+            ".......", ".......", ".......", "X......", "OXXX...", "XOOO...",
+        ]);
+        let mover = pop_out(PopBothLines::MoverWins)
+            .play(&pos, Seat(0), Move::Pop { column: 0 })
+            .unwrap();
+        let Some(Outcome::Win { seat, line }) = mover.outcome else {
+            panic!("a win")
+        };
+        assert_eq!(seat, Seat(0));
+        assert_eq!(line, (0..4).map(|c| Coord::new(4, c)).collect::<Vec<_>>());
+        let opponent = pop_out(PopBothLines::OpponentWins)
+            .play(&pos, Seat(0), Move::Pop { column: 0 })
+            .unwrap();
+        let Some(Outcome::Win { seat, line }) = opponent.outcome else {
+            panic!("a win")
+        };
+        assert_eq!(seat, Seat(1));
+        assert_eq!(line, (0..4).map(|c| Coord::new(5, c)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_full_board_is_no_draw_in_pop_out_while_the_next_player_can_pop() {
+        let small = ConnectFourRules::new(Some(2), Some(3), Some(3), 100).unwrap();
+        let pos = pop_out_position(&["OX.", "XOX"]);
+        let last = Move::Drop { column: 2 };
+        let plain = RuleSet::ConnectFour(small)
+            .play(&pos, Seat(1), last)
+            .unwrap();
+        assert_eq!(plain.outcome, Some(Outcome::Draw));
+        let popping = RuleSet::ConnectFour(small.with_pop_out(PopBothLines::MoverWins));
+        assert_eq!(popping.play(&pos, Seat(1), last).unwrap().outcome, None);
     }
 }

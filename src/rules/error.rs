@@ -57,6 +57,18 @@ pub enum IllegalMove {
         /// The full column.
         column: u32,
     },
+    /// A pop from a column that holds no disc.
+    #[error("column {column} is empty")]
+    ColumnEmpty {
+        /// The column.
+        column: u32,
+    },
+    /// A pop of a disc that is not the mover's.
+    #[error("the bottom disc of column {column} is not yours")]
+    NotYourDisc {
+        /// The column.
+        column: u32,
+    },
     /// An Othello move must bracket at least one line of opposing discs.
     #[error("a disc on ({row}, {col}) would flip nothing")]
     NoFlip {

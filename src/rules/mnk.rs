@@ -51,7 +51,7 @@ impl MnkRules {
         let at = match mv {
             Move::Place(at) => at,
             Move::PlaceMark { .. } => return Err(IllegalMove::UnexpectedMark { variant: "mnk" }),
-            Move::Drop { .. } => {
+            Move::Drop { .. } | Move::Pop { .. } => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "mnk",
                     expected: "place moves",

@@ -29,7 +29,7 @@ mod position;
 mod wild;
 
 pub use board::Board;
-pub use connect_four::ConnectFourRules;
+pub use connect_four::{ConnectFourRules, PopBothLines};
 pub use coord::Coord;
 pub use error::{IllegalMove, InvalidRules};
 pub use gomoku::GomokuRules;
@@ -74,6 +74,12 @@ pub enum Move {
         /// Whose symbol is placed: seat 0's or seat 1's.
         mark: Seat,
     },
+    /// Pop the mover's own disc out of the bottom of this 0-based column
+    /// (Connect Four Pop Out); the discs above fall one row.
+    Pop {
+        /// The 0-based column, counted from the left.
+        column: u32,
+    },
     /// Drop a disc into this 0-based column (Connect Four); gravity decides
     /// the row.
     Drop {
@@ -88,7 +94,7 @@ impl Move {
     pub fn piece(self, seat: Seat) -> Seat {
         match self {
             Move::PlaceMark { mark, .. } => mark,
-            Move::Place(_) | Move::Drop { .. } => seat,
+            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } => seat,
         }
     }
 }
@@ -195,6 +201,7 @@ impl RuleSet {
     pub fn seat_range(&self) -> (usize, usize) {
         match self {
             RuleSet::Wild(_) | RuleSet::Othello(_) => (2, 2),
+            RuleSet::ConnectFour(r) if r.pop_out().is_some() => (2, 2),
             RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Gomoku(_) => (2, MAX_SEATS),
         }
     }
@@ -243,7 +250,13 @@ impl RuleSet {
     pub fn play(&self, position: &Position, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
         let placement = match self {
             RuleSet::Mnk(r) => r.placement(position, mv)?,
-            RuleSet::ConnectFour(r) => r.placement(position, mv)?,
+            RuleSet::ConnectFour(r) => match mv {
+                Move::Pop { column } => {
+                    r.check(mv)?;
+                    return r.play_pop(position, seat, column);
+                }
+                _ => r.placement(position, mv)?,
+            },
             RuleSet::Gomoku(r) => r.placement(position, mv)?,
             RuleSet::Wild(r) => r.placement(position, mv)?.0,
             RuleSet::Othello(r) => return r.play(position, seat, mv),
@@ -282,7 +295,21 @@ impl RuleSet {
         {
             return Some(Outcome::Win { seat, line });
         }
-        (position.filled() + 1 == position.board().cells()).then_some(Outcome::Draw)
+        if position.filled() + 1 < position.board().cells() {
+            return None;
+        }
+        // A full board draws, except in Pop Out while the other player can
+        // still pop.
+        if let RuleSet::ConnectFour(r) = self
+            && r.pop_out().is_some()
+        {
+            let mut after = position.clone();
+            after.put(placement, seat);
+            if r.can_pop(&after, Seat(1 - seat.0)) {
+                return None;
+            }
+        }
+        Some(Outcome::Draw)
     }
 
     /// Puts `piece` (see [`Played::piece`]) on `placement`, trusting that
@@ -292,6 +319,56 @@ impl RuleSet {
     /// When `placement` is off the board.
     pub fn apply(&self, position: &mut Position, piece: Seat, placement: Coord) {
         position.put(placement, piece);
+    }
+
+    /// Applies a move [`RuleSet::play`] accepted, from the facts it
+    /// recorded: `piece` lands on `placement` (or, for a pop, leaves it and
+    /// the column falls) and `flips` turn to `piece`.
+    ///
+    /// # Panics
+    /// When a cell is off the board.
+    pub fn apply_move(
+        &self,
+        position: &mut Position,
+        mv: Move,
+        piece: Seat,
+        placement: Coord,
+        flips: &[Coord],
+    ) {
+        match mv {
+            Move::Pop { column } => position.pop(column),
+            Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
+                self.apply(position, piece, placement)
+            }
+        }
+        self.flip(position, flips, piece);
+    }
+
+    /// Takes back the last move applied with [`RuleSet::apply_move`].
+    ///
+    /// # Panics
+    /// When a cell is off the board.
+    pub fn undo_move(
+        &self,
+        position: &mut Position,
+        mv: Move,
+        piece: Seat,
+        placement: Coord,
+        flips: &[Coord],
+    ) {
+        self.unflip(position, flips, piece);
+        match mv {
+            Move::Pop { column } => position.unpop(column, piece),
+            Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
+                self.unapply(position, placement)
+            }
+        }
+    }
+
+    /// Whether a position that occurs for the third time is a draw (Pop
+    /// Out, where pops can repeat positions forever).
+    pub fn draws_on_repetition(&self) -> bool {
+        matches!(self, RuleSet::ConnectFour(r) if r.pop_out().is_some())
     }
 
     /// Turns the discs on `cells` to `piece` (the flips of a [`Played`]).
@@ -334,7 +411,7 @@ impl RuleSet {
     ) -> Box<dyn Iterator<Item = Move> + 'a> {
         match self {
             RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
-            RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position)),
+            RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position, seat)),
             RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
             RuleSet::Wild(r) => Box::new(r.legal_moves(position)),
             RuleSet::Othello(_) => Box::new(OthelloRules::legal_moves(position, seat)),
@@ -351,7 +428,7 @@ impl RuleSet {
             RuleSet::Wild(_) => {
                 WildRules::MARKS.len() * (position.board().cells() - position.filled()) as usize
             }
-            RuleSet::ConnectFour(r) => r.legal_moves(position).count(),
+            RuleSet::ConnectFour(r) => r.legal_moves(position, seat).count(),
             RuleSet::Othello(_) => OthelloRules::legal_moves(position, seat).count(),
         }
     }

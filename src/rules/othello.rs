@@ -67,7 +67,7 @@ impl OthelloRules {
             Move::PlaceMark { .. } => {
                 return Err(IllegalMove::UnexpectedMark { variant: "othello" });
             }
-            Move::Drop { .. } => {
+            Move::Drop { .. } | Move::Pop { .. } => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "othello",
                     expected: "place moves",

@@ -50,6 +50,43 @@ impl Position {
         self.board.set(at, Some(seat));
     }
 
+    /// Removes the bottom disc of column `col` (a gravity column: its discs
+    /// fill it from the bottom) and lets the discs above fall one row.
+    pub(super) fn pop(&mut self, col: u32) {
+        let rows = self.board.rows();
+        let height = self.height(col);
+        for row in (rows - height + 1..rows).rev() {
+            let above = self.board.at(Coord::new(row - 1, col));
+            self.board.set(Coord::new(row, col), above);
+        }
+        self.board.set(Coord::new(rows - height, col), None);
+        self.filled -= 1;
+        self.heights[col as usize] -= 1;
+    }
+
+    /// Puts `seat`'s disc back under column `col`, lifting the discs above
+    /// one row: the inverse of [`Position::pop`].
+    pub(super) fn unpop(&mut self, col: u32, seat: Seat) {
+        let rows = self.board.rows();
+        let height = self.height(col);
+        for row in rows - height - 1..rows - 1 {
+            let below = self.board.at(Coord::new(row + 1, col));
+            self.board.set(Coord::new(row, col), below);
+        }
+        self.board.set(Coord::new(rows - 1, col), Some(seat));
+        self.filled += 1;
+        self.heights[col as usize] += 1;
+    }
+
+    /// A 64-bit digest of the pieces (SipHash with fixed keys, so equal on
+    /// every run), for telling repeated positions apart.
+    pub fn digest(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.board.hash(&mut hasher);
+        hasher.finish()
+    }
+
     pub(super) fn clear(&mut self, at: Coord) {
         debug_assert!(self.board.at(at).is_some(), "{at} already empty");
         self.board.set(at, None);

@@ -66,8 +66,7 @@ async fn impossible_rules_are_invalid_arguments_naming_the_field() {
             Some(pb::RuleSet {
                 kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
                     rows: Some(-1),
-                    cols: None,
-                    k: None,
+                    ..Default::default()
                 })),
             }),
             "rules.connect_four.rows",
@@ -213,6 +212,7 @@ async fn a_retried_creation_that_spells_out_the_defaults_is_the_same_request() {
             rows: Some(6),
             cols: Some(7),
             k: Some(4),
+            ..Default::default()
         })),
     };
     let spelled_out = pb::CreateGameRequest {

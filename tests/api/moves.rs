@@ -441,3 +441,44 @@ async fn othello_opens_with_four_moves_flips_discs_and_refuses_a_move_that_flips
         ["...X....", "...XX...", "...XO..."]
     );
 }
+
+#[tokio::test]
+async fn in_pop_out_a_player_pops_their_own_bottom_disc_and_the_column_falls() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let pop_out = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
+            pop_out: true,
+            ..Default::default()
+        })),
+    };
+    create(c, "pop", pop_out).await;
+    play_all(c, "pop", &[drop_in(0), drop_in(0)]).await;
+    let pop = |column| pb::Move {
+        kind: Some(pb::r#move::Kind::Pop(pb::Pop { column })),
+    };
+    assert_rejected(
+        play(c, "pop", 0, pop(1)).await,
+        Code::FailedPrecondition,
+        "COLUMN_EMPTY",
+    );
+    play(c, "pop", 0, drop_in(3)).await.unwrap();
+    assert_rejected(
+        play(c, "pop", 1, pop(3)).await,
+        Code::FailedPrecondition,
+        "NOT_YOUR_DISC",
+    );
+    let reply = play(c, "pop", 1, pop(0)).await;
+    assert_rejected(reply, Code::FailedPrecondition, "NOT_YOUR_DISC");
+    play(c, "pop", 1, drop_in(6)).await.unwrap();
+    let game = play(c, "pop", 0, pop(0)).await.unwrap().game.unwrap();
+    // Seat 1's disc fell from row 4 to the bottom of column 0.
+    assert_eq!(board_text(&game)[4..6], [".......", "O..X..O"]);
+    // Plain Connect Four refuses pops.
+    create(c, "plain-c4", connect_four()).await;
+    assert_rejected(
+        play(c, "plain-c4", 0, pop(0)).await,
+        Code::InvalidArgument,
+        "WRONG_MOVE_KIND",
+    );
+}

@@ -5,7 +5,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::game::{SeatInfo, SeatLimits};
 use crate::rules::{
-    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, RuleSet, WildRules,
+    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, PopBothLines, RuleSet,
+    WildRules,
 };
 
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
@@ -217,6 +218,16 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
                 .map(RuleSet::Wild)
         }),
         (2i64..5).prop_map(|half| RuleSet::Othello(OthelloRules::new(Some(2 * half)).unwrap())),
+        (2i64..6, 2i64..6, 2i64..4, any::<bool>()).prop_filter_map("k fits", |(r, c, k, mover)| {
+            let both_lines = if mover {
+                PopBothLines::MoverWins
+            } else {
+                PopBothLines::OpponentWins
+            };
+            ConnectFourRules::new(Some(r), Some(c), Some(k), 100)
+                .ok()
+                .map(|rules| RuleSet::ConnectFour(rules.with_pop_out(both_lines)))
+        }),
     ];
     (
         rules,
@@ -281,4 +292,45 @@ fn undoing_an_othello_move_turns_its_flipped_discs_back() {
     assert_eq!(flips, &vec![Coord::new(3, 3)]);
     assert_eq!(state.position(), start.position());
     assert_eq!(state.to_move(), Some(Seat(0)));
+}
+
+#[test]
+fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
+    let rules = ConnectFourRules::STANDARD.with_pop_out(PopBothLines::MoverWins);
+    let cfg = config(RuleSet::ConnectFour(rules), 2);
+    let drop = |seat, column| Command::Play {
+        seat: Seat(seat),
+        mv: Move::Drop { column },
+    };
+    let pop = |seat, column| Command::Play {
+        seat: Seat(seat),
+        mv: Move::Pop { column },
+    };
+    // Each round drops two discs and pops them again: the empty board with
+    // seat 0 to move comes back after every round (first seen at the start).
+    let round = [drop(0, 0), drop(1, 1), pop(0, 0), pop(1, 1)];
+    let (state, _) = given(cfg.clone(), &[&round[..], &round[..3]].concat());
+    assert_eq!(state.outcome(), None);
+    let events = decide(&state, &round[3]).unwrap();
+    assert!(matches!(
+        events.as_slice(),
+        [Event::MovePlayed {
+            outcome: Some(Outcome::Draw),
+            ..
+        }]
+    ));
+    // Undo steps the count back: the same pop after an undo draws again.
+    let (mut state, _) = given(cfg, &[&round[..], &round[..]].concat());
+    assert_eq!(state.status(), GameStatus::Drawn);
+    for event in decide(&state, &Command::Undo { requested_by: None }).unwrap() {
+        evolve(&mut state, &event);
+    }
+    assert_eq!(state.status(), GameStatus::InProgress);
+    assert!(decide(&state, &round[3]).unwrap().iter().any(|e| matches!(
+        e,
+        Event::MovePlayed {
+            outcome: Some(Outcome::Draw),
+            ..
+        }
+    )));
 }
