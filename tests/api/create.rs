@@ -91,13 +91,7 @@ async fn impossible_rules_are_invalid_arguments_naming_the_field() {
         "rules.mnk.k: k=6 cannot fit on a 5x5 board"
     );
     // Nothing was created by any of them.
-    let games = server
-        .client
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .games;
+    let games = list_games(&mut server.client).await;
     assert!(games.is_empty());
 }
 
@@ -184,13 +178,7 @@ async fn a_retried_creation_returns_the_same_game_and_a_reused_request_id_is_ref
         Code::AlreadyExists,
         "REQUEST_ID_REUSED",
     );
-    let games = server
-        .client
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .games;
+    let games = list_games(&mut server.client).await;
     assert_eq!(games.len(), 1);
 }
 

@@ -357,3 +357,13 @@ pub(crate) fn x_wins_top_row() -> [pb::Move; 5] {
         place(0, 2),
     ]
 }
+
+/// The first page of ListGames (up to 50 games, oldest first).
+pub(crate) async fn list_games(client: &mut Client) -> Vec<pb::GameSummary> {
+    client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect("games listed")
+        .into_inner()
+        .games
+}

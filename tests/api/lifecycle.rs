@@ -48,12 +48,7 @@ async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_
         Code::FailedPrecondition,
         "GAME_OVER",
     );
-    let games = c
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .games;
+    let games = list_games(c).await;
     assert_eq!(games.len(), 3);
 }
 
