@@ -17,7 +17,7 @@ use plylog::rules::{Coord, MnkRules, Move, Position, RuleSet, Seat};
 fn setup(side: u32) -> (RuleSet, Position, Move) {
     let rules =
         RuleSet::Mnk(MnkRules::new(side.into(), side.into(), 5, 1_000_000).expect("valid rules"));
-    let mut position = rules.initial_position();
+    let mut position = rules.initial_position(2);
     let centre = side / 2;
     for row in centre - 3..=centre + 3 {
         for col in centre - 3..=centre + 3 {

@@ -234,7 +234,7 @@ fn every_uci_endgame_board_is_judged_as_its_label_says() {
     let mut failures = Vec::new();
     let (mut x_lines, mut o_lines, mut draws) = (0, 0, 0);
     for board in &boards {
-        let mut position = rules.initial_position();
+        let mut position = rules.initial_position(2);
         for (at, seat) in board.pieces() {
             rules.apply(&mut position, seat, at);
         }
@@ -450,7 +450,7 @@ fn walking_the_whole_game_tree_gives_the_published_numbers_of_games_and_boards()
 
     // Every play was undone: back to the empty board, one event per play and
     // per undo after GameCreated.
-    assert_eq!(state.position(), &tic_tac_toe().initial_position());
+    assert_eq!(state.position(), &tic_tac_toe().initial_position(2));
     assert!(state.moves().is_empty());
     assert_eq!(state.to_move(), Some(X));
     assert_eq!(state.sequence(), 1 + 2 * tree.plays);

@@ -188,16 +188,34 @@ impl GameService for GameApi {
             check_game_id(&req.game_id)?;
             Some(req.game_id.clone())
         };
+        // Dice games without a seed get one drawn here, outside the pure
+        // rules; the fingerprint keeps the seed as the caller sent it, so a
+        // retry without one is still the same request.
+        let mut rules = req.rules.clone();
+        let sent_seed = match rules.as_mut().and_then(|r| r.kind.as_mut()) {
+            Some(pb::rule_set::Kind::SnakesLadders(r)) => {
+                let sent = r.seed;
+                r.seed = Some(sent.unwrap_or_else(rand::random));
+                Some(sent)
+            }
+            _ => None,
+        };
         let config = convert::config_from_proto(
-            req.rules.as_ref(),
+            rules.as_ref(),
             &req.seats,
             settings.max_cells,
             settings.seat_limits,
         )?;
         // Fingerprint the rules as the server reads them, so a retry that
         // spells out the defaults is still the same request.
+        let mut rules = convert::rules_to_proto(config.rules());
+        if let (Some(pb::rule_set::Kind::SnakesLadders(r)), Some(sent)) =
+            (rules.kind.as_mut(), sent_seed)
+        {
+            r.seed = sent;
+        }
         let normalized = pb::CreateGameRequest {
-            rules: Some(convert::rules_to_proto(config.rules())),
+            rules: Some(rules),
             ..req.clone()
         };
         let meta = request_meta(&normalized)?;

@@ -1,7 +1,7 @@
 //! The domain events of a game's log.
 
 use super::GameConfig;
-use crate::rules::{Coord, Move, Outcome, Seat};
+use crate::rules::{Coord, Move, Outcome, Roll, Seat};
 
 /// One fact of a game's log, past tense. Each carries everything replay
 /// needs (the landing cell, the outcome), so evolve never re-derives them.
@@ -9,7 +9,8 @@ use crate::rules::{Coord, Move, Outcome, Seat};
 pub enum Event {
     /// The game was created with this configuration (always sequence 1).
     GameCreated(GameConfig),
-    /// `seat` played `mv`; the piece landed on `placement`.
+    /// `seat` played `mv`; the piece landed on `placement` (for a roll: row
+    /// 0, column = the square the token rests on).
     MovePlayed {
         /// The seat that moved.
         seat: Seat,
@@ -23,6 +24,8 @@ pub enum Event {
         outcome: Option<Outcome>,
         /// Discs the move turned to the mover's colour (Othello).
         flips: Vec<Coord>,
+        /// The dice drawn and the token's path (snakes and ladders).
+        roll: Option<Roll>,
     },
     /// `seat` had no legal move and passed (Othello).
     TurnPassed {
@@ -36,7 +39,8 @@ pub enum Event {
         seat: Seat,
         /// The sequence of the MovePlayed event taken back.
         undone_sequence: u64,
-        /// The cell that was cleared.
+        /// The cell that was cleared (for a roll: the undone move's
+        /// placement).
         placement: Coord,
         /// The seat that asked for the undo, when stated.
         requested_by: Option<Seat>,

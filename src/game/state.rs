@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Event, GameConfig};
-use crate::rules::{Coord, IllegalMove, Move, Outcome, Position, Seat};
+use crate::rules::{Coord, Effect, IllegalMove, Move, Outcome, Position, Roll, Seat};
 
 /// What a seat asks of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +88,23 @@ pub struct PlayedMove {
     pub placement: Coord,
     /// The discs it flipped (Othello).
     pub flips: Vec<Coord>,
+    /// Its roll (snakes and ladders).
+    pub roll: Option<Roll>,
     /// The sequence of its MovePlayed event.
     pub sequence: u64,
+}
+
+impl PlayedMove {
+    /// What the move did, as the rules apply and take it back.
+    pub fn effect(&self) -> Effect<'_> {
+        Effect {
+            mv: self.mv,
+            piece: self.piece,
+            placement: self.placement,
+            flips: &self.flips,
+            roll: self.roll.as_ref(),
+        }
+    }
 }
 
 /// A game as the fold of its events: configuration, position, whose turn it
@@ -112,7 +127,7 @@ impl GameState {
     /// The state right after the GameCreated event (sequence 1): empty
     /// board, seat 0 to move.
     pub fn new(config: GameConfig) -> Self {
-        let position = config.rules().initial_position();
+        let position = config.rules().initial_position(config.seats().len());
         let mut state = GameState {
             config: Arc::new(config),
             position,
@@ -172,9 +187,20 @@ impl GameState {
                 mv,
                 placement,
                 flips,
+                roll,
                 ..
             } => {
                 self.check_turn(*seat)?;
+                self.config
+                    .rules()
+                    .check_move(*mv)
+                    .map_err(|e| e.to_string())?;
+                match (mv, roll) {
+                    (Move::Roll, Some(roll)) => return self.check_roll(*seat, *placement, roll),
+                    (Move::Roll, None) => return Err("a roll without its dice".into()),
+                    (_, Some(_)) => return Err("dice on a move that is not a roll".into()),
+                    (_, None) => {}
+                }
                 let board = self.position.board();
                 // A pop takes the mover's disc away; anything else lands on
                 // an empty cell.
@@ -206,6 +232,29 @@ impl GameState {
                 )),
             },
         }
+    }
+
+    /// Whether a recorded roll fits the position: it starts from the
+    /// seat's square with the seat's run of sixes and rests on a square of
+    /// the board, named by its placement. The dice are not drawn again.
+    fn check_roll(&self, seat: Seat, placement: Coord, roll: &Roll) -> Result<(), String> {
+        let squares = match self.config.rules() {
+            crate::rules::RuleSet::SnakesLadders(r) => r.squares(),
+            _ => return Err("a roll in a game without dice".into()),
+        };
+        if roll.from != self.position.token(seat) || roll.sixes_before != self.position.sixes() {
+            return Err(format!(
+                "a roll from square {} after {} sixes, but {seat} is on square {} after {}",
+                roll.from,
+                roll.sixes_before,
+                self.position.token(seat),
+                self.position.sixes()
+            ));
+        }
+        if roll.to > squares || placement != Coord::new(0, roll.to) {
+            return Err(format!("a roll to square {} of {squares}", roll.to));
+        }
+        Ok(())
     }
 
     /// The configuration.
@@ -330,13 +379,10 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
             if played.outcome.is_none() && state.config.rules().draws_on_repetition() {
                 // The third occurrence of a position is a draw.
                 let mut after = state.position.clone();
-                state.config.rules().apply_move(
-                    &mut after,
-                    mv,
-                    played.piece,
-                    played.placement,
-                    &played.flips,
-                );
+                state
+                    .config
+                    .rules()
+                    .apply_move(&mut after, played.effect(mv));
                 let seen = state.repetitions.get(&key(&after, state.next_seat(seat)));
                 if seen.is_some_and(|n| *n >= 2) {
                     played.outcome = Some(Outcome::Draw);
@@ -353,6 +399,7 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                 ply: state.moves.len() as u32 + 1,
                 outcome: played.outcome,
                 flips: played.flips,
+                roll: played.roll,
             })
             .chain(passes)
             .collect())
@@ -391,35 +438,31 @@ pub fn evolve(state: &mut GameState, event: &Event) {
             placement,
             outcome,
             flips,
+            roll,
             ..
         } => {
-            let piece = mv.piece(*seat);
-            rules.apply_move(&mut state.position, *mv, piece, *placement, flips);
-            state.moves.push(PlayedMove {
+            let played = PlayedMove {
                 seat: *seat,
                 mv: *mv,
-                piece,
+                piece: mv.piece(*seat),
                 placement: *placement,
                 flips: flips.clone(),
+                roll: roll.clone(),
                 sequence: state.sequence,
-            });
+            };
+            rules.apply_move(&mut state.position, played.effect());
+            state.moves.push(played);
             state.outcome = outcome.clone();
-            state.to_move = state.next_seat(*seat);
+            // A six with extra turns on lets the seat roll again.
+            let again = roll.as_ref().is_some_and(|r| r.extra_turn);
+            state.to_move = if again { *seat } else { state.next_seat(*seat) };
             state.count_position(1);
         }
         Event::TurnPassed { seat } => state.to_move = state.next_seat(*seat),
-        Event::MoveUndone {
-            seat, placement, ..
-        } => {
+        Event::MoveUndone { seat, .. } => {
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
-                rules.undo_move(
-                    &mut state.position,
-                    undone.mv,
-                    undone.piece,
-                    *placement,
-                    &undone.flips,
-                );
+                rules.undo_move(&mut state.position, undone.effect());
             }
             state.outcome = None;
             state.to_move = *seat;

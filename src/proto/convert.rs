@@ -9,8 +9,9 @@ use prost_types::Timestamp;
 use super::{self as pb, ErrorReason};
 use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
 use crate::rules::{
-    ConnectFourRules, Coord, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
-    PopBothLines, RuleSet, Seat, WildRules,
+    ConnectFourRules, Coord, Forfeit, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
+    Overshoot, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules,
+    WildRules,
 };
 
 /// Boards with at most this many cells have their pieces read off the board
@@ -97,6 +98,21 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
             cols: Some(r.board().cols() as i32),
             k: Some(r.board().k() as i32),
         }),
+        RuleSet::SnakesLadders(r) => pb::rule_set::Kind::SnakesLadders(pb::SnakesLaddersRules {
+            squares: Some(r.squares() as i32),
+            jumps: r.jumps().iter().map(|&j| jump_to_proto(j)).collect(),
+            chaining: r.chaining(),
+            overshoot: match r.overshoot() {
+                Overshoot::ExactLanding => pb::Overshoot::ExactLanding,
+                Overshoot::BounceBack => pb::Overshoot::BounceBack,
+                Overshoot::ReachOrPass => pb::Overshoot::ReachOrPass,
+            } as i32,
+            dice: Some(r.dice() as i32),
+            sides: Some(r.sides() as i32),
+            extra_turn_on_six: r.extra_turn_on_six(),
+            three_sixes_forfeit: r.three_sixes_forfeit(),
+            seed: Some(r.seed()),
+        }),
     };
     pb::RuleSet { kind: Some(kind) }
 }
@@ -119,7 +135,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk, connect_four, gomoku, wild or othello)",
+            "a rule set is required (mnk, connect_four, gomoku, wild, othello or snakes_ladders)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
@@ -190,6 +206,53 @@ pub fn rules_from_proto(
         )
         .map(RuleSet::Wild)
         .map_err(|e| invalid("rules.wild", e)),
+        Some(pb::rule_set::Kind::SnakesLadders(r)) => {
+            let overshoot = match pb::Overshoot::try_from(r.overshoot) {
+                Ok(pb::Overshoot::Unspecified | pb::Overshoot::ExactLanding) => {
+                    Overshoot::ExactLanding
+                }
+                Ok(pb::Overshoot::BounceBack) => Overshoot::BounceBack,
+                Ok(pb::Overshoot::ReachOrPass) => Overshoot::ReachOrPass,
+                Err(_) => {
+                    return Err(FieldError::new(
+                        "rules.snakes_ladders.overshoot",
+                        format!("{} is not one of the Overshoot values", r.overshoot),
+                        ErrorReason::InvalidRules,
+                    ));
+                }
+            };
+            let options = SnakesLaddersOptions {
+                squares: r.squares.map(i64::from),
+                jumps: r
+                    .jumps
+                    .iter()
+                    .map(|j| (i64::from(j.from), i64::from(j.to)))
+                    .collect(),
+                chaining: r.chaining,
+                overshoot: Some(overshoot),
+                dice: r.dice.map(i64::from),
+                sides: r.sides.map(i64::from),
+                extra_turn_on_six: r.extra_turn_on_six,
+                three_sixes_forfeit: r.three_sixes_forfeit,
+                seed: r.seed.ok_or_else(|| {
+                    FieldError::new(
+                        "rules.snakes_ladders.seed",
+                        "a seed is required here (CreateGame draws one when it is absent)",
+                        ErrorReason::InvalidRules,
+                    )
+                })?,
+            };
+            SnakesLaddersRules::new(options, max_cells)
+                .map(RuleSet::SnakesLadders)
+                .map_err(|e| invalid("rules.snakes_ladders", e))
+        }
+    }
+}
+
+fn jump_to_proto((from, to): (u32, u32)) -> pb::Jump {
+    pb::Jump {
+        from: from as i32,
+        to: to as i32,
     }
 }
 
@@ -271,6 +334,7 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
         Move::Pop { column } => pb::r#move::Kind::Pop(pb::Pop {
             column: column as i32,
         }),
+        Move::Roll => pb::r#move::Kind::Roll(pb::RollDice {}),
     };
     pb::Move { kind: Some(kind) }
 }
@@ -285,7 +349,7 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
     match mv.and_then(|m| m.kind.as_ref()) {
         None => Err(FieldError::invalid(
             field,
-            "a move is required (place or drop)",
+            "a move is required (place, drop, pop or roll)",
         )),
         Some(pb::r#move::Kind::Place(p)) => {
             let at = coord(p.row, p.col, &format!("{field}.place"))?;
@@ -305,7 +369,58 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
             column_from_proto(p.column, &format!("{field}.pop.column"))
                 .map(|column| Move::Pop { column })
         }
+        Some(pb::r#move::Kind::Roll(_)) => Ok(Move::Roll),
     }
+}
+
+/// A roll on the wire.
+pub fn roll_to_proto(roll: &Roll) -> pb::RollResult {
+    pb::RollResult {
+        dice: roll.dice.clone(),
+        from: roll.from,
+        passed: roll.passed.clone(),
+        jumps: roll.jumps.iter().map(|&j| jump_to_proto(j)).collect(),
+        to: roll.to,
+        sixes_before: roll.sixes_before,
+        extra_turn: roll.extra_turn,
+        forfeit: match roll.forfeit {
+            None => pb::Forfeit::Unspecified,
+            Some(Forfeit::Overshoot) => pb::Forfeit::Overshoot,
+            Some(Forfeit::ThirdSix) => pb::Forfeit::ThirdSix,
+        } as i32,
+    }
+}
+
+/// A stored roll (replay checks it against the position).
+fn roll_from_proto(roll: &pb::RollResult) -> Result<Roll, FieldError> {
+    let square = |n: i32| {
+        u32::try_from(n)
+            .map_err(|_| FieldError::invalid("move_played.roll.jumps", "a negative square"))
+    };
+    Ok(Roll {
+        dice: roll.dice.clone(),
+        from: roll.from,
+        passed: roll.passed.clone(),
+        jumps: roll
+            .jumps
+            .iter()
+            .map(|j| Ok((square(j.from)?, square(j.to)?)))
+            .collect::<Result<_, FieldError>>()?,
+        to: roll.to,
+        sixes_before: roll.sixes_before,
+        extra_turn: roll.extra_turn,
+        forfeit: match pb::Forfeit::try_from(roll.forfeit) {
+            Ok(pb::Forfeit::Unspecified) => None,
+            Ok(pb::Forfeit::Overshoot) => Some(Forfeit::Overshoot),
+            Ok(pb::Forfeit::ThirdSix) => Some(Forfeit::ThirdSix),
+            Err(_) => {
+                return Err(FieldError::invalid(
+                    "move_played.roll.forfeit",
+                    format!("{} is not one of the Forfeit values", roll.forfeit),
+                ));
+            }
+        },
+    })
 }
 
 fn column_from_proto(column: i32, field: &str) -> Result<u32, FieldError> {
@@ -388,6 +503,7 @@ pub fn event_to_proto(
             ply,
             outcome,
             flips,
+            roll,
         } => Kind::MovePlayed(pb::MovePlayed {
             seat: seat.0.into(),
             r#move: Some(move_to_proto(*mv)),
@@ -395,6 +511,7 @@ pub fn event_to_proto(
             ply: *ply,
             outcome: outcome.as_ref().map(outcome_to_proto),
             flipped: flips.iter().copied().map(cell_to_proto).collect(),
+            roll: roll.as_ref().map(roll_to_proto),
         }),
         Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
             seat: seat.0.into(),
@@ -448,6 +565,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                 .iter()
                 .map(|c| cell_from_proto(Some(c), "move_played.flipped"))
                 .collect::<Result<_, _>>()?,
+            roll: m.roll.as_ref().map(roll_from_proto).transpose()?,
         }),
         Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
             seat: seat_from_proto(p.seat, "turn_passed.seat")?,
@@ -531,6 +649,7 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
         seat_to_move: state.to_move().map(|s| s.0.into()),
         outcome: state.outcome().map(outcome_to_proto),
         board: Some(board_to_proto(state)),
+        squares: state.position().tokens().to_vec(),
     }
 }
 

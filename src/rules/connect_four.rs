@@ -183,6 +183,7 @@ impl ConnectFourRules {
             piece: seat,
             flips: Vec::new(),
             passes: Vec::new(),
+            roll: None,
             outcome,
         })
     }
@@ -233,7 +234,7 @@ mod tests {
     #[test]
     fn discs_fall_to_the_lowest_empty_row() {
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
-        let mut pos = rules.initial_position();
+        let mut pos = rules.initial_position(2);
         let first = rules.play(&pos, Seat(0), Move::Drop { column: 3 }).unwrap();
         assert_eq!(first.placement, Coord::new(5, 3));
         rules.apply(&mut pos, Seat(0), first.placement);
@@ -244,7 +245,7 @@ mod tests {
     #[test]
     fn a_full_column_is_refused_and_left_out_of_the_legal_moves() {
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
-        let mut pos = rules.initial_position();
+        let mut pos = rules.initial_position(2);
         for i in 0..6 {
             drop(&rules, &mut pos, i % 2, 0);
         }
@@ -262,7 +263,7 @@ mod tests {
     #[test]
     fn four_stacked_discs_win_with_the_vertical_line() {
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
-        let mut pos = rules.initial_position();
+        let mut pos = rules.initial_position(2);
         for _ in 0..3 {
             assert_eq!(drop(&rules, &mut pos, 0, 0), None);
             assert_eq!(drop(&rules, &mut pos, 1, 1), None);
@@ -328,26 +329,14 @@ mod tests {
             (Coord::new(5, 0), None)
         );
         let before = pos.clone();
-        rules.apply_move(
-            &mut pos,
-            Move::Pop { column: 0 },
-            Seat(0),
-            played.placement,
-            &[],
-        );
+        rules.apply_move(&mut pos, played.effect(Move::Pop { column: 0 }));
         assert_eq!(
             pos,
             pop_out_position(&[
                 ".......", ".......", ".......", ".......", "O......", "O......"
             ])
         );
-        rules.undo_move(
-            &mut pos,
-            Move::Pop { column: 0 },
-            Seat(0),
-            played.placement,
-            &[],
-        );
+        rules.undo_move(&mut pos, played.effect(Move::Pop { column: 0 }));
         assert_eq!(pos, before);
         let legal: Vec<Move> = rules.legal_moves(&before, Seat(0)).collect();
         assert_eq!(legal.last(), Some(&Move::Pop { column: 0 }));

@@ -75,7 +75,7 @@ mod tests {
     /// Plays `cells` alternately (black, seat 0, first) and returns the
     /// outcome of each move.
     fn play(rules: &RuleSet, cells: &[(u32, u32)]) -> Vec<Option<Outcome>> {
-        let mut position = rules.initial_position();
+        let mut position = rules.initial_position(2);
         cells
             .iter()
             .enumerate()

@@ -51,7 +51,7 @@ impl MnkRules {
         let at = match mv {
             Move::Place(at) => at,
             Move::PlaceMark { .. } => return Err(IllegalMove::UnexpectedMark { variant: "mnk" }),
-            Move::Drop { .. } | Move::Pop { .. } => {
+            Move::Drop { .. } | Move::Pop { .. } | Move::Roll => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "mnk",
                     expected: "place moves",
@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn a_move_onto_an_occupied_or_off_board_cell_is_illegal() {
         let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
-        let mut pos = rules.initial_position();
+        let mut pos = rules.initial_position(2);
         rules.apply(&mut pos, Seat(0), Coord::new(1, 1));
         assert_eq!(
             rules.play(&pos, Seat(1), Move::Place(Coord::new(1, 1))),
@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn the_last_empty_cell_draws_unless_it_wins() {
         let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
-        let mut pos = rules.initial_position();
+        let mut pos = rules.initial_position(2);
         // X O X / X O O / O X .
         let cells = [
             (0, 0, 0),

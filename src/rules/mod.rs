@@ -11,11 +11,11 @@
 //! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
 //! - [`lines`]: K-in-a-row detection through the square just played.
 //! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`], [`WildRules`],
-//!   [`OthelloRules`]: one file per game family.
+//!   [`OthelloRules`], [`SnakesLaddersRules`]: one file per game family.
 //! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
 //!   the fieldless [`Variant`].
 //! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
-//!   counter, column heights).
+//!   counter, column heights, each seat's square in a race).
 
 mod board;
 mod connect_four;
@@ -26,6 +26,7 @@ pub mod lines;
 mod mnk;
 mod othello;
 mod position;
+mod snakes;
 mod wild;
 
 pub use board::Board;
@@ -37,6 +38,7 @@ pub use lines::Overline;
 pub use mnk::MnkRules;
 pub use othello::OthelloRules;
 pub use position::Position;
+pub use snakes::{Forfeit, Overshoot, Roll, SnakesLaddersOptions, SnakesLaddersRules};
 pub use wild::WildRules;
 
 /// The hard upper bound on seats any rule set supports: a board cell stores
@@ -86,6 +88,9 @@ pub enum Move {
         /// The 0-based column, counted from the left.
         column: u32,
     },
+    /// Roll the dice and move the token (snakes and ladders); the rules
+    /// draw the dice.
+    Roll,
 }
 
 impl Move {
@@ -94,7 +99,7 @@ impl Move {
     pub fn piece(self, seat: Seat) -> Seat {
         match self {
             Move::PlaceMark { mark, .. } => mark,
-            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } => seat,
+            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } | Move::Roll => seat,
         }
     }
 }
@@ -103,7 +108,8 @@ impl Move {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// `seat` made K in a row; `line` is the run through the last placement,
-    /// in order along its axis (at least K cells).
+    /// in order along its axis (at least K cells). Othello (won on discs)
+    /// and snakes and ladders (won on reaching the last square) have no line.
     Win {
         /// The winner.
         seat: Seat,
@@ -118,7 +124,8 @@ pub enum Outcome {
 /// ends the game, the outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Played {
-    /// The cell the piece lands on.
+    /// The cell the piece lands on; for a roll, (0, the square the token
+    /// rests on).
     pub placement: Coord,
     /// Whose piece lands there (the mover's, or in wild games the mark).
     pub piece: Seat,
@@ -127,8 +134,39 @@ pub struct Played {
     /// Seats that have no move after this one and must pass, in turn order
     /// (Othello).
     pub passes: Vec<Seat>,
+    /// The dice and the token's path (snakes and ladders).
+    pub roll: Option<Roll>,
     /// `Some` when this placement ends the game.
     pub outcome: Option<Outcome>,
+}
+
+impl Played {
+    /// What playing `mv` did, as [`RuleSet::apply_move`] takes it.
+    pub fn effect(&self, mv: Move) -> Effect<'_> {
+        Effect {
+            mv,
+            piece: self.piece,
+            placement: self.placement,
+            flips: &self.flips,
+            roll: self.roll.as_ref(),
+        }
+    }
+}
+
+/// A played move as recorded, borrowed: what [`RuleSet::apply_move`] needs
+/// to play it again and [`RuleSet::undo_move`] to take it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effect<'a> {
+    /// The move as requested.
+    pub mv: Move,
+    /// Whose piece landed (see [`Played::piece`]); for a roll, the mover.
+    pub piece: Seat,
+    /// Where it landed (see [`Played::placement`]).
+    pub placement: Coord,
+    /// The discs it turned to `piece` (Othello).
+    pub flips: &'a [Coord],
+    /// The roll (snakes and ladders).
+    pub roll: Option<&'a Roll>,
 }
 
 /// The game families, without their configuration.
@@ -144,6 +182,8 @@ pub enum Variant {
     Wild,
     /// Othello (Reversi).
     Othello,
+    /// Snakes and ladders, with server-drawn dice.
+    SnakesLadders,
 }
 
 /// A validated rule set: one variant with its configuration. Build it through
@@ -161,6 +201,8 @@ pub enum RuleSet {
     Wild(WildRules),
     /// Othello.
     Othello(OthelloRules),
+    /// Snakes and ladders.
+    SnakesLadders(SnakesLaddersRules),
 }
 
 impl RuleSet {
@@ -172,10 +214,11 @@ impl RuleSet {
             RuleSet::Gomoku(_) => Variant::Gomoku,
             RuleSet::Wild(_) => Variant::Wild,
             RuleSet::Othello(_) => Variant::Othello,
+            RuleSet::SnakesLadders(_) => Variant::SnakesLadders,
         }
     }
 
-    /// Board height in rows.
+    /// Board height in rows (0 for snakes and ladders, a race without cells).
     pub fn rows(&self) -> u32 {
         match self {
             RuleSet::Mnk(r) => r.rows(),
@@ -183,10 +226,11 @@ impl RuleSet {
             RuleSet::Gomoku(r) => r.board().rows(),
             RuleSet::Wild(r) => r.board().rows(),
             RuleSet::Othello(r) => r.side(),
+            RuleSet::SnakesLadders(_) => 0,
         }
     }
 
-    /// Board width in columns.
+    /// Board width in columns (0 for snakes and ladders).
     pub fn cols(&self) -> u32 {
         match self {
             RuleSet::Mnk(r) => r.cols(),
@@ -194,6 +238,7 @@ impl RuleSet {
             RuleSet::Gomoku(r) => r.board().cols(),
             RuleSet::Wild(r) => r.board().cols(),
             RuleSet::Othello(r) => r.side(),
+            RuleSet::SnakesLadders(_) => 0,
         }
     }
 
@@ -203,24 +248,28 @@ impl RuleSet {
             RuleSet::Wild(_) | RuleSet::Othello(_) => (2, 2),
             RuleSet::ConnectFour(r) if r.pop_out().is_some() => (2, 2),
             RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Gomoku(_) => (2, MAX_SEATS),
+            RuleSet::SnakesLadders(_) => (1, MAX_SEATS),
         }
     }
 
-    /// Pieces in a row needed to win (0 for Othello, won on count).
+    /// Pieces in a row needed to win (0 for Othello, won on count, and for
+    /// snakes and ladders).
     pub fn k(&self) -> u32 {
         match self {
             RuleSet::Mnk(r) => r.k(),
             RuleSet::ConnectFour(r) => r.k(),
             RuleSet::Gomoku(r) => r.board().k(),
             RuleSet::Wild(r) => r.board().k(),
-            RuleSet::Othello(_) => 0,
+            RuleSet::Othello(_) | RuleSet::SnakesLadders(_) => 0,
         }
     }
 
-    /// The empty starting position.
-    pub fn initial_position(&self) -> Position {
+    /// The starting position for `seats` seats: an empty board (Othello: the
+    /// four centre discs), or every token off the board in a race.
+    pub fn initial_position(&self, seats: usize) -> Position {
         match self {
             RuleSet::Othello(r) => r.initial_position(),
+            RuleSet::SnakesLadders(_) => Position::race(seats),
             _ => Position::empty(self.rows(), self.cols()),
         }
     }
@@ -238,6 +287,7 @@ impl RuleSet {
             RuleSet::Gomoku(r) => r.check(mv).map(drop),
             RuleSet::Wild(r) => r.check(mv).map(drop),
             RuleSet::Othello(r) => r.check(mv).map(drop),
+            RuleSet::SnakesLadders(r) => r.check(mv),
         }
     }
 
@@ -260,6 +310,10 @@ impl RuleSet {
             RuleSet::Gomoku(r) => r.placement(position, mv)?,
             RuleSet::Wild(r) => r.placement(position, mv)?.0,
             RuleSet::Othello(r) => return r.play(position, seat, mv),
+            RuleSet::SnakesLadders(r) => {
+                r.check(mv)?;
+                return Ok(r.roll(position, seat));
+            }
         };
         let piece = mv.piece(seat);
         let outcome = self
@@ -274,6 +328,7 @@ impl RuleSet {
             piece,
             flips: Vec::new(),
             passes: Vec::new(),
+            roll: None,
             outcome,
         })
     }
@@ -286,9 +341,11 @@ impl RuleSet {
     fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
         let overline = match self {
             RuleSet::Gomoku(r) => r.overline(),
-            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Wild(_) | RuleSet::Othello(_) => {
-                Overline::Wins
-            }
+            RuleSet::Mnk(_)
+            | RuleSet::ConnectFour(_)
+            | RuleSet::Wild(_)
+            | RuleSet::Othello(_)
+            | RuleSet::SnakesLadders(_) => Overline::Wins,
         };
         if let Some(line) =
             lines::winning_run(position.board(), placement, seat, self.k(), overline)
@@ -322,45 +379,48 @@ impl RuleSet {
     }
 
     /// Applies a move [`RuleSet::play`] accepted, from the facts it
-    /// recorded: `piece` lands on `placement` (or, for a pop, leaves it and
-    /// the column falls) and `flips` turn to `piece`.
+    /// recorded: the piece lands on the placement (or, for a pop, leaves it
+    /// and the column falls), the flips turn to the piece, or the roll moves
+    /// the mover's token.
     ///
     /// # Panics
-    /// When a cell is off the board.
-    pub fn apply_move(
-        &self,
-        position: &mut Position,
-        mv: Move,
-        piece: Seat,
-        placement: Coord,
-        flips: &[Coord],
-    ) {
+    /// When a cell is off the board, or a roll move carries no roll or names
+    /// no seat of the race.
+    pub fn apply_move(&self, position: &mut Position, effect: Effect<'_>) {
+        let Effect { mv, piece, .. } = effect;
         match mv {
             Move::Pop { column } => position.pop(column),
             Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
-                self.apply(position, piece, placement)
+                self.apply(position, piece, effect.placement)
+            }
+            Move::Roll => {
+                let roll = effect.roll.expect("a roll move records its roll");
+                let sixes = if roll.extra_turn {
+                    roll.sixes_before + 1
+                } else {
+                    0
+                };
+                position.advance(piece, roll.to, sixes);
             }
         }
-        self.flip(position, flips, piece);
+        self.flip(position, effect.flips, piece);
     }
 
     /// Takes back the last move applied with [`RuleSet::apply_move`].
     ///
     /// # Panics
-    /// When a cell is off the board.
-    pub fn undo_move(
-        &self,
-        position: &mut Position,
-        mv: Move,
-        piece: Seat,
-        placement: Coord,
-        flips: &[Coord],
-    ) {
-        self.unflip(position, flips, piece);
+    /// As for [`RuleSet::apply_move`].
+    pub fn undo_move(&self, position: &mut Position, effect: Effect<'_>) {
+        let Effect { mv, piece, .. } = effect;
+        self.unflip(position, effect.flips, piece);
         match mv {
             Move::Pop { column } => position.unpop(column, piece),
             Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
-                self.unapply(position, placement)
+                self.unapply(position, effect.placement)
+            }
+            Move::Roll => {
+                let roll = effect.roll.expect("a roll move records its roll");
+                position.retreat(piece, roll.from, roll.sixes_before);
             }
         }
     }
@@ -401,7 +461,7 @@ impl RuleSet {
     }
 
     /// Every legal move of `seat` on `position`, in a fixed order: row-major
-    /// for placements, left to right for drops. Empty on a full board (and in
+    /// for placements, left to right for drops; the one roll in a race. Empty on a full board (and in
     /// Othello when `seat` must pass). Whether the game is already over is
     /// the caller's concern.
     pub fn legal_moves<'a>(
@@ -415,6 +475,7 @@ impl RuleSet {
             RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
             RuleSet::Wild(r) => Box::new(r.legal_moves(position)),
             RuleSet::Othello(_) => Box::new(OthelloRules::legal_moves(position, seat)),
+            RuleSet::SnakesLadders(_) => Box::new(std::iter::once(Move::Roll)),
         }
     }
 
@@ -430,6 +491,7 @@ impl RuleSet {
             }
             RuleSet::ConnectFour(r) => r.legal_moves(position, seat).count(),
             RuleSet::Othello(_) => OthelloRules::legal_moves(position, seat).count(),
+            RuleSet::SnakesLadders(_) => 1,
         }
     }
 }

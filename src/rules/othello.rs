@@ -67,7 +67,7 @@ impl OthelloRules {
             Move::PlaceMark { .. } => {
                 return Err(IllegalMove::UnexpectedMark { variant: "othello" });
             }
-            Move::Drop { .. } | Move::Pop { .. } => {
+            Move::Drop { .. } | Move::Pop { .. } | Move::Roll => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "othello",
                     expected: "place moves",
@@ -172,6 +172,7 @@ impl OthelloRules {
             piece: seat,
             flips,
             passes,
+            roll: None,
             outcome,
         })
     }
@@ -189,7 +190,7 @@ mod tests {
     #[test]
     fn black_opens_with_the_four_standard_moves_and_each_flips_one_disc() {
         let rules = RuleSet::Othello(OthelloRules::new(None).unwrap());
-        let position = rules.initial_position();
+        let position = rules.initial_position(2);
         let moves: Vec<Move> = rules.legal_moves(&position, Seat(0)).collect();
         assert_eq!(
             moves,
@@ -203,7 +204,7 @@ mod tests {
     #[test]
     fn a_move_that_flips_nothing_is_refused() {
         let rules = RuleSet::Othello(OthelloRules::new(None).unwrap());
-        let position = rules.initial_position();
+        let position = rules.initial_position(2);
         assert_eq!(
             rules.play(&position, Seat(0), place(0, 0)),
             Err(IllegalMove::NoFlip { row: 0, col: 0 })

@@ -3,13 +3,21 @@
 use super::{Board, Coord, Seat};
 
 /// The board and its bookkeeping: how many cells are filled (for O(1) draw
-/// detection) and how many discs each column holds (for O(1) gravity).
+/// detection) and how many discs each column holds (for O(1) gravity). Race
+/// games (snakes and ladders) have no board cells; they keep each seat's
+/// square, the rolls made and the current run of sixes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Position {
     board: Board,
     filled: u64,
     /// Pieces per column; a column's lowest empty row is `rows - 1 - height`.
     heights: Vec<u32>,
+    /// Each seat's square in a race game (0: off the board); empty otherwise.
+    tokens: Vec<u32>,
+    /// Rolls on the board (made minus undone).
+    rolls: u64,
+    /// Sixes in a row the seat to move has rolled in this turn.
+    sixes: u32,
 }
 
 impl Position {
@@ -19,7 +27,55 @@ impl Position {
             board: Board::new(rows, cols),
             filled: 0,
             heights: vec![0; cols as usize],
+            tokens: Vec::new(),
+            rolls: 0,
+            sixes: 0,
         }
+    }
+
+    /// The start of a race game: no board cells, every one of `seats`
+    /// tokens on square 0.
+    pub fn race(seats: usize) -> Self {
+        Position {
+            tokens: vec![0; seats],
+            ..Position::empty(0, 0)
+        }
+    }
+
+    /// Each seat's square in a race game, by seat index (0: off the board);
+    /// empty for board games.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// `seat`'s square in a race game (0 when it has none).
+    pub fn token(&self, seat: Seat) -> u32 {
+        self.tokens.get(seat.index()).copied().unwrap_or(0)
+    }
+
+    /// Rolls on the board: made minus undone.
+    pub fn rolls(&self) -> u64 {
+        self.rolls
+    }
+
+    /// Sixes in a row the seat to move has rolled in its current turn.
+    pub fn sixes(&self) -> u32 {
+        self.sixes
+    }
+
+    /// Moves `seat`'s token to `to` after a roll; `sixes` is the new run of
+    /// sixes of the seat to move next.
+    pub(super) fn advance(&mut self, seat: Seat, to: u32, sixes: u32) {
+        self.tokens[seat.index()] = to;
+        self.rolls += 1;
+        self.sixes = sixes;
+    }
+
+    /// Takes back the last roll: the inverse of [`Position::advance`].
+    pub(super) fn retreat(&mut self, seat: Seat, from: u32, sixes: u32) {
+        self.tokens[seat.index()] = from;
+        self.rolls -= 1;
+        self.sixes = sixes;
     }
 
     /// The board.

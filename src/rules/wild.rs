@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn completing_a_line_of_the_other_players_mark_wins_for_the_mover() {
         let rules = RuleSet::Wild(WildRules::new(None, None, None, 100).unwrap());
-        let mut position = rules.initial_position();
+        let mut position = rules.initial_position(2);
         // Seat 1 (O) has placed two O marks, seat 0 (X) one O mark.
         for (seat, mv) in [(0, mark(0, 0, 1)), (1, mark(2, 2, 1)), (0, mark(1, 0, 0))] {
             let played = rules.play(&position, Seat(seat), mv).unwrap();
@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn legal_moves_list_both_marks_on_every_empty_cell() {
         let rules = RuleSet::Wild(WildRules::new(Some(2), Some(2), Some(2), 100).unwrap());
-        let position = rules.initial_position();
+        let position = rules.initial_position(2);
         let moves: Vec<Move> = rules.legal_moves(&position, Seat(0)).collect();
         assert_eq!(moves.len(), 8);
         assert_eq!(rules.legal_move_count(&position, Seat(0)), 8);

@@ -16,6 +16,8 @@ mod operations;
 mod pons;
 /// GetGame at past sequences and GetReplay.
 mod replay;
+/// Snakes and ladders: seeded dice through the API.
+mod snakes;
 /// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
 mod stream;
 /// Undo and its rejection.

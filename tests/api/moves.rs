@@ -344,7 +344,7 @@ async fn in_wild_tic_tac_toe_completing_the_other_seats_line_wins_for_the_mover(
     let wild = pb::RuleSet {
         kind: Some(pb::rule_set::Kind::Wild(pb::WildRules::default())),
     };
-    create(c, "wild", wild).await;
+    create(c, "wild", wild.clone()).await;
     // X puts an O in the corner, O answers with an O, X plays an X; then O
     // completes the diagonal of O marks and wins.
     play_all(
@@ -368,7 +368,7 @@ async fn in_wild_tic_tac_toe_completing_the_other_seats_line_wins_for_the_mover(
     assert_eq!(win.seat, 1);
     assert_eq!(board_text(&won), vec!["O..", "XO.", "..O"]);
     // A wild move needs its mark; a third mark is refused.
-    create(c, "wild-2", wild).await;
+    create(c, "wild-2", wild.clone()).await;
     assert_rejected(
         play(c, "wild-2", 0, place(0, 0)).await,
         Code::InvalidArgument,

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::game::{SeatInfo, SeatLimits};
 use crate::rules::{
-    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, PopBothLines, RuleSet,
-    WildRules,
+    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, Overshoot, PopBothLines,
+    RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
 };
 
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
@@ -187,6 +187,7 @@ fn replay_refuses_a_log_that_does_not_fit() {
         ply: 2,
         outcome: None,
         flips: Vec::new(),
+        roll: None,
     });
     assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
     assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
@@ -228,6 +229,36 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
                 .ok()
                 .map(|rules| RuleSet::ConnectFour(rules.with_pop_out(both_lines)))
         }),
+        (
+            (1i64..3, 2i64..8, 1i64..20, 0usize..3),
+            prop::collection::vec((1i64..40, 1i64..40), 0..5),
+            (any::<bool>(), any::<bool>(), any::<bool>(), any::<u64>()),
+        )
+            .prop_filter_map(
+                "a playable board",
+                |((dice, sides, extra, overshoot), jumps, (chaining, six, forfeit, seed))| {
+                    let options = SnakesLaddersOptions {
+                        squares: Some(dice * sides + extra),
+                        jumps,
+                        chaining,
+                        overshoot: Some(
+                            [
+                                Overshoot::ExactLanding,
+                                Overshoot::BounceBack,
+                                Overshoot::ReachOrPass,
+                            ][overshoot],
+                        ),
+                        dice: Some(dice),
+                        sides: Some(sides),
+                        extra_turn_on_six: six && sides >= 6,
+                        three_sixes_forfeit: six && forfeit && sides >= 6,
+                        seed,
+                    };
+                    SnakesLaddersRules::new(options, 100)
+                        .ok()
+                        .map(RuleSet::SnakesLadders)
+                },
+            ),
     ];
     (
         rules,
@@ -237,6 +268,7 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
         .prop_map(|(rules, seats, script)| {
             // As many seats as the rules allow.
             let (fewest, most) = rules.seat_range();
+            let seats = if fewest == 1 { seats - 1 } else { seats };
             (config(rules, seats.clamp(fewest, most)), script)
         })
 }
