@@ -13,6 +13,7 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
 use crate::api::GameApi;
+use crate::api::auth::AccessSettings;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, SqliteOptions, SqliteStore};
@@ -32,6 +33,8 @@ pub struct Settings {
     /// How long shutdown waits for in-flight calls and streams to finish
     /// before it closes their connections.
     pub shutdown_grace: Duration,
+    /// Seat tokens and the CreateGame API key.
+    pub access: AccessSettings,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -66,6 +69,7 @@ pub struct Application {
     store: Arc<dyn EventStore>,
     registry: Registry,
     shutdown_grace: Duration,
+    access: AccessSettings,
 }
 
 impl Application {
@@ -100,6 +104,7 @@ impl Application {
             store,
             registry,
             shutdown_grace: settings.shutdown_grace,
+            access: settings.access,
         })
     }
 
@@ -155,7 +160,10 @@ impl Application {
             .add_service(health_service)
             .add_service(reflection().build_v1()?)
             .add_service(reflection().build_v1alpha()?)
-            .add_service(GameServiceServer::new(GameApi::new(self.registry)))
+            .add_service(GameServiceServer::new(GameApi::new(
+                self.registry,
+                self.access,
+            )))
             .serve_with_incoming_shutdown(
                 // Without TCP_NODELAY a small reply can wait out the peer's
                 // delayed ACK (~40 ms) before it is sent.

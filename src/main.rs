@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings, shutdown_signal};
 use plylog::game::SeatLimits;
 use plylog::registry::RegistrySettings;
@@ -54,6 +55,14 @@ struct ServeArgs {
     /// loss (not a crash) may lose the last acknowledged moves.
     #[arg(long, env = "PLYLOG_SQLITE_SYNCHRONOUS_NORMAL")]
     sqlite_synchronous_normal: bool,
+    /// Create games without seat tokens, so any caller may move for any seat.
+    /// Only for a server that nothing but your own backend can reach.
+    #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
+    no_seat_tokens: bool,
+    /// Require this key for CreateGame, sent as metadata
+    /// "authorization: Bearer <key>". Unset: anyone may create games.
+    #[arg(long, env = "PLYLOG_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
 }
 
 impl ServeArgs {
@@ -63,6 +72,10 @@ impl ServeArgs {
             database_url: self.database_url,
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
+            access: AccessSettings {
+                seat_tokens: !self.no_seat_tokens,
+                api_key: self.api_key.filter(|key| !key.is_empty()),
+            },
             registry: RegistrySettings {
                 max_cells: self.max_cells,
                 seat_limits: SeatLimits {

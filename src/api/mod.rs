@@ -5,6 +5,7 @@
 //! Handlers are thin: pull and check fields ([`crate::proto::convert`]), ask
 //! the [`Registry`], map its answer.
 
+pub mod auth;
 pub mod codec;
 mod status;
 
@@ -27,13 +28,41 @@ pub const MAX_ID_CHARS: usize = 128;
 #[derive(Clone)]
 pub struct GameApi {
     registry: Registry,
+    access: auth::AccessSettings,
 }
 
 impl GameApi {
-    /// Handlers over `registry`.
-    pub fn new(registry: Registry) -> Self {
-        GameApi { registry }
+    /// Handlers over `registry`, with `access` deciding who may create games
+    /// and whether games get seat tokens.
+    pub fn new(registry: Registry, access: auth::AccessSettings) -> Self {
+        GameApi { registry, access }
     }
+
+    /// Refuses CreateGame without the server's API key, when one is set.
+    fn check_api_key(&self, metadata: &tonic::metadata::MetadataMap) -> Result<(), Status> {
+        let Some(key) = &self.access.api_key else {
+            return Ok(());
+        };
+        match auth::bearer(metadata) {
+            None => Err(status::refusal(
+                tonic::Code::Unauthenticated,
+                "CreateGame needs the server's API key: send metadata \"authorization: Bearer <api key>\"",
+                pb::ErrorReason::ApiKeyRequired,
+            )),
+            // Compare hashes, so the comparison's time says nothing of the key.
+            Some(sent) if auth::hash(&sent) == auth::hash(key) => Ok(()),
+            Some(_) => Err(status::refusal(
+                tonic::Code::PermissionDenied,
+                "the API key is wrong",
+                pb::ErrorReason::ApiKeyInvalid,
+            )),
+        }
+    }
+}
+
+/// The hash of the seat token a call presents, if any.
+fn credential(metadata: &tonic::metadata::MetadataMap) -> Option<crate::store::TokenHash> {
+    auth::bearer(metadata).map(|token| auth::hash(&token))
 }
 
 fn check_game_id(game_id: &str) -> Result<(), FieldError> {
@@ -126,6 +155,7 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
         request_id: request.request_id().to_owned(),
         fingerprint,
         expected_sequence: request.expected_sequence(),
+        credential: None,
     })
 }
 
@@ -180,6 +210,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        self.check_api_key(request.metadata())?;
         let req = request.into_inner();
         let settings = self.registry.settings();
         let game_id = if req.game_id.is_empty() {
@@ -203,6 +234,7 @@ impl GameService for GameApi {
         let config = convert::config_from_proto(
             rules.as_ref(),
             &req.seats,
+            req.undo_policy,
             settings.max_cells,
             settings.seat_limits,
         )?;
@@ -216,11 +248,21 @@ impl GameService for GameApi {
         }
         let normalized = pb::CreateGameRequest {
             rules: Some(rules),
+            undo_policy: convert::undo_policy_to_proto(config.undo_policy()) as i32,
             ..req.clone()
         };
         let meta = request_meta(&normalized)?;
-        let game = self.registry.create(game_id, config, meta).await?;
-        Ok(Response::new(pb::CreateGameResponse { game: Some(game) }))
+        let (seat_tokens, hashes) = if self.access.seat_tokens {
+            auth::issue(config.seats().len())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (game, created) = self.registry.create(game_id, config, hashes, meta).await?;
+        Ok(Response::new(pb::CreateGameResponse {
+            game: Some(game),
+            // Only the call that created the game sees its tokens.
+            seat_tokens: if created { seat_tokens } else { Vec::new() },
+        }))
     }
 
     async fn get_game(
@@ -252,6 +294,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let credential = credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let seat = req
@@ -259,7 +302,10 @@ impl GameService for GameApi {
             .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
         let seat = convert::seat_from_proto(seat, "seat")?;
         let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = request_meta(&req)?;
+        let meta = RequestMeta {
+            credential,
+            ..request_meta(&req)?
+        };
         let reply = self
             .registry
             .execute(&req.game_id, Command::Play { seat, mv }, meta)
@@ -274,13 +320,17 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, Status> {
+        let credential = credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let requested_by = req
             .seat
             .map(|s| convert::seat_from_proto(s, "seat"))
             .transpose()?;
-        let meta = request_meta(&req)?;
+        let meta = RequestMeta {
+            credential,
+            ..request_meta(&req)?
+        };
         let reply = self
             .registry
             .execute(&req.game_id, Command::Undo { requested_by }, meta)

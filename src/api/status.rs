@@ -28,6 +28,11 @@ fn status(
     Status::with_error_details(code, message, details)
 }
 
+/// A refusal with no metadata: `code`, `message` and the ErrorInfo `reason`.
+pub(super) fn refusal(code: Code, message: &str, reason: pb::ErrorReason) -> Status {
+    status(code, message.to_owned(), reason, HashMap::new())
+}
+
 impl From<FieldError> for Status {
     fn from(error: FieldError) -> Self {
         let mut details =
@@ -92,6 +97,12 @@ pub fn to_status(error: RegistryError) -> Status {
                 }
                 GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
                 GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
+                GameError::UndoDisabled => (Code::FailedPrecondition, R::UndoDisabled),
+                GameError::NotLastMover { last_mover, .. } => {
+                    let metadata =
+                        HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
+                    return status(Code::FailedPrecondition, message, R::NotLastMover, metadata);
+                }
             };
             status(code, message, reason, none())
         }
@@ -113,6 +124,12 @@ pub fn to_status(error: RegistryError) -> Status {
         }
         RegistryError::RequestIdReused { .. } => {
             status(Code::AlreadyExists, message, R::RequestIdReused, none())
+        }
+        RegistryError::Unauthenticated => {
+            status(Code::Unauthenticated, message, R::SeatTokenRequired, none())
+        }
+        RegistryError::PermissionDenied { .. } => {
+            status(Code::PermissionDenied, message, R::SeatTokenInvalid, none())
         }
         RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
         RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),

@@ -59,12 +59,26 @@ pub struct InvalidSeats {
     pub why: String,
 }
 
+/// Who may take back the last move on the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum UndoPolicy {
+    /// Only the seat that played the last move, stating its seat (the
+    /// default).
+    #[default]
+    LastMover,
+    /// Any seat, or a request that states none.
+    AnySeat,
+    /// Nobody: every undo is refused.
+    Disabled,
+}
+
 /// A game's rules and seats, checked together: 2 or more seats (turn order is
-/// seat order), each with a player id and a unique symbol.
+/// seat order), each with a player id and a unique symbol; and who may undo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameConfig {
     rules: RuleSet,
     seats: Vec<SeatInfo>,
+    undo_policy: UndoPolicy,
 }
 
 impl GameConfig {
@@ -152,7 +166,24 @@ impl GameConfig {
                 );
             }
         }
-        Ok(GameConfig { rules, seats })
+        Ok(GameConfig {
+            rules,
+            seats,
+            undo_policy: UndoPolicy::default(),
+        })
+    }
+
+    /// The same game with `policy` deciding who may undo.
+    pub fn with_undo_policy(self, policy: UndoPolicy) -> Self {
+        GameConfig {
+            undo_policy: policy,
+            ..self
+        }
+    }
+
+    /// Who may take back the last move.
+    pub fn undo_policy(&self) -> UndoPolicy {
+        self.undo_policy
     }
 
     /// The rule set.

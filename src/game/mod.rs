@@ -16,7 +16,7 @@ mod config;
 mod event;
 mod state;
 
-pub use config::{EMPTY_CELL, GameConfig, InvalidSeats, SeatInfo, SeatLimits};
+pub use config::{EMPTY_CELL, GameConfig, InvalidSeats, SeatInfo, SeatLimits, UndoPolicy};
 pub use event::Event;
 pub use state::{
     Command, GameError, GameState, GameStatus, PlayedMove, ReplayError, decide, evolve,

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Event, GameConfig};
+use super::{Event, GameConfig, UndoPolicy};
 use crate::rules::{Coord, Effect, IllegalMove, Move, Outcome, Position, Roll, Seat};
 
 /// What a seat asks of a game.
@@ -51,6 +51,18 @@ pub enum GameError {
     /// No move is on the board.
     #[error("there is no move to undo")]
     NothingToUndo,
+    /// The game was created with undo disabled.
+    #[error("undo is disabled in this game")]
+    UndoDisabled,
+    /// Under the last-mover policy, only the seat that played the last move
+    /// may undo it, and must say so.
+    #[error("only the seat that played the last move (seat {last_mover}) may undo it{}", match .requested_by { Some(s) => format!(", not seat {s}"), None => "; state the seat".into() })]
+    NotLastMover {
+        /// The seat that played the last move.
+        last_mover: u8,
+        /// The seat that asked, when stated.
+        requested_by: Option<u8>,
+    },
 }
 
 /// A stored log that cannot be replayed: the store's corruption, reported
@@ -408,7 +420,17 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
             if let Some(seat) = requested_by {
                 state.seat(seat)?;
             }
+            let policy = state.config.undo_policy();
+            if policy == UndoPolicy::Disabled {
+                return Err(GameError::UndoDisabled);
+            }
             let last = state.moves.last().ok_or(GameError::NothingToUndo)?;
+            if policy == UndoPolicy::LastMover && requested_by != Some(last.seat) {
+                return Err(GameError::NotLastMover {
+                    last_mover: last.seat.0,
+                    requested_by: requested_by.map(|s| s.0),
+                });
+            }
             Ok(vec![Event::MoveUndone {
                 seat: last.seat,
                 undone_sequence: last.sequence,

@@ -7,7 +7,9 @@
 use prost_types::Timestamp;
 
 use super::{self as pb, ErrorReason};
-use crate::game::{EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits};
+use crate::game::{
+    EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits, UndoPolicy,
+};
 use crate::rules::{
     ConnectFourRules, Coord, Forfeit, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
     Overshoot, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules,
@@ -265,17 +267,39 @@ pub fn seat_to_proto(seat: &SeatInfo) -> pb::Seat {
     }
 }
 
-/// Checks wire rules and seats together.
+/// An undo policy on the wire.
+pub fn undo_policy_to_proto(policy: UndoPolicy) -> pb::UndoPolicy {
+    match policy {
+        UndoPolicy::LastMover => pb::UndoPolicy::LastMover,
+        UndoPolicy::AnySeat => pb::UndoPolicy::AnySeat,
+        UndoPolicy::Disabled => pb::UndoPolicy::Disabled,
+    }
+}
+
+/// Checks wire rules, seats and undo policy together.
 ///
 /// # Errors
-/// [`FieldError`] with [`ErrorReason::InvalidRules`] or
-/// [`ErrorReason::InvalidSeats`].
+/// [`FieldError`] with [`ErrorReason::InvalidRules`],
+/// [`ErrorReason::InvalidSeats`], or INVALID_REQUEST naming `undo_policy`
+/// for a value outside the enum.
 pub fn config_from_proto(
     rules: Option<&pb::RuleSet>,
     seats: &[pb::Seat],
+    undo_policy: i32,
     max_cells: u64,
     limits: SeatLimits,
 ) -> Result<GameConfig, FieldError> {
+    let undo_policy = match pb::UndoPolicy::try_from(undo_policy) {
+        Ok(pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover) => UndoPolicy::LastMover,
+        Ok(pb::UndoPolicy::AnySeat) => UndoPolicy::AnySeat,
+        Ok(pb::UndoPolicy::Disabled) => UndoPolicy::Disabled,
+        Err(_) => {
+            return Err(FieldError::invalid(
+                "undo_policy",
+                format!("{undo_policy} is not one of the UndoPolicy values"),
+            ));
+        }
+    };
     let rules = rules_from_proto(rules, max_cells)?;
     let seats = seats
         .iter()
@@ -286,6 +310,7 @@ pub fn config_from_proto(
         })
         .collect();
     GameConfig::new(rules, seats, limits)
+        .map(|config| config.with_undo_policy(undo_policy))
         .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))
 }
 
@@ -495,6 +520,7 @@ pub fn event_to_proto(
         Event::GameCreated(config) => Kind::GameCreated(pb::GameCreated {
             rules: Some(rules_to_proto(config.rules())),
             seats: config.seats().iter().map(seat_to_proto).collect(),
+            undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
         }),
         Event::MovePlayed {
             seat,
@@ -551,8 +577,14 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                 max_seats: crate::rules::MAX_SEATS,
                 max_id_chars: usize::MAX,
             };
-            config_from_proto(created.rules.as_ref(), &created.seats, u64::MAX, limits)
-                .map(Event::GameCreated)
+            config_from_proto(
+                created.rules.as_ref(),
+                &created.seats,
+                created.undo_policy,
+                u64::MAX,
+                limits,
+            )
+            .map(Event::GameCreated)
         }
         Some(Kind::MovePlayed(m)) => Ok(Event::MovePlayed {
             seat: seat_from_proto(m.seat, "move_played.seat")?,
@@ -667,6 +699,7 @@ pub fn game_to_proto(
         position: Some(position_to_proto(state)),
         created_at: Some(timestamp(created_at_ms)),
         last_sequence,
+        undo_policy: undo_policy_to_proto(state.config().undo_policy()) as i32,
     }
 }
 
@@ -689,7 +722,8 @@ mod tests {
             seats,
             SeatLimits::default(),
         )
-        .unwrap();
+        .unwrap()
+        .with_undo_policy(UndoPolicy::AnySeat);
         let mut state = GameState::new(config.clone());
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {

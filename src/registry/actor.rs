@@ -13,7 +13,8 @@ use super::{CommandReply, Handle, LegalMovesPage, Registry, RegistryError, Reque
 use crate::game::{Command, Event, GameState, GameStatus, decide, evolve};
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
-use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent};
+use crate::rules::Seat;
+use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent, TokenHash};
 
 /// How often a command is decided again after its append lost a race to
 /// another writer (another node on a shared database).
@@ -114,23 +115,32 @@ fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), Re
     Ok((state, created_at_ms))
 }
 
+/// A game as an actor starts with it: from the store, or just created.
+pub(crate) struct Loaded {
+    /// The game state.
+    pub(crate) state: GameState,
+    /// Unix epoch milliseconds of creation.
+    pub(crate) created_at_ms: i64,
+    /// The deduplicated requests, by id.
+    pub(crate) requests: HashMap<String, RequestRecord>,
+    /// The seats' token hashes (empty: moves need no token).
+    pub(crate) seat_token_hashes: Vec<TokenHash>,
+}
+
 pub(super) struct Actor {
     registry: Registry,
     game_id: String,
     state: GameState,
     created_at_ms: i64,
     requests: HashMap<String, RequestRecord>,
+    seat_token_hashes: Vec<TokenHash>,
     live: broadcast::Sender<Arc<pb::GameEvent>>,
 }
 
 impl Actor {
     /// Starts the actor task of `game_id`, with its state when the caller
     /// has it (a new game) or to be loaded from the store.
-    pub(super) fn spawn(
-        registry: Registry,
-        game_id: String,
-        state: Option<(GameState, i64)>,
-    ) -> Handle {
+    pub(super) fn spawn(registry: Registry, game_id: String, state: Option<Loaded>) -> Handle {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
@@ -143,14 +153,14 @@ impl Actor {
         registry: Registry,
         game_id: String,
         id: u64,
-        state: Option<(GameState, i64)>,
+        state: Option<Loaded>,
         mut queue: mpsc::Receiver<Msg>,
     ) {
         let loaded = match state {
-            Some((state, created_at_ms)) => Ok((state, created_at_ms, HashMap::new())),
+            Some(loaded) => Ok(loaded),
             None => Actor::load(&registry, &game_id).await,
         };
-        let (state, created_at_ms, requests) = match loaded {
+        let loaded = match loaded {
             Ok(loaded) => loaded,
             Err(error) => {
                 // Answer everything queued, then leave; later requests load anew.
@@ -172,9 +182,10 @@ impl Actor {
         let mut actor = Actor {
             registry,
             game_id,
-            state,
-            created_at_ms,
-            requests,
+            state: loaded.state,
+            created_at_ms: loaded.created_at_ms,
+            requests: loaded.requests,
+            seat_token_hashes: loaded.seat_token_hashes,
             live,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
@@ -201,10 +212,7 @@ impl Actor {
         }
     }
 
-    async fn load(
-        registry: &Registry,
-        game_id: &str,
-    ) -> Result<(GameState, i64, HashMap<String, RequestRecord>), RegistryError> {
+    async fn load(registry: &Registry, game_id: &str) -> Result<Loaded, RegistryError> {
         let log = registry.load_log(game_id).await?;
         let (state, created_at_ms) = rebuild(game_id, &log.events)?;
         let requests = log
@@ -212,7 +220,46 @@ impl Actor {
             .into_iter()
             .map(|r| (r.request_id.clone(), r))
             .collect();
-        Ok((state, created_at_ms, requests))
+        Ok(Loaded {
+            state,
+            created_at_ms,
+            requests,
+            seat_token_hashes: log.seat_token_hashes,
+        })
+    }
+
+    /// Checks the call's seat token against the acting seat's, in a game
+    /// with seat tokens: a move must present its seat's token, an undo any
+    /// seat's (which then names the seat asking). Returns the command with
+    /// the undo's seat filled in from the token.
+    fn authorize(
+        &self,
+        command: Command,
+        credential: Option<&TokenHash>,
+    ) -> Result<Command, RegistryError> {
+        if self.seat_token_hashes.is_empty() {
+            return Ok(command);
+        }
+        let presented = credential.ok_or(RegistryError::Unauthenticated)?;
+        let holder = self.seat_token_hashes.iter().position(|h| h == presented);
+        let denied = |why: String| Err(RegistryError::PermissionDenied { why });
+        match command {
+            // A seat that is not at the table is refused by decide, as such.
+            Command::Play { seat, .. } if seat.index() >= self.seat_token_hashes.len() => {
+                Ok(command)
+            }
+            Command::Play { seat, .. } if holder == Some(seat.index()) => Ok(command),
+            Command::Play { seat, .. } => denied(format!("the seat token is not {seat}'s")),
+            Command::Undo { requested_by } => match (holder, requested_by) {
+                (None, _) => denied("the seat token is not one of this game's".into()),
+                (Some(holder), Some(seat)) if seat.index() != holder => {
+                    denied(format!("the seat token is not {seat}'s"))
+                }
+                (Some(holder), _) => Ok(Command::Undo {
+                    requested_by: Some(Seat(holder as u8)),
+                }),
+            },
+        }
     }
 
     async fn handle(&mut self, msg: Msg) {
@@ -336,6 +383,7 @@ impl Actor {
         command: Command,
         request: &RequestMeta,
     ) -> Result<CommandReply, RegistryError> {
+        let command = self.authorize(command, request.credential.as_ref())?;
         for _ in 0..CONFLICT_RETRIES {
             if let Some(record) = self.requests.get(&request.request_id) {
                 if record.fingerprint != request.fingerprint {
@@ -420,10 +468,11 @@ impl Actor {
     }
 
     async fn reload(&mut self) -> Result<(), RegistryError> {
-        let (state, created_at_ms, requests) = Actor::load(&self.registry, &self.game_id).await?;
-        self.state = state;
-        self.created_at_ms = created_at_ms;
-        self.requests = requests;
+        let loaded = Actor::load(&self.registry, &self.game_id).await?;
+        self.state = loaded.state;
+        self.created_at_ms = loaded.created_at_ms;
+        self.requests = loaded.requests;
+        self.seat_token_hashes = loaded.seat_token_hashes;
         Ok(())
     }
 }

@@ -44,6 +44,15 @@ pub enum RegistryError {
         /// The reused id.
         request_id: String,
     },
+    /// The game takes moves with seat tokens and the call presented none.
+    #[error("this game needs a seat token: send metadata \"authorization: Bearer <seat token>\"")]
+    Unauthenticated,
+    /// The presented seat token is not the acting seat's.
+    #[error("{why}")]
+    PermissionDenied {
+        /// What did not match, without saying whose the token is.
+        why: String,
+    },
     /// The game's mailbox is full.
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,

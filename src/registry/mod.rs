@@ -27,8 +27,8 @@ pub use error::RegistryError;
 
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::proto::{self as pb, convert};
-use crate::store::{EventStore, NewEvent, NewGame};
-use actor::{Actor, Msg};
+use crate::store::{EventStore, NewEvent, NewGame, TokenHash};
+use actor::{Actor, Loaded, Msg};
 
 /// Limits and timings of a registry.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ impl Default for RegistrySettings {
     }
 }
 
-/// A request's idempotency key, fingerprint and turn token.
+/// A request's idempotency key, fingerprint, turn token and credential.
 #[derive(Debug, Clone, Default)]
 pub struct RequestMeta {
     /// The caller's request id; empty means no deduplication.
@@ -71,6 +71,8 @@ pub struct RequestMeta {
     pub fingerprint: Vec<u8>,
     /// The sequence the caller expects the game to be at.
     pub expected_sequence: Option<u64>,
+    /// The hash of the seat token the call presented, if any.
+    pub credential: Option<TokenHash>,
 }
 
 /// What a command appended and the game after it.
@@ -176,12 +178,7 @@ impl Registry {
 
     /// Queues `msg` for the game's actor under the map lock, spawning the
     /// actor if needed (with `state` when the caller already has it).
-    fn send(
-        &self,
-        game_id: &str,
-        msg: Msg,
-        state: Option<(GameState, i64)>,
-    ) -> Result<(), RegistryError> {
+    fn send(&self, game_id: &str, msg: Msg, state: Option<Loaded>) -> Result<(), RegistryError> {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         let handle = match actors.get(game_id) {
             Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
@@ -228,8 +225,10 @@ impl Registry {
         true
     }
 
-    /// Creates a game, or returns the game an earlier identical request (same
-    /// request id) created.
+    /// Creates a game whose seats' tokens hash to `seat_token_hashes`
+    /// (empty: moves need no token), or returns the game an earlier identical
+    /// request (same request id) created. The flag says whether this call
+    /// created it.
     ///
     /// # Errors
     /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
@@ -238,11 +237,12 @@ impl Registry {
         &self,
         game_id: Option<String>,
         config: GameConfig,
+        seat_token_hashes: Vec<TokenHash>,
         request: RequestMeta,
-    ) -> Result<pb::Game, RegistryError> {
+    ) -> Result<(pb::Game, bool), RegistryError> {
         let store = &self.inner.store;
         if let Some(game) = self.find_creation(&request).await? {
-            return Ok(game);
+            return Ok((game, false));
         }
         let game_id = game_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let recorded_at_ms = now_ms();
@@ -259,6 +259,7 @@ impl Registry {
             request: (!request.request_id.is_empty())
                 .then(|| (request.request_id.clone(), request.fingerprint.clone())),
             status: pb::GameStatus::InProgress as i32,
+            seat_token_hashes: seat_token_hashes.clone(),
         };
         match store.create(new_game).await {
             Ok(()) => {
@@ -267,18 +268,20 @@ impl Registry {
                 // Keep the new game warm: its first move needs no replay.
                 let mut actors = self.inner.actors.lock().expect("registry lock");
                 if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id) {
-                    let handle = Actor::spawn(
-                        self.clone(),
-                        slot.key().clone(),
-                        Some((state, recorded_at_ms)),
-                    );
+                    let loaded = Loaded {
+                        state,
+                        created_at_ms: recorded_at_ms,
+                        requests: HashMap::new(),
+                        seat_token_hashes,
+                    };
+                    let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
                     slot.insert(handle);
                 }
-                Ok(game)
+                Ok((game, true))
             }
             Err(crate::store::StoreError::GameExists) => {
                 match self.find_creation(&request).await? {
-                    Some(game) => Ok(game),
+                    Some(game) => Ok((game, false)),
                     None => Err(RegistryError::GameExists { game_id }),
                 }
             }

@@ -63,7 +63,13 @@ pub struct NewGame {
     pub request: Option<(String, Vec<u8>)>,
     /// `plylog.v1.GameStatus` of the new game.
     pub status: i32,
+    /// The SHA-256 hash of each seat's token, in seat order; empty when the
+    /// game takes moves without seat tokens.
+    pub seat_token_hashes: Vec<TokenHash>,
 }
+
+/// The SHA-256 hash of a seat token: all a store keeps of it.
+pub type TokenHash = [u8; 32];
 
 /// Events to append to one game, all or nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +94,8 @@ pub struct GameLog {
     pub events: Vec<StoredEvent>,
     /// Every deduplicated request of the game.
     pub requests: Vec<RequestRecord>,
+    /// The seat token hashes given at creation (empty: none required).
+    pub seat_token_hashes: Vec<TokenHash>,
 }
 
 /// A line of the game list.
@@ -205,4 +213,27 @@ pub trait EventStore: Send + Sync + 'static {
     /// later calls fail with [`StoreError::Closed`]. Called once the server
     /// has stopped serving.
     async fn close(&self);
+}
+
+/// The column form of seat token hashes: concatenated, `None` for none.
+fn join_hashes(hashes: &[TokenHash]) -> Option<Vec<u8>> {
+    (!hashes.is_empty()).then(|| hashes.concat())
+}
+
+/// Reads seat token hashes back from their column form.
+///
+/// # Errors
+/// [`StoreError::Corrupt`] when the length is not a multiple of 32.
+fn split_hashes(column: Option<Vec<u8>>) -> Result<Vec<TokenHash>, StoreError> {
+    let bytes = column.unwrap_or_default();
+    if !bytes.len().is_multiple_of(32) {
+        return Err(StoreError::Corrupt(format!(
+            "seat_token_hashes holds {} bytes, not a multiple of 32",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(32)
+        .map(|c| c.try_into().expect("32 bytes"))
+        .collect())
 }

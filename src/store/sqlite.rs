@@ -212,14 +212,15 @@ async fn insert_event(
 async fn insert_game(conn: &mut SqliteConnection, game: &NewGame) -> Result<(), StoreError> {
     let (request_id, fingerprint) = game.request.clone().unzip();
     sqlx::query(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint) \
-         VALUES (?, ?, 1, ?, ?, ?)",
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
+         VALUES (?, ?, 1, ?, ?, ?, ?)",
     )
     .bind(&game.game_id)
     .bind(game.created.recorded_at_ms)
     .bind(game.status)
     .bind(request_id)
     .bind(fingerprint)
+    .bind(super::join_hashes(&game.seat_token_hashes))
     .execute(&mut *conn)
     .await
     .map_err(|e| classify(e, StoreError::GameExists))?;
@@ -312,8 +313,17 @@ impl EventStore for SqliteStore {
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        let hashes: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = ?")
+                .bind(game_id)
+                .fetch_one(&mut *tx)
+                .await?;
         tx.commit().await?;
-        Ok(Some(GameLog { events, requests }))
+        Ok(Some(GameLog {
+            events,
+            requests,
+            seat_token_hashes: super::split_hashes(hashes)?,
+        }))
     }
 
     async fn read(

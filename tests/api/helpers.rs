@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
+use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
@@ -54,15 +55,25 @@ impl TestServer {
 
     /// A server on a fresh temporary database with `registry` settings.
     pub(crate) async fn start_with(registry: RegistrySettings) -> Self {
+        TestServer::start_secured(registry, AccessSettings::default()).await
+    }
+
+    /// A server on a fresh temporary database with `registry` and `access`
+    /// settings.
+    pub(crate) async fn start_secured(registry: RegistrySettings, access: AccessSettings) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("plylog.db");
-        let mut server = TestServer::start_on(&db, registry).await;
+        let mut server = TestServer::start_full(&db, registry, access).await;
         server._dir = Some(dir);
         server
     }
 
-    /// A server on the database file `db`.
+    /// A server on the database file `db`, without seat tokens.
     pub(crate) async fn start_on(db: &Path, registry: RegistrySettings) -> Self {
+        TestServer::start_full(db, registry, AccessSettings::default()).await
+    }
+
+    async fn start_full(db: &Path, registry: RegistrySettings, access: AccessSettings) -> Self {
         init_logs();
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -70,6 +81,9 @@ impl TestServer {
             sqlite_synchronous_normal: false,
             registry,
             shutdown_grace: Duration::from_secs(1),
+            // Seat tokens have their own tests (credentials.rs); the others
+            // run without them and speak for any seat.
+            access,
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();
@@ -158,6 +172,7 @@ pub(crate) fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGam
         game_id: game_id.into(),
         rules: Some(rules),
         seats: two_seats(),
+        undo_policy: pb::UndoPolicy::Unspecified as i32,
     }
 }
 

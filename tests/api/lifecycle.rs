@@ -17,6 +17,7 @@ async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_
     play_all(c, "c", &[drop_in(3), drop_in(3), drop_in(4)]).await;
     c.undo(pb::UndoRequest {
         game_id: "c".into(),
+        seat: Some(0),
         ..Default::default()
     })
     .await

@@ -6,6 +6,8 @@ mod helpers;
 
 /// CreateGame, ListGames and every creation rejection.
 mod create;
+/// Seat tokens and the CreateGame API key.
+mod credentials;
 /// Restarts on the same file, idle eviction, shutdown.
 mod lifecycle;
 /// SubmitMove, ListLegalMoves and every move rejection.

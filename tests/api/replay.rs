@@ -11,6 +11,7 @@ async fn get_game_rebuilds_every_past_position() {
     play_all(c, "past", &[place(0, 0), place(1, 1), place(2, 2)]).await;
     c.undo(pb::UndoRequest {
         game_id: "past".into(),
+        seat: Some(0),
         ..Default::default()
     })
     .await
@@ -64,6 +65,7 @@ async fn get_replay_returns_every_event_with_the_position_after_it() {
     play_all(c, "rp", &[drop_in(0), drop_in(0), drop_in(6)]).await;
     c.undo(pb::UndoRequest {
         game_id: "rp".into(),
+        seat: Some(0),
         ..Default::default()
     })
     .await

@@ -148,6 +148,7 @@ async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_f
         play(c, "lag", 0, place(1, 1)).await.unwrap();
         c.undo(pb::UndoRequest {
             game_id: "lag".into(),
+            seat: Some(0),
             ..Default::default()
         })
         .await

@@ -19,7 +19,7 @@ async fn undoing_a_winning_move_puts_the_game_back_in_play_as_a_new_event() {
     create(c, "u", mnk(3, 3, 3)).await;
     play_all(c, "u", &x_wins_top_row()).await;
     let reply = c
-        .undo(undo_request("u", Some(1)))
+        .undo(undo_request("u", Some(0)))
         .await
         .unwrap()
         .into_inner();
@@ -32,7 +32,7 @@ async fn undoing_a_winning_move_puts_the_game_back_in_play_as_a_new_event() {
     };
     assert_eq!(
         (undone.seat, undone.undone_sequence, undone.requested_by),
-        (0, 6, Some(1))
+        (0, 6, Some(0))
     );
     assert_eq!(undone.placement, Some(pb::Cell { row: 0, col: 2 }));
     let game = reply.game.unwrap();
@@ -62,9 +62,9 @@ async fn undo_steps_back_through_several_moves_until_nothing_is_left() {
     let c = &mut server.client;
     create(c, "u2", connect_four()).await;
     play_all(c, "u2", &[drop_in(3), drop_in(3)]).await;
-    c.undo(undo_request("u2", None)).await.unwrap();
+    c.undo(undo_request("u2", Some(1))).await.unwrap();
     let game = c
-        .undo(undo_request("u2", None))
+        .undo(undo_request("u2", Some(0)))
         .await
         .unwrap()
         .into_inner()
@@ -104,11 +104,68 @@ async fn a_retried_undo_undoes_once() {
     play_all(c, "u3", &[place(0, 0), place(1, 1)]).await;
     let request = pb::UndoRequest {
         request_id: "undo-1".into(),
-        ..undo_request("u3", Some(0))
+        ..undo_request("u3", Some(1))
     };
     let first = c.undo(request.clone()).await.unwrap().into_inner();
     let again = c.undo(request).await.unwrap().into_inner();
     assert_eq!(first, again);
     let game = get_game(c, "u3").await;
     assert_eq!((game.last_sequence, position(&game).ply), (4, 1));
+}
+
+#[tokio::test]
+async fn the_undo_policy_chosen_at_creation_decides_who_may_undo() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    for (game_id, policy) in [
+        ("last", pb::UndoPolicy::Unspecified),
+        ("any", pb::UndoPolicy::AnySeat),
+        ("none", pb::UndoPolicy::Disabled),
+    ] {
+        let game = create_from(
+            c,
+            pb::CreateGameRequest {
+                undo_policy: policy as i32,
+                ..create_request(game_id, mnk(3, 3, 3))
+            },
+        )
+        .await;
+        let shown = if policy == pb::UndoPolicy::Unspecified {
+            pb::UndoPolicy::LastMover
+        } else {
+            policy
+        };
+        assert_eq!(game.undo_policy(), shown);
+        play_all(c, game_id, &[place(0, 0), place(1, 1)]).await;
+    }
+    // Last mover (the default): only seat 1, which played last, and it must
+    // say so.
+    for seat in [Some(0), None] {
+        let status = assert_rejected(
+            c.undo(undo_request("last", seat)).await,
+            Code::FailedPrecondition,
+            "NOT_LAST_MOVER",
+        );
+        assert_eq!(metadata(&status, "last_mover").as_deref(), Some("1"));
+    }
+    c.undo(undo_request("last", Some(1))).await.unwrap();
+    // Any seat, even unstated.
+    c.undo(undo_request("any", Some(0))).await.unwrap();
+    c.undo(undo_request("any", None)).await.unwrap();
+    // Disabled: refused, nothing appended.
+    assert_rejected(
+        c.undo(undo_request("none", Some(1))).await,
+        Code::FailedPrecondition,
+        "UNDO_DISABLED",
+    );
+    assert_eq!(get_game(c, "none").await.last_sequence, 3);
+    assert_rejected(
+        c.create_game(pb::CreateGameRequest {
+            undo_policy: 9,
+            ..create_request("bad-policy", mnk(3, 3, 3))
+        })
+        .await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
 }

@@ -3,12 +3,13 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::game::{SeatInfo, SeatLimits};
+use crate::game::{SeatInfo, SeatLimits, UndoPolicy};
 use crate::rules::{
     ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, Overshoot, PopBothLines,
     RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
 };
 
+/// A game of `rules` for `seats` seats where any seat may undo.
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
     let seats = (0..seats)
         .map(|i| SeatInfo {
@@ -17,7 +18,9 @@ fn config(rules: RuleSet, seats: usize) -> GameConfig {
             symbol: format!("S{i}"),
         })
         .collect();
-    GameConfig::new(rules, seats, SeatLimits::default()).unwrap()
+    GameConfig::new(rules, seats, SeatLimits::default())
+        .unwrap()
+        .with_undo_policy(UndoPolicy::AnySeat)
 }
 
 fn tic_tac_toe() -> GameConfig {
@@ -155,6 +158,40 @@ fn undoing_a_winning_move_puts_the_game_back_in_play() {
     assert_eq!(
         undone.position(),
         given(tic_tac_toe(), &moves[..4]).0.position()
+    );
+}
+
+#[test]
+fn the_undo_policy_decides_who_may_undo() {
+    let undo = |seat: Option<u8>| Command::Undo {
+        requested_by: seat.map(Seat),
+    };
+    let game = |policy| given(tic_tac_toe().with_undo_policy(policy), &[place(0, 1, 1)]).0;
+    let last_mover = game(UndoPolicy::LastMover);
+    assert!(decide(&last_mover, &undo(Some(0))).is_ok());
+    assert_eq!(
+        decide(&last_mover, &undo(Some(1))),
+        Err(GameError::NotLastMover {
+            last_mover: 0,
+            requested_by: Some(1)
+        })
+    );
+    assert_eq!(
+        decide(&last_mover, &undo(None)).unwrap_err().to_string(),
+        "only the seat that played the last move (seat 0) may undo it; state the seat"
+    );
+    let any_seat = game(UndoPolicy::AnySeat);
+    for seat in [Some(0), Some(1), None] {
+        assert!(decide(&any_seat, &undo(seat)).is_ok());
+    }
+    let disabled = game(UndoPolicy::Disabled);
+    assert_eq!(
+        decide(&disabled, &undo(Some(0))),
+        Err(GameError::UndoDisabled)
+    );
+    assert_eq!(
+        decide(&game(UndoPolicy::LastMover), &undo(Some(5))),
+        Err(GameError::NoSuchSeat { seat: 5, max: 1 })
     );
 }
 

@@ -1,0 +1,164 @@
+use plylog::api::auth::AccessSettings;
+use plylog::proto as pb;
+use tonic::Code;
+
+use crate::helpers::*;
+
+/// `message` with metadata `authorization: Bearer <token>`.
+fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII"),
+    );
+    request
+}
+
+fn with_seat_tokens() -> AccessSettings {
+    AccessSettings {
+        seat_tokens: true,
+        api_key: None,
+    }
+}
+
+fn undo(game_id: &str, seat: Option<u32>) -> pb::UndoRequest {
+    pb::UndoRequest {
+        game_id: game_id.into(),
+        seat,
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn moves_need_the_seats_own_token_and_a_refused_one_appends_nothing() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let c = &mut server.client;
+    let request = pb::CreateGameRequest {
+        request_id: "create-tokens".into(),
+        ..create_request("sec", mnk(3, 3, 3))
+    };
+    let created = c.create_game(request.clone()).await.unwrap().into_inner();
+    let tokens = created.seat_tokens.clone();
+    assert_eq!(tokens.len(), 2);
+    assert_ne!(tokens[0], tokens[1]);
+    // A retry gets the game, but the tokens only ever once.
+    let retried = c.create_game(request).await.unwrap().into_inner();
+    assert_eq!((retried.game, retried.seat_tokens.len()), (created.game, 0));
+
+    let x = move_request("sec", 0, place(0, 0));
+    assert_rejected(
+        c.submit_move(x.clone()).await,
+        Code::Unauthenticated,
+        "SEAT_TOKEN_REQUIRED",
+    );
+    for wrong in [tokens[1].as_str(), "plylog_seat_00", ""] {
+        assert_rejected(
+            c.submit_move(bearer(x.clone(), wrong)).await,
+            Code::PermissionDenied,
+            "SEAT_TOKEN_INVALID",
+        );
+    }
+    let mut basic = tonic::Request::new(x.clone());
+    basic.metadata_mut().insert(
+        "authorization",
+        format!("Basic {}", tokens[0]).parse().unwrap(),
+    );
+    assert_rejected(
+        c.submit_move(basic).await,
+        Code::PermissionDenied,
+        "SEAT_TOKEN_INVALID",
+    );
+    assert_eq!(get_game(c, "sec").await.last_sequence, 1);
+    c.submit_move(bearer(x, &tokens[0])).await.unwrap();
+    let o = move_request("sec", 1, place(1, 1));
+    c.submit_move(bearer(o, &tokens[1])).await.unwrap();
+
+    // Undo: the token says who asks; a stated seat must match it.
+    assert_rejected(
+        c.undo(undo("sec", Some(1))).await,
+        Code::Unauthenticated,
+        "SEAT_TOKEN_REQUIRED",
+    );
+    assert_rejected(
+        c.undo(bearer(undo("sec", Some(1)), &tokens[0])).await,
+        Code::PermissionDenied,
+        "SEAT_TOKEN_INVALID",
+    );
+    assert_rejected(
+        c.undo(bearer(undo("sec", None), &tokens[0])).await,
+        Code::FailedPrecondition,
+        "NOT_LAST_MOVER",
+    );
+    let reply = c
+        .undo(bearer(undo("sec", None), &tokens[1]))
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(pb::game_event::Kind::MoveUndone(undone)) = &reply.events[0].kind else {
+        panic!("a MoveUndone")
+    };
+    assert_eq!(undone.requested_by, Some(1));
+
+    // Reading needs no token.
+    let game = get_game(c, "sec").await;
+    assert_eq!(game.last_sequence, 4);
+    c.get_replay(pb::GetReplayRequest {
+        game_id: "sec".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Four events, then the caught-up marker.
+    assert_eq!(read_stream(c, "sec", 1).await.len(), 5);
+
+    // The database holds hashes only: no token appears in its files.
+    let server = server.restart().await;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(server.db.parent().unwrap()).unwrap() {
+        files.extend(std::fs::read(entry.unwrap().path()).unwrap());
+    }
+    for token in &tokens {
+        let needle = token.as_bytes();
+        assert!(!files.windows(needle.len()).any(|w| w == needle));
+    }
+    // The tokens still hold after a restart, even on a server that no
+    // longer issues them.
+    let mut c = server.client.clone();
+    assert_rejected(
+        c.submit_move(move_request("sec", 1, place(2, 2))).await,
+        Code::Unauthenticated,
+        "SEAT_TOKEN_REQUIRED",
+    );
+    c.submit_move(bearer(move_request("sec", 1, place(2, 2)), &tokens[1]))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn with_an_api_key_only_its_holder_creates_games() {
+    let access = AccessSettings {
+        seat_tokens: false,
+        api_key: Some("s3cret-key".into()),
+    };
+    let mut server = TestServer::start_secured(settings(), access).await;
+    let c = &mut server.client;
+    let request = create_request("keyed", mnk(3, 3, 3));
+    assert_rejected(
+        c.create_game(request.clone()).await,
+        Code::Unauthenticated,
+        "API_KEY_REQUIRED",
+    );
+    assert_rejected(
+        c.create_game(bearer(request.clone(), "guess")).await,
+        Code::PermissionDenied,
+        "API_KEY_INVALID",
+    );
+    let created = c
+        .create_game(bearer(request, "s3cret-key"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(created.seat_tokens.is_empty());
+    // Moves of a game without seat tokens need neither.
+    play(c, "keyed", 0, place(0, 0)).await.unwrap();
+}
