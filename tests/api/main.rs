@@ -8,6 +8,9 @@ mod helpers;
 mod create;
 /// Seat tokens and the CreateGame API key.
 mod credentials;
+/// Exactly-once moves, turn tokens, deadlines, overload, stream resumption
+/// under concurrency.
+mod guarantees;
 /// Restarts on the same file, idle eviction, shutdown.
 mod lifecycle;
 /// SubmitMove, ListLegalMoves and every move rejection.

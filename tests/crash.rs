@@ -1,0 +1,361 @@
+//! Nothing acknowledged is lost: the real `plylog` binary runs as a child
+//! process on a SQLite file while clients play many games at once, and is
+//! killed with SIGKILL at random moments ([`KILLS`] times), each time started
+//! again on the same file. Clients retry every request with its request id
+//! until it succeeds. At the end, every move a client got an OK for must be
+//! in its game's log exactly as acknowledged, a retry of every acknowledged
+//! request must return the recorded reply, and every game's replay must equal
+//! GetGame. Run with `--nocapture` to see the figures.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb};
+use rand::Rng;
+use tonic::transport::Channel;
+
+/// How many times the server is killed.
+const KILLS: usize = 6;
+/// Clients playing at once.
+const CLIENTS: usize = 8;
+/// Moves per game before a client starts its next game.
+const MOVES_PER_GAME: u32 = 30;
+
+/// A running `plylog` child process.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// Starts the binary on `db`, on `port` (0: any free one), and waits
+    /// until it serves.
+    fn start(db: &Path, port: u16) -> Server {
+        for _ in 0..50 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_plylog"))
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--database-url", &format!("sqlite://{}", db.display())])
+                .arg("--no-seat-tokens")
+                .env("RUST_LOG", "info")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the plylog binary starts");
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let serving = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                line.split_once("plylog serving addr=")
+                    .and_then(|(_, addr)| addr.trim().rsplit(':').next()?.parse().ok())
+            });
+            if let Some(port) = serving {
+                // Keep draining its log so the pipe never fills.
+                std::thread::spawn(move || lines.for_each(drop));
+                return Server { child, port };
+            }
+            // It exited before serving (the port still held): try again.
+            let _ = child.wait();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("plylog did not start");
+    }
+
+    fn kill(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+}
+
+type Client = GameServiceClient<Channel>;
+
+fn client(port: u16) -> Client {
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect_timeout(Duration::from_millis(500))
+        .timeout(Duration::from_secs(5))
+        .connect_lazy();
+    GameServiceClient::new(channel)
+}
+
+/// Calls until the server answers with something other than "unreachable":
+/// the request is retried as is, with its request id.
+async fn until_answered<T, F, Fut>(client: &Client, call: F) -> Result<T, tonic::Status>
+where
+    F: Fn(Client) -> Fut,
+    Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    loop {
+        match call(client.clone()).await {
+            Ok(reply) => return Ok(reply.into_inner()),
+            Err(status)
+                if matches!(
+                    status.code(),
+                    tonic::Code::Unavailable
+                        | tonic::Code::Unknown
+                        | tonic::Code::Cancelled
+                        | tonic::Code::DeadlineExceeded
+                ) =>
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+/// Acknowledged moves: (game id, request) and the reply it got.
+type Acked = Arc<Mutex<Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>>>;
+
+/// Plays games one after another until `stop`, recording every OK.
+async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<String> {
+    let c = client(port);
+    let mut games = Vec::new();
+    for g in 0.. {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let game_id = format!("c{id}-g{g}");
+        let create = pb::CreateGameRequest {
+            request_id: format!("create-{game_id}"),
+            game_id: game_id.clone(),
+            rules: Some(pb::RuleSet {
+                kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
+                    rows: 20,
+                    cols: 20,
+                    k: 20,
+                })),
+            }),
+            seats: ["a", "b"]
+                .map(|s| pb::Seat {
+                    player_id: s.into(),
+                    display_name: String::new(),
+                    symbol: s.to_uppercase(),
+                })
+                .to_vec(),
+            undo_policy: 0,
+        };
+        until_answered(&c, |mut c| {
+            let create = create.clone();
+            async move { c.create_game(create).await }
+        })
+        .await
+        .expect("the game is created");
+        games.push(game_id.clone());
+        for k in 0..MOVES_PER_GAME {
+            let request = pb::SubmitMoveRequest {
+                game_id: game_id.clone(),
+                seat: Some(k % 2),
+                r#move: Some(pb::Move {
+                    kind: Some(pb::r#move::Kind::Place(pb::Place {
+                        row: (k / 20) as i32,
+                        col: (k % 20) as i32,
+                        mark: None,
+                    })),
+                }),
+                request_id: format!("{game_id}-m{k}"),
+                expected_sequence: None,
+            };
+            let reply = until_answered(&c, |mut c| {
+                let request = request.clone();
+                async move { c.submit_move(request).await }
+            })
+            .await
+            .unwrap_or_else(|status| panic!("{game_id} move {k}: {status:?}"));
+            acked.lock().unwrap().push((request, reply));
+        }
+    }
+    games
+}
+
+/// Clients playing against the server on `port` until stopped.
+struct Load {
+    stop: Arc<AtomicBool>,
+    acked: Acked,
+    clients: Vec<tokio::task::JoinHandle<Vec<String>>>,
+}
+
+impl Load {
+    fn start(port: u16) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let acked: Acked = Arc::default();
+        let clients = (0..CLIENTS)
+            .map(|id| tokio::spawn(play(id, port, Arc::clone(&stop), Arc::clone(&acked))))
+            .collect();
+        Load {
+            stop,
+            acked,
+            clients,
+        }
+    }
+
+    /// How many moves have been acknowledged so far.
+    fn acked(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+
+    /// Stops the clients once their current game is done; the games they
+    /// played and the acknowledged moves.
+    async fn finish(
+        self,
+    ) -> (
+        Vec<String>,
+        Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>,
+    ) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut games = Vec::new();
+        for c in self.clients {
+            games.extend(c.await.expect("a client finished"));
+        }
+        let acked = std::mem::take(&mut *self.acked.lock().unwrap());
+        (games, acked)
+    }
+}
+
+/// Checks, against the server on `port`, that every game's log is dense and
+/// its replay equals GetGame, that every acknowledged move is in its log
+/// exactly as acknowledged, and that retrying it returns the recorded reply.
+/// Returns (events checked, acknowledged events missing or changed).
+async fn verify(
+    port: u16,
+    games: &[String],
+    acked: &[(pb::SubmitMoveRequest, pb::SubmitMoveResponse)],
+) -> (usize, usize) {
+    let c = client(port);
+    let mut logs: HashMap<String, Vec<pb::GameEvent>> = HashMap::new();
+    let mut events_checked = 0;
+    for game_id in games {
+        let request = pb::GetReplayRequest {
+            game_id: game_id.clone(),
+            page_size: 10_000,
+            page_token: String::new(),
+        };
+        let replay = until_answered(&c, |mut c| {
+            let request = request.clone();
+            async move { c.get_replay(request).await }
+        })
+        .await
+        .unwrap();
+        let request = pb::GetGameRequest {
+            game_id: game_id.clone(),
+            at_sequence: None,
+        };
+        let game = until_answered(&c, |mut c| {
+            let request = request.clone();
+            async move { c.get_game(request).await }
+        })
+        .await
+        .unwrap()
+        .game
+        .unwrap();
+        assert_eq!(replay.game.as_ref(), Some(&game), "{game_id}");
+        let events: Vec<pb::GameEvent> =
+            replay.steps.into_iter().map(|s| s.event.unwrap()).collect();
+        let sequences: Vec<u64> = events.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, (1..=events.len() as u64).collect::<Vec<_>>());
+        events_checked += events.len();
+        logs.insert(game_id.clone(), events);
+    }
+    let mut lost = 0;
+    for (request, reply) in acked {
+        let log = &logs[&request.game_id];
+        for event in &reply.events {
+            if log.get(event.sequence as usize - 1) != Some(event) {
+                lost += 1;
+            }
+        }
+        let retried = until_answered(&c, |mut c| {
+            let request = request.clone();
+            async move { c.submit_move(request).await }
+        })
+        .await
+        .unwrap();
+        assert_eq!(&retried, reply, "retry of {}", request.request_id);
+    }
+    (events_checked, lost)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_move_survives_repeated_sigkills() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut server = Server::start(&db, 0);
+    let port = server.port;
+    let load = Load::start(port);
+    let mut acked_before_kill = Vec::new();
+    for _ in 0..KILLS {
+        let pause = rand::rng().random_range(300..900);
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        acked_before_kill.push(load.acked());
+        server.kill();
+        server = Server::start(&db, port);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (games, acked) = load.finish().await;
+    // Kills landed while moves were being acknowledged, not on an idle server.
+    assert!(
+        acked_before_kill.windows(2).all(|w| w[0] < w[1]),
+        "{acked_before_kill:?}"
+    );
+    let (events_checked, lost) = verify(port, &games, &acked).await;
+    server.kill();
+    println!(
+        "{KILLS} SIGKILLs survived; {} games, {} acknowledged moves (acknowledged before each kill: {acked_before_kill:?}), {events_checked} events checked, {lost} lost",
+        games.len(),
+        acked.len(),
+    );
+    assert_eq!(lost, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("term.db");
+    let mut server = Server::start(&db, 0);
+    let port = server.port;
+    let load = Load::start(port);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    // A spectator follows a game that is being played.
+    let mut stream = client(port)
+        .stream_events(pb::StreamEventsRequest {
+            game_id: "c0-g0".into(),
+            from_sequence: 1,
+            follow: true,
+        })
+        .await
+        .expect("stream opens")
+        .into_inner();
+    let acked_at_term = load.acked();
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = server.child.wait().expect("the server exits");
+    assert!(exit.success(), "exit status {exit:?}");
+    // The stream ends with a status a client can act on, not a reset.
+    let ended = loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("the stream ended without a status"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(ended.code(), tonic::Code::Unavailable, "{ended:?}");
+    assert!(ended.message().contains("shutting down"), "{ended:?}");
+    // Start again; clients retry what was cut off, then finish.
+    let server = Server::start(&db, port);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (games, acked) = load.finish().await;
+    let (events_checked, lost) = verify(port, &games, &acked).await;
+    server.kill();
+    println!(
+        "SIGTERM with {acked_at_term} moves acknowledged: exit 0; {} games, {} acknowledged moves, {events_checked} events checked, {lost} lost",
+        games.len(),
+        acked.len()
+    );
+    assert_eq!(lost, 0);
+}
