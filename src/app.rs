@@ -12,11 +12,12 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
-use crate::api::GameApi;
 use crate::api::auth::AccessSettings;
+use crate::api::{GameApi, request_too_large};
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, SqliteOptions, SqliteStore};
+use tower::util::MapResponseLayer;
 
 /// Everything a server needs to start.
 #[derive(Debug, Clone)]
@@ -35,6 +36,9 @@ pub struct Settings {
     pub shutdown_grace: Duration,
     /// Seat tokens and the CreateGame API key.
     pub access: AccessSettings,
+    /// Largest request message accepted, in bytes (default 64 KiB); a
+    /// larger one is RESOURCE_EXHAUSTED / REQUEST_TOO_LARGE.
+    pub max_request_bytes: usize,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -70,6 +74,7 @@ pub struct Application {
     registry: Registry,
     shutdown_grace: Duration,
     access: AccessSettings,
+    max_request_bytes: usize,
 }
 
 impl Application {
@@ -105,6 +110,7 @@ impl Application {
             registry,
             shutdown_grace: settings.shutdown_grace,
             access: settings.access,
+            max_request_bytes: settings.max_request_bytes,
         })
     }
 
@@ -156,14 +162,16 @@ impl Application {
             drain_started.cancel();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
+        let game_service = GameServiceServer::new(GameApi::new(self.registry, self.access))
+            .max_decoding_message_size(self.max_request_bytes);
         let server = Server::builder()
+            .layer(MapResponseLayer::new(request_too_large(
+                self.max_request_bytes,
+            )))
             .add_service(health_service)
             .add_service(reflection().build_v1()?)
             .add_service(reflection().build_v1alpha()?)
-            .add_service(GameServiceServer::new(GameApi::new(
-                self.registry,
-                self.access,
-            )))
+            .add_service(game_service)
             .serve_with_incoming_shutdown(
                 // Without TCP_NODELAY a small reply can wait out the peer's
                 // delayed ACK (~40 ms) before it is sent.

@@ -55,6 +55,22 @@ struct ServeArgs {
     /// loss (not a crash) may lose the last acknowledged moves.
     #[arg(long, env = "PLYLOG_SQLITE_SYNCHRONOUS_NORMAL")]
     sqlite_synchronous_normal: bool,
+    /// Largest request message accepted, in bytes.
+    #[arg(long, env = "PLYLOG_MAX_REQUEST_BYTES", default_value_t = 64 * 1024)]
+    max_request_bytes: usize,
+    /// Event streams open at once on this server.
+    #[arg(long, env = "PLYLOG_MAX_STREAMS", default_value_t = 10_000)]
+    max_streams: usize,
+    /// Event streams open at once on one game.
+    #[arg(long, env = "PLYLOG_MAX_STREAMS_PER_GAME", default_value_t = 1_000)]
+    max_streams_per_game: usize,
+    /// Games held in memory at once (idle ones leave after the idle timeout).
+    #[arg(long, env = "PLYLOG_MAX_LIVE_GAMES", default_value_t = 100_000)]
+    max_live_games: usize,
+    /// Commands one game queues before further ones are refused with
+    /// UNAVAILABLE / OVERLOADED.
+    #[arg(long, env = "PLYLOG_MAILBOX", default_value_t = 1024)]
+    mailbox: usize,
     /// Create games without seat tokens, so any caller may move for any seat.
     /// Only for a server that nothing but your own backend can reach.
     #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
@@ -72,6 +88,7 @@ impl ServeArgs {
             database_url: self.database_url,
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
+            max_request_bytes: self.max_request_bytes,
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),
@@ -84,6 +101,10 @@ impl ServeArgs {
                 },
                 idle_timeout: Duration::from_secs(self.idle_timeout_secs),
                 heartbeat_interval: Duration::from_secs(self.heartbeat_secs.max(1)),
+                max_streams: self.max_streams,
+                max_streams_per_game: self.max_streams_per_game,
+                max_live_games: self.max_live_games,
+                mailbox: self.mailbox.max(1),
                 ..RegistrySettings::default()
             },
         }

@@ -19,7 +19,7 @@ use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{Registry, RequestMeta};
-pub use status::{DOMAIN, to_status};
+pub use status::{DOMAIN, request_too_large, to_status};
 
 /// Longest request id, game id or page token accepted, in characters.
 pub const MAX_ID_CHARS: usize = 128;
@@ -351,7 +351,7 @@ impl GameService for GameApi {
         check_game_id(&req.game_id)?;
         let items = self
             .registry
-            .stream(req.game_id, req.from_sequence, req.follow);
+            .stream(req.game_id, req.from_sequence, req.follow)?;
         let stream = ReceiverStream::new(items).map(|item| item.map_err(to_status));
         Ok(Response::new(Box::pin(stream)))
     }

@@ -125,6 +125,13 @@ pub fn to_status(error: RegistryError) -> Status {
         RegistryError::RequestIdReused { .. } => {
             status(Code::AlreadyExists, message, R::RequestIdReused, none())
         }
+        RegistryError::LimitReached { limit, max } => {
+            let metadata = HashMap::from([
+                ("limit".to_owned(), limit.to_owned()),
+                ("max".to_owned(), max.to_string()),
+            ]);
+            status(Code::ResourceExhausted, message, R::LimitReached, metadata)
+        }
         RegistryError::Unauthenticated => {
             status(Code::Unauthenticated, message, R::SeatTokenRequired, none())
         }
@@ -142,5 +149,42 @@ pub fn to_status(error: RegistryError) -> Status {
                 none(),
             )
         }
+    }
+}
+
+/// Rewrites tonic's own refusal of a request message over the decoding
+/// limit (OUT_OF_RANGE, "decoded message length too large") into this
+/// service's form: RESOURCE_EXHAUSTED with ErrorInfo REQUEST_TOO_LARGE naming
+/// the `max_request_bytes` limit. Every other response passes unchanged.
+pub fn request_too_large(
+    max_request_bytes: usize,
+) -> impl Fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> + Clone {
+    move |response| {
+        let headers = response.headers();
+        let out_of_range = headers
+            .get("grpc-status")
+            .is_some_and(|code| code.as_bytes() == b"11");
+        let too_large = headers.get("grpc-message").is_some_and(|message| {
+            message.to_str().is_ok_and(|m| {
+                m.contains("message%20length%20too%20large")
+                    || m.contains("message length too large")
+            })
+        });
+        if !(out_of_range && too_large) {
+            return response;
+        }
+        let metadata = HashMap::from([
+            ("limit".to_owned(), "max_request_bytes".to_owned()),
+            ("max".to_owned(), max_request_bytes.to_string()),
+        ]);
+        status(
+            Code::ResourceExhausted,
+            format!(
+                "the request is larger than the max_request_bytes limit ({max_request_bytes} bytes)"
+            ),
+            pb::ErrorReason::RequestTooLarge,
+            metadata,
+        )
+        .into_http()
     }
 }

@@ -291,7 +291,16 @@ impl Actor {
                 let _ = reply.send(page);
             }
             Msg::Subscribe { reply } => {
-                let _ = reply.send(Ok((self.live.subscribe(), self.state.sequence())));
+                let max = self.registry.settings().max_streams_per_game;
+                let subscription = if self.live.receiver_count() >= max {
+                    Err(RegistryError::LimitReached {
+                        limit: "max_streams_per_game",
+                        max,
+                    })
+                } else {
+                    Ok((self.live.subscribe(), self.state.sequence()))
+                };
+                let _ = reply.send(subscription);
             }
         }
     }

@@ -53,6 +53,14 @@ pub enum RegistryError {
         /// What did not match, without saying whose the token is.
         why: String,
     },
+    /// A configured limit is reached (open streams, live games).
+    #[error("the {limit} limit ({max}) is reached; retry later")]
+    LimitReached {
+        /// The limit's setting name, e.g. `"max_streams"`.
+        limit: &'static str,
+        /// Its value.
+        max: usize,
+    },
     /// The game's mailbox is full.
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,

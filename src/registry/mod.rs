@@ -16,6 +16,7 @@ mod error;
 mod stream;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -47,6 +48,13 @@ pub struct RegistrySettings {
     pub broadcast_capacity: usize,
     /// How long a followed stream stays silent before a heartbeat.
     pub heartbeat_interval: Duration,
+    /// Event streams open at once on this server (default 10,000).
+    pub max_streams: usize,
+    /// Event streams open at once on one game (default 1,000).
+    pub max_streams_per_game: usize,
+    /// Games held in memory at once (default 100,000); an idle game leaves
+    /// after `idle_timeout`.
+    pub max_live_games: usize,
 }
 
 impl Default for RegistrySettings {
@@ -58,6 +66,9 @@ impl Default for RegistrySettings {
             mailbox: 1024,
             broadcast_capacity: 1024,
             heartbeat_interval: Duration::from_secs(15),
+            max_streams: 10_000,
+            max_streams_per_game: 1_000,
+            max_live_games: 100_000,
         }
     }
 }
@@ -105,6 +116,8 @@ struct Inner {
     settings: RegistrySettings,
     actors: Mutex<HashMap<String, Handle>>,
     shutdown: CancellationToken,
+    /// Event streams open now.
+    streams: AtomicUsize,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -133,6 +146,7 @@ impl Registry {
                 settings,
                 actors: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
+                streams: AtomicUsize::new(0),
             }),
         }
     }
@@ -182,6 +196,12 @@ impl Registry {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         let handle = match actors.get(game_id) {
             Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
+            _ if actors.len() >= self.inner.settings.max_live_games => {
+                return Err(RegistryError::LimitReached {
+                    limit: "max_live_games",
+                    max: self.inner.settings.max_live_games,
+                });
+            }
             _ => {
                 let handle = Actor::spawn(self.clone(), game_id.to_owned(), state);
                 actors.insert(game_id.to_owned(), handle.clone());
@@ -267,7 +287,10 @@ impl Registry {
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
                 // Keep the new game warm: its first move needs no replay.
                 let mut actors = self.inner.actors.lock().expect("registry lock");
-                if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id) {
+                let room = actors.len() < self.inner.settings.max_live_games;
+                if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
+                    && room
+                {
                     let loaded = Loaded {
                         state,
                         created_at_ms: recorded_at_ms,
@@ -485,13 +508,53 @@ impl Registry {
 
     /// Streams the game's events from `from_sequence` (history, a caught-up
     /// marker, then live events when `follow`), ending with an error item
-    /// when the game is unknown or the server shuts down.
+    /// when the game is unknown, has `max_streams_per_game` streams open, or
+    /// the server shuts down.
+    ///
+    /// # Errors
+    /// [`RegistryError::LimitReached`] when `max_streams` streams are open.
     pub fn stream(
         &self,
         game_id: String,
         from_sequence: u64,
         follow: bool,
-    ) -> mpsc::Receiver<Result<pb::StreamEventsResponse, RegistryError>> {
-        stream::spawn(self.clone(), game_id, from_sequence, follow)
+    ) -> Result<mpsc::Receiver<Result<pb::StreamEventsResponse, RegistryError>>, RegistryError>
+    {
+        let max = self.inner.settings.max_streams;
+        let taken = self
+            .inner
+            .streams
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < max).then_some(open + 1)
+            });
+        if taken.is_err() {
+            return Err(RegistryError::LimitReached {
+                limit: "max_streams",
+                max,
+            });
+        }
+        let slot = StreamSlot(self.clone());
+        Ok(stream::spawn(slot, game_id, from_sequence, follow))
+    }
+
+    /// How many event streams are open.
+    pub fn open_streams(&self) -> usize {
+        self.inner.streams.load(Ordering::Acquire)
+    }
+}
+
+/// One of the server's `max_streams` stream slots, given back when dropped.
+struct StreamSlot(Registry);
+
+impl std::ops::Deref for StreamSlot {
+    type Target = Registry;
+    fn deref(&self) -> &Registry {
+        &self.0
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.inner.streams.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -13,7 +13,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, interval_at};
 
-use super::{Registry, RegistryError, now_ms};
+use super::{Registry, RegistryError, StreamSlot, now_ms};
 use crate::proto::{self as pb, convert};
 
 /// Items buffered between the stream task and the client.
@@ -24,7 +24,7 @@ const PAGE: u32 = 512;
 type Item = Result<pb::StreamEventsResponse, RegistryError>;
 
 pub(super) fn spawn(
-    registry: Registry,
+    registry: StreamSlot,
     game_id: String,
     from_sequence: u64,
     follow: bool,

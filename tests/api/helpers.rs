@@ -84,6 +84,7 @@ impl TestServer {
             // Seat tokens have their own tests (credentials.rs); the others
             // run without them and speak for any seat.
             access,
+            max_request_bytes: 64 * 1024,
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();
@@ -381,4 +382,51 @@ pub(crate) async fn list_games(client: &mut Client) -> Vec<pb::GameSummary> {
         .expect("games listed")
         .into_inner()
         .games
+}
+
+/// Sends raw bytes as a request body and decodes nothing back.
+#[derive(Default)]
+pub(crate) struct RawCodec;
+
+/// [`RawCodec`]'s encoder.
+pub(crate) struct RawEncoder;
+/// [`RawCodec`]'s decoder.
+pub(crate) struct RawDecoder;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = ();
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+impl tonic::codec::Encoder for RawEncoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        bytes::BufMut::put_slice(dst, &item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawDecoder {
+    type Item = ();
+    type Error = tonic::Status;
+    fn decode(
+        &mut self,
+        buf: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<()>, tonic::Status> {
+        bytes::Buf::advance(buf, bytes::Buf::remaining(buf));
+        Ok(Some(()))
+    }
 }

@@ -8,11 +8,15 @@ mod helpers;
 mod create;
 /// Seat tokens and the CreateGame API key.
 mod credentials;
+/// 100,000 random and malformed requests.
+mod fuzz;
 /// Exactly-once moves, turn tokens, deadlines, overload, stream resumption
 /// under concurrency.
 mod guarantees;
 /// Restarts on the same file, idle eviction, shutdown.
 mod lifecycle;
+/// Request size, open streams and games in memory are bounded.
+mod limits;
 /// SubmitMove, ListLegalMoves and every move rejection.
 mod moves;
 /// Health and reflection, as grpcurl uses them.
