@@ -39,6 +39,9 @@ pub struct Settings {
     /// Largest request message accepted, in bytes (default 64 KiB); a
     /// larger one is RESOURCE_EXHAUSTED / REQUEST_TOO_LARGE.
     pub max_request_bytes: usize,
+    /// Calls served at once (streams aside) before further ones are shed
+    /// with UNAVAILABLE / OVERLOADED (default 4,096).
+    pub max_in_flight: usize,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -75,6 +78,7 @@ pub struct Application {
     shutdown_grace: Duration,
     access: AccessSettings,
     max_request_bytes: usize,
+    max_in_flight: usize,
 }
 
 impl Application {
@@ -111,6 +115,7 @@ impl Application {
             shutdown_grace: settings.shutdown_grace,
             access: settings.access,
             max_request_bytes: settings.max_request_bytes,
+            max_in_flight: settings.max_in_flight.max(1),
         })
     }
 
@@ -162,8 +167,9 @@ impl Application {
             drain_started.cancel();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
-        let game_service = GameServiceServer::new(GameApi::new(self.registry, self.access))
-            .max_decoding_message_size(self.max_request_bytes);
+        let game_service =
+            GameServiceServer::new(GameApi::new(self.registry, self.access, self.max_in_flight))
+                .max_decoding_message_size(self.max_request_bytes);
         let server = Server::builder()
             .layer(MapResponseLayer::new(request_too_large(
                 self.max_request_bytes,

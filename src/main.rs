@@ -58,6 +58,10 @@ struct ServeArgs {
     /// Largest request message accepted, in bytes.
     #[arg(long, env = "PLYLOG_MAX_REQUEST_BYTES", default_value_t = 64 * 1024)]
     max_request_bytes: usize,
+    /// Calls served at once (event streams aside); further ones are shed
+    /// with UNAVAILABLE / OVERLOADED.
+    #[arg(long, env = "PLYLOG_MAX_IN_FLIGHT", default_value_t = 4096)]
+    max_in_flight: usize,
     /// Event streams open at once on this server.
     #[arg(long, env = "PLYLOG_MAX_STREAMS", default_value_t = 10_000)]
     max_streams: usize,
@@ -89,6 +93,7 @@ impl ServeArgs {
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
             max_request_bytes: self.max_request_bytes,
+            max_in_flight: self.max_in_flight,
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),

@@ -10,8 +10,10 @@ pub mod codec;
 mod status;
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use prost::Message;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 
@@ -29,13 +31,38 @@ pub const MAX_ID_CHARS: usize = 128;
 pub struct GameApi {
     registry: Registry,
     access: auth::AccessSettings,
+    /// One permit per call in progress (streams have their own limits).
+    in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
 }
 
 impl GameApi {
     /// Handlers over `registry`, with `access` deciding who may create games
-    /// and whether games get seat tokens.
-    pub fn new(registry: Registry, access: auth::AccessSettings) -> Self {
-        GameApi { registry, access }
+    /// and whether games get seat tokens, serving at most `max_in_flight`
+    /// calls at once.
+    pub fn new(registry: Registry, access: auth::AccessSettings, max_in_flight: usize) -> Self {
+        GameApi {
+            registry,
+            access,
+            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            max_in_flight,
+        }
+    }
+
+    /// Admits a call, or sheds it with UNAVAILABLE / OVERLOADED when
+    /// `max_in_flight` calls are already being served: the server never
+    /// queues work without bound. The permit is held until the reply.
+    fn admit(&self) -> Result<OwnedSemaphorePermit, Status> {
+        Arc::clone(&self.in_flight).try_acquire_owned().map_err(|_| {
+            status::refusal(
+                tonic::Code::Unavailable,
+                &format!(
+                    "the server is serving its limit of {} calls (max_in_flight); retry with backoff",
+                    self.max_in_flight
+                ),
+                pb::ErrorReason::Overloaded,
+            )
+        })
     }
 
     /// Refuses CreateGame without the server's API key, when one is set.
@@ -210,6 +237,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let _permit = self.admit()?;
         self.check_api_key(request.metadata())?;
         let req = request.into_inner();
         let settings = self.registry.settings();
@@ -269,6 +297,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let game = self.registry.game(&req.game_id, req.at_sequence).await?;
@@ -279,6 +308,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let _permit = self.admit()?;
         let req = request.into_inner();
         let limit = page_size(req.page_size, 50, 1000)?;
         let cursor = page_token::<1>(&req.page_token)?.map_or(0, |[c]| c as i64);
@@ -294,6 +324,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let _permit = self.admit()?;
         let credential = credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
@@ -320,6 +351,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, Status> {
+        let _permit = self.admit()?;
         let credential = credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
@@ -360,6 +392,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
+        let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;
@@ -373,6 +406,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
+        let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;

@@ -209,3 +209,34 @@ async fn a_subscriber_that_reconnects_after_the_last_sequence_it_saw_misses_noth
     }
     assert_eq!(seen, (1..=51).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn a_saturated_server_sheds_calls_with_unavailable_instead_of_queueing_them() {
+    let mut server = TestServer::start_with_in_flight(4).await;
+    for i in 0..8 {
+        create(&mut server.client, &format!("load-{i}"), mnk(20, 20, 5)).await;
+    }
+    // Replays of past positions keep calls in flight long enough to overlap.
+    let calls = (0..128).map(|i| {
+        let mut client = server.client.clone();
+        async move {
+            client
+                .get_replay(pb::GetReplayRequest {
+                    game_id: format!("load-{}", i % 8),
+                    ..Default::default()
+                })
+                .await
+        }
+    });
+    let results = join_all(calls).await;
+    let shed: Vec<&tonic::Status> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert!(!shed.is_empty(), "128 calls at once never exceeded 4");
+    assert!(shed.len() < results.len(), "nothing was served");
+    for status in shed {
+        assert_eq!(
+            (status.code(), reason(status).as_str()),
+            (Code::Unavailable, "OVERLOADED")
+        );
+        assert!(status.message().contains("max_in_flight"));
+    }
+}

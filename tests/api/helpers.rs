@@ -37,6 +37,9 @@ pub(crate) fn settings() -> RegistrySettings {
     }
 }
 
+/// The server's default limit on calls served at once.
+const MAX_IN_FLIGHT: usize = 4096;
+
 /// A running server on a temporary (or given) SQLite file.
 pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
@@ -63,17 +66,33 @@ impl TestServer {
     pub(crate) async fn start_secured(registry: RegistrySettings, access: AccessSettings) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("plylog.db");
-        let mut server = TestServer::start_full(&db, registry, access).await;
+        let mut server = TestServer::start_full(&db, registry, access, MAX_IN_FLIGHT).await;
         server._dir = Some(dir);
         server
     }
 
     /// A server on the database file `db`, without seat tokens.
     pub(crate) async fn start_on(db: &Path, registry: RegistrySettings) -> Self {
-        TestServer::start_full(db, registry, AccessSettings::default()).await
+        TestServer::start_full(db, registry, AccessSettings::default(), MAX_IN_FLIGHT).await
     }
 
-    async fn start_full(db: &Path, registry: RegistrySettings, access: AccessSettings) -> Self {
+    /// A server on a fresh temporary database serving at most
+    /// `max_in_flight` calls at once.
+    pub(crate) async fn start_with_in_flight(max_in_flight: usize) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("plylog.db");
+        let mut server =
+            TestServer::start_full(&db, settings(), AccessSettings::default(), max_in_flight).await;
+        server._dir = Some(dir);
+        server
+    }
+
+    async fn start_full(
+        db: &Path,
+        registry: RegistrySettings,
+        access: AccessSettings,
+        max_in_flight: usize,
+    ) -> Self {
         init_logs();
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -85,6 +104,7 @@ impl TestServer {
             // run without them and speak for any seat.
             access,
             max_request_bytes: 64 * 1024,
+            max_in_flight,
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();
