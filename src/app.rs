@@ -7,10 +7,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::path::PathBuf;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tonic::transport::Server;
+
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, request_too_large};
@@ -42,6 +44,18 @@ pub struct Settings {
     /// Calls served at once (streams aside) before further ones are shed
     /// with UNAVAILABLE / OVERLOADED (default 4,096).
     pub max_in_flight: usize,
+    /// Serve TLS (rustls) with this certificate chain and key; `None`
+    /// serves plaintext HTTP/2.
+    pub tls: Option<TlsFiles>,
+}
+
+/// PEM files of a TLS identity.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -58,6 +72,16 @@ pub enum AppError {
     Bind {
         /// The address asked for.
         addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The TLS certificate or key could not be read.
+    #[error("reading TLS {what} {path}: {source}")]
+    TlsFile {
+        /// "certificate" or "key".
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
         /// The cause.
         source: std::io::Error,
     },
@@ -79,6 +103,7 @@ pub struct Application {
     access: AccessSettings,
     max_request_bytes: usize,
     max_in_flight: usize,
+    tls: Option<ServerTlsConfig>,
 }
 
 impl Application {
@@ -106,6 +131,21 @@ impl Application {
             addr: settings.listen,
             source,
         })?;
+        let tls = match &settings.tls {
+            None => None,
+            Some(files) => {
+                let read = |what, path: &PathBuf| {
+                    std::fs::read(path).map_err(|source| AppError::TlsFile {
+                        what,
+                        path: path.clone(),
+                        source,
+                    })
+                };
+                let identity =
+                    Identity::from_pem(read("certificate", &files.cert)?, read("key", &files.key)?);
+                Some(ServerTlsConfig::new().identity(identity))
+            }
+        };
         let registry = Registry::new(Arc::clone(&store), settings.registry);
         Ok(Application {
             listener,
@@ -116,6 +156,7 @@ impl Application {
             access: settings.access,
             max_request_bytes: settings.max_request_bytes,
             max_in_flight: settings.max_in_flight.max(1),
+            tls,
         })
     }
 
@@ -170,7 +211,11 @@ impl Application {
         let game_service =
             GameServiceServer::new(GameApi::new(self.registry, self.access, self.max_in_flight))
                 .max_decoding_message_size(self.max_request_bytes);
-        let server = Server::builder()
+        let mut builder = Server::builder();
+        if let Some(tls) = self.tls {
+            builder = builder.tls_config(tls)?;
+        }
+        let server = builder
             .layer(MapResponseLayer::new(request_too_large(
                 self.max_request_bytes,
             )))

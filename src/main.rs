@@ -1,12 +1,13 @@
 //! The `plylog` command: `plylog serve` (the default) runs the gRPC service.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, Settings, shutdown_signal};
+use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
 use plylog::game::SeatLimits;
 use plylog::registry::RegistrySettings;
 use tracing_subscriber::EnvFilter;
@@ -75,6 +76,12 @@ struct ServeArgs {
     /// UNAVAILABLE / OVERLOADED.
     #[arg(long, env = "PLYLOG_MAILBOX", default_value_t = 1024)]
     mailbox: usize,
+    /// Serve TLS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, env = "PLYLOG_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "PLYLOG_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Create games without seat tokens, so any caller may move for any seat.
     /// Only for a server that nothing but your own backend can reach.
     #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
@@ -94,6 +101,10 @@ impl ServeArgs {
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
             max_request_bytes: self.max_request_bytes,
             max_in_flight: self.max_in_flight,
+            tls: self
+                .tls_cert
+                .zip(self.tls_key)
+                .map(|(cert, key)| TlsFiles { cert, key }),
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),

@@ -105,6 +105,7 @@ impl TestServer {
             access,
             max_request_bytes: 64 * 1024,
             max_in_flight,
+            tls: None,
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();

@@ -29,5 +29,7 @@ mod replay;
 mod snakes;
 /// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
 mod stream;
+/// TLS from a certificate and key.
+mod tls;
 /// Undo and its rejection.
 mod undo;

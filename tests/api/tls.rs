@@ -1,0 +1,78 @@
+use std::path::PathBuf;
+use std::time::Duration;
+
+use plylog::api::auth::AccessSettings;
+use plylog::app::{Application, Settings, TlsFiles};
+use plylog::proto::game_service_client::GameServiceClient;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig};
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+use crate::helpers::*;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tls")
+        .join(name)
+}
+
+#[tokio::test]
+async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        database_url: format!("sqlite://{}", dir.path().join("tls.db").display()),
+        sqlite_synchronous_normal: false,
+        registry: settings(),
+        shutdown_grace: Duration::from_secs(1),
+        access: AccessSettings::default(),
+        max_request_bytes: 64 * 1024,
+        max_in_flight: 64,
+        tls: Some(TlsFiles {
+            cert: fixture("server.crt"),
+            key: fixture("server.key"),
+        }),
+    };
+    let app = Application::build(settings).await.expect("server builds");
+    let port = app.local_addr().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.run_until(async {
+        let _ = stopped.await;
+    }));
+
+    let ca = Certificate::from_pem(std::fs::read(fixture("ca.crt")).unwrap());
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(ca)
+        .domain_name("localhost");
+    let secure = Channel::from_shared(format!("https://127.0.0.1:{port}"))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect()
+        .await
+        .expect("a TLS connection");
+    let health = HealthClient::new(secure.clone())
+        .check(HealthCheckRequest {
+            service: "plylog.v1.GameService".into(),
+        })
+        .await
+        .expect("health over TLS");
+    assert_eq!(health.into_inner().status, 1);
+    let mut client = GameServiceClient::new(secure);
+    create(&mut client, "over-tls", mnk(3, 3, 3)).await;
+
+    // A plaintext client gets nowhere.
+    let plain = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(2))
+        .timeout(Duration::from_secs(2))
+        .connect_lazy();
+    assert!(
+        GameServiceClient::new(plain)
+            .list_games(plylog::proto::ListGamesRequest::default())
+            .await
+            .is_err()
+    );
+
+    let _ = stop.send(());
+    server.await.unwrap().expect("server stops cleanly");
+}
