@@ -18,7 +18,7 @@ use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, request_too_large};
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
-use crate::store::{EventStore, SqliteOptions, SqliteStore};
+use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
 use tower::util::MapResponseLayer;
 
 /// Everything a server needs to start.
@@ -26,8 +26,11 @@ use tower::util::MapResponseLayer;
 pub struct Settings {
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
-    /// `sqlite://path`, `sqlite:path` or a plain file path.
+    /// `sqlite://path`, `sqlite:path` or a plain file path (SQLite), or
+    /// `postgres://...` (PostgreSQL, which several nodes may share).
     pub database_url: String,
+    /// Connections in the PostgreSQL pool (ignored for SQLite).
+    pub postgres_connections: u32,
     /// SQLite `synchronous=NORMAL` instead of FULL (see
     /// [`SqliteOptions::synchronous_normal`]).
     pub sqlite_synchronous_normal: bool,
@@ -62,7 +65,7 @@ pub struct TlsFiles {
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     /// The database URL names a backend this build does not have.
-    #[error("unsupported database url {0:?}: use sqlite://<path> or a file path")]
+    #[error("unsupported database url {0:?}: use sqlite://<path>, a file path or postgres://...")]
     UnsupportedDatabase(String),
     /// The store failed to open or migrate.
     #[error("opening the store: {0}")]
@@ -114,12 +117,16 @@ impl Application {
     /// address that cannot be bound.
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
         let url = &settings.database_url;
-        if url.contains("://") && !url.starts_with("sqlite:") {
-            return Err(AppError::UnsupportedDatabase(url.clone()));
-        }
-        let mut options = SqliteOptions::new(url.clone());
-        options.synchronous_normal = settings.sqlite_synchronous_normal;
-        let store: Arc<dyn EventStore> = Arc::new(SqliteStore::open(&options).await?);
+        let store: Arc<dyn EventStore> =
+            if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                Arc::new(PostgresStore::open(url, settings.postgres_connections).await?)
+            } else if url.contains("://") && !url.starts_with("sqlite:") {
+                return Err(AppError::UnsupportedDatabase(url.clone()));
+            } else {
+                let mut options = SqliteOptions::new(url.clone());
+                options.synchronous_normal = settings.sqlite_synchronous_normal;
+                Arc::new(SqliteStore::open(&options).await?)
+            };
         let listener =
             TcpListener::bind(settings.listen)
                 .await

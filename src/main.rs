@@ -33,9 +33,13 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PLYLOG_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
-    /// Event store: sqlite://<path> (created if missing) or a file path.
+    /// Event store: sqlite://<path> (created if missing), a file path, or
+    /// postgres://user@host:port/database (shared by several nodes).
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
     database_url: String,
+    /// Connections in the PostgreSQL pool.
+    #[arg(long, env = "PLYLOG_POSTGRES_CONNECTIONS", default_value_t = 16)]
+    postgres_connections: u32,
     /// Largest board a new game may have, in cells.
     #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = 1_000_000)]
     max_cells: u64,
@@ -97,6 +101,7 @@ impl ServeArgs {
         Settings {
             listen: self.listen,
             database_url: self.database_url,
+            postgres_connections: self.postgres_connections,
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
             max_request_bytes: self.max_request_bytes,

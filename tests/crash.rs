@@ -1,5 +1,6 @@
 //! Nothing acknowledged is lost: the real `plylog` binary runs as a child
-//! process on a SQLite file while clients play many games at once, and is
+//! process on a SQLite file (or, with `PLYLOG_TEST_BACKEND=postgres`, a fresh
+//! Postgres schema) while clients play many games at once, and is
 //! killed with SIGKILL at random moments ([`KILLS`] times), each time started
 //! again on the same file. Clients retry every request with its request id
 //! until it succeeds. At the end, every move a client got an OK for must be
@@ -9,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,20 @@ use std::time::Duration;
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use rand::Rng;
+
+#[path = "support/postgres.rs"]
+mod postgres_support;
+use postgres_support::{fresh_postgres_schema, on_postgres};
+
+/// A fresh database for one test: a SQLite file in `dir`, or with
+/// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema.
+async fn fresh_database(dir: &tempfile::TempDir) -> String {
+    if on_postgres() {
+        fresh_postgres_schema().await
+    } else {
+        format!("sqlite://{}", dir.path().join("plylog.db").display())
+    }
+}
 use tonic::transport::Channel;
 
 /// How many times the server is killed.
@@ -34,13 +48,13 @@ struct Server {
 }
 
 impl Server {
-    /// Starts the binary on `db`, on `port` (0: any free one), and waits
-    /// until it serves.
-    fn start(db: &Path, port: u16) -> Server {
+    /// Starts the binary on the database `url`, on `port` (0: any free
+    /// one), and waits until it serves.
+    fn start(url: &str, port: u16) -> Server {
         for _ in 0..50 {
             let mut child = Command::new(env!("CARGO_BIN_EXE_plylog"))
                 .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", &format!("sqlite://{}", db.display())])
+                .args(["--database-url", url])
                 .arg("--no-seat-tokens")
                 .env("RUST_LOG", "info")
                 .stdout(Stdio::piped())
@@ -281,7 +295,7 @@ async fn verify(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_move_survives_repeated_sigkills() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.db");
+    let db = fresh_database(&dir).await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
@@ -313,7 +327,7 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("term.db");
+    let db = fresh_database(&dir).await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);

@@ -139,6 +139,9 @@ pub fn to_status(error: RegistryError) -> Status {
             status(Code::PermissionDenied, message, R::SeatTokenInvalid, none())
         }
         RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
+        RegistryError::StoreUnavailable(_) => {
+            status(Code::Unavailable, message, R::StoreUnavailable, none())
+        }
         RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),
         RegistryError::Internal(cause) => {
             tracing::error!(error = %cause, "internal error");

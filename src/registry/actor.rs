@@ -42,6 +42,9 @@ pub(super) enum Msg {
     Subscribe {
         reply: Reply<(broadcast::Receiver<Arc<pb::GameEvent>>, u64)>,
     },
+    /// Another node appended (up to `upto`, when known): read the new
+    /// events from the store, apply and broadcast them.
+    CatchUp { upto: Option<u64> },
 }
 
 impl Msg {
@@ -52,6 +55,7 @@ impl Msg {
             Msg::View { reply, .. } => drop(reply.send(Err(error))),
             Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
             Msg::Subscribe { reply } => drop(reply.send(Err(error))),
+            Msg::CatchUp { .. } => {}
         }
         tracing::trace!(error = %text, "request failed");
     }
@@ -269,11 +273,25 @@ impl Actor {
                 request,
                 reply,
             } => {
-                let result = self.execute(command, &request).await;
+                let result = match self.fresh().await {
+                    Ok(()) => self.execute(command, &request).await,
+                    Err(error) => Err(error),
+                };
                 let _ = reply.send(result);
             }
             Msg::View { at, reply } => {
-                let _ = reply.send(self.view(at).await);
+                let result = match self.fresh().await {
+                    Ok(()) => self.view(at).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Msg::CatchUp { upto } => {
+                if upto.is_none_or(|upto| upto > self.state.sequence())
+                    && let Err(error) = self.catch_up().await
+                {
+                    tracing::warn!(error = %error, "catch-up failed; the next one retries");
+                }
             }
             Msg::LegalMoves {
                 at,
@@ -459,13 +477,13 @@ impl Actor {
                     });
                 }
                 Err(StoreError::Conflict) => {
-                    tracing::info!(expected = current, "append conflict; reloading the game");
-                    self.reload().await?;
+                    tracing::info!(expected = current, "append conflict; catching up");
+                    self.catch_up().await?;
                 }
                 Err(error) => {
-                    tracing::error!(error = %error, "append failed; reloading the game");
+                    tracing::error!(error = %error, "append failed; catching up");
                     // Whether it committed is unknown: trust only the store.
-                    self.reload().await?;
+                    self.catch_up().await?;
                     return Err(error.into());
                 }
             }
@@ -476,12 +494,47 @@ impl Actor {
         )))
     }
 
-    async fn reload(&mut self) -> Result<(), RegistryError> {
-        let loaded = Actor::load(&self.registry, &self.game_id).await?;
-        self.state = loaded.state;
-        self.created_at_ms = loaded.created_at_ms;
-        self.requests = loaded.requests;
-        self.seat_token_hashes = loaded.seat_token_hashes;
+    /// On a shared store, catches up before deciding or answering, so a
+    /// game cached here never acts on a log another node has moved on.
+    async fn fresh(&mut self) -> Result<(), RegistryError> {
+        if self.registry.inner.store.shared() {
+            self.catch_up().await?;
+        }
+        Ok(())
+    }
+
+    /// Reads the events other nodes appended after this actor's sequence,
+    /// checks and applies each, records their requests, and broadcasts them
+    /// to this node's subscribers.
+    async fn catch_up(&mut self) -> Result<(), RegistryError> {
+        let store = &self.registry.inner.store;
+        let start = self.state.sequence();
+        loop {
+            let from = self.state.sequence() + 1;
+            let page = store.read(&self.game_id, from, u64::MAX, 512).await?;
+            if page.is_empty() {
+                break;
+            }
+            for stored in &page {
+                if stored.sequence != self.state.sequence() + 1 {
+                    return Err(RegistryError::Internal(format!(
+                        "game {}: the log skips to sequence {}",
+                        self.game_id, stored.sequence
+                    )));
+                }
+                let (wire, event) = decode(&self.game_id, stored)?;
+                self.state
+                    .apply_stored(&event)
+                    .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
+                let _ = self.live.send(Arc::new(wire));
+            }
+        }
+        if self.state.sequence() > start {
+            for record in store.requests_after(&self.game_id, start).await? {
+                self.requests.insert(record.request_id.clone(), record);
+            }
+            tracing::debug!(from = start, to = self.state.sequence(), "caught up");
+        }
         Ok(())
     }
 }

@@ -64,6 +64,9 @@ pub enum RegistryError {
     /// The game's mailbox is full.
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,
+    /// The database cannot be reached now; retry (with the request id).
+    #[error("the event store is unavailable; retry with backoff: {0}")]
+    StoreUnavailable(String),
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -76,6 +79,7 @@ impl From<StoreError> for RegistryError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::Closed => RegistryError::ShuttingDown,
+            StoreError::Unavailable(why) => RegistryError::StoreUnavailable(why),
             other => RegistryError::Internal(other.to_string()),
         }
     }

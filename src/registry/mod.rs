@@ -55,6 +55,10 @@ pub struct RegistrySettings {
     /// Games held in memory at once (default 100,000); an idle game leaves
     /// after `idle_timeout`.
     pub max_live_games: usize,
+    /// On a shared store (Postgres), how often every game in memory catches
+    /// up from the store even without a notification (default 2 s): the
+    /// safety net for notifications lost while a connection was down.
+    pub catch_up_interval: Duration,
 }
 
 impl Default for RegistrySettings {
@@ -69,6 +73,7 @@ impl Default for RegistrySettings {
             max_streams: 10_000,
             max_streams_per_game: 1_000,
             max_live_games: 100_000,
+            catch_up_interval: Duration::from_secs(2),
         }
     }
 }
@@ -138,9 +143,12 @@ fn now_ms() -> i64 {
 }
 
 impl Registry {
-    /// A registry over `store`.
+    /// A registry over `store`. On a shared store it follows the store's
+    /// change feed, telling each game in memory to catch up when another node
+    /// appends to it (and every one of them periodically).
     pub fn new(store: Arc<dyn EventStore>, settings: RegistrySettings) -> Self {
-        Registry {
+        let changes = store.changes();
+        let registry = Registry {
             inner: Arc::new(Inner {
                 store,
                 settings,
@@ -148,6 +156,25 @@ impl Registry {
                 shutdown: CancellationToken::new(),
                 streams: AtomicUsize::new(0),
             }),
+        };
+        if let Some(changes) = changes {
+            let weak = Arc::downgrade(&registry.inner);
+            tokio::spawn(follow_changes(weak, changes));
+        }
+        registry
+    }
+
+    /// Asks the game's actor, if it is in memory, to catch up to `upto`
+    /// (every actor when `game_id` is `None`). A full mailbox skips it: the
+    /// next command or periodic catch-up reads the store anyway.
+    fn catch_up(&self, game_id: Option<&str>, upto: Option<u64>) {
+        let actors = self.inner.actors.lock().expect("registry lock");
+        let nudge = |handle: &Handle| {
+            let _ = handle.mailbox.try_send(Msg::CatchUp { upto });
+        };
+        match game_id {
+            Some(game_id) => actors.get(game_id).into_iter().for_each(nudge),
+            None => actors.values().for_each(nudge),
         }
     }
 
@@ -556,5 +583,38 @@ impl std::ops::Deref for StreamSlot {
 impl Drop for StreamSlot {
     fn drop(&mut self) {
         self.0.inner.streams.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Follows a shared store's change feed until the registry is dropped or
+/// shut down: a change wakes its game, a possible loss and every
+/// `catch_up_interval` wake them all.
+async fn follow_changes(
+    inner: std::sync::Weak<Inner>,
+    mut changes: mpsc::Receiver<crate::store::Change>,
+) {
+    let Some(interval) = inner.upgrade().map(|i| i.settings.catch_up_interval) else {
+        return;
+    };
+    let mut tick = tokio::time::interval(interval);
+    loop {
+        let change = tokio::select! {
+            change = changes.recv() => match change {
+                Some(change) => Some(change),
+                None => return,
+            },
+            _ = tick.tick() => None,
+        };
+        let Some(inner) = inner.upgrade() else { return };
+        if inner.shutdown.is_cancelled() {
+            return;
+        }
+        let registry = Registry { inner };
+        match change {
+            Some(crate::store::Change::Appended { game_id, sequence }) => {
+                registry.catch_up(Some(&game_id), Some(sequence));
+            }
+            Some(crate::store::Change::Missed) | None => registry.catch_up(None, None),
+        }
     }
 }

@@ -9,12 +9,18 @@
 //! - [`EventStore`]: the trait every backend implements.
 //! - [`SqliteStore`]: the embedded default; one writer task group-commits the
 //!   appends of many games in one transaction.
+//! - [`PostgresStore`]: one database shared by several nodes, which wake each
+//!   other with LISTEN/NOTIFY ([`EventStore::changes`]).
 
+mod postgres;
+mod rows;
 mod sqlite;
 
+pub use postgres::PostgresStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
+use tokio::sync::mpsc;
 
 /// An event ready to be appended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,12 +150,65 @@ pub enum StoreError {
     /// The store is closed (the server is stopping).
     #[error("the store is closed")]
     Closed,
+    /// The database cannot be reached now (connection lost or refused, pool
+    /// exhausted). A write that failed this way may or may not have
+    /// committed; retry it with its request id.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
     /// The database failed.
     #[error(transparent)]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     /// A migration failed.
     #[error(transparent)]
     Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(error.to_string()),
+            // Postgres: the server is shutting down or terminated the
+            // connection (class 57, operator intervention; 08, connection).
+            sqlx::Error::Database(ref db)
+                if db
+                    .code()
+                    .is_some_and(|c| c.starts_with("57") || c.starts_with("08")) =>
+            {
+                StoreError::Unavailable(error.to_string())
+            }
+            other => StoreError::Database(other),
+        }
+    }
+}
+
+/// Maps a database error: a unique violation is `on_unique`; a lost or
+/// unreachable connection is [`StoreError::Unavailable`]; anything else is
+/// [`StoreError::Database`].
+fn classify(error: sqlx::Error, on_unique: StoreError) -> StoreError {
+    match &error {
+        sqlx::Error::Database(db) if db.is_unique_violation() => on_unique,
+        _ => StoreError::from(error),
+    }
+}
+
+/// Something another node did to the shared log, as a store reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The game's log now reaches `sequence`.
+    Appended {
+        /// The game.
+        game_id: String,
+        /// Its last sequence.
+        sequence: u64,
+    },
+    /// Changes may have been missed (the listening connection was lost):
+    /// every cached game should catch up from the store.
+    Missed,
 }
 
 /// A durable, append-only store of game logs.
@@ -195,6 +254,30 @@ pub trait EventStore: Send + Sync + 'static {
         to: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// The requests of a game that appended events after `sequence`.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn requests_after(
+        &self,
+        game_id: &str,
+        sequence: u64,
+    ) -> Result<Vec<RequestRecord>, StoreError>;
+
+    /// Whether other processes may append to this store's games, so a cached
+    /// game must catch up before it decides or answers (true for Postgres).
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// A feed of appends made by any node, when the store has one: each
+    /// [`Change::Appended`] tells that a game moved on, [`Change::Missed`]
+    /// that some may have gone unreported. `None` for a store only this
+    /// process writes. Call once.
+    fn changes(&self) -> Option<mpsc::Receiver<Change>> {
+        None
+    }
 
     /// Lists up to `limit` games created after `cursor` (0 = from the first),
     /// in creation order.

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Acquire, Connection, Row, SqliteConnection, SqlitePool};
+use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
+use super::rows::StoreRow;
 use super::{
     Append, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame, RequestRecord,
-    StoreError, StoredEvent,
+    StoreError, StoredEvent, classify,
 };
 
 /// Most writes one transaction commits together.
@@ -182,13 +183,6 @@ async fn commit_group(
     Ok(results)
 }
 
-fn classify(error: sqlx::Error, on_unique: StoreError) -> StoreError {
-    match &error {
-        sqlx::Error::Database(db) if db.is_unique_violation() => on_unique,
-        _ => StoreError::Database(error),
-    }
-}
-
 async fn insert_event(
     conn: &mut SqliteConnection,
     game_id: &str,
@@ -265,13 +259,6 @@ async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(
     Ok(())
 }
 
-fn stored_event(row: &sqlx::sqlite::SqliteRow) -> Result<StoredEvent, sqlx::Error> {
-    Ok(StoredEvent {
-        sequence: row.try_get::<i64, _>("sequence")? as u64,
-        payload: row.try_get("payload")?,
-    })
-}
-
 #[async_trait]
 impl EventStore for SqliteStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
@@ -292,7 +279,7 @@ impl EventStore for SqliteStore {
                 .fetch_all(&mut *tx)
                 .await?
                 .iter()
-                .map(stored_event)
+                .map(StoreRow::stored_event)
                 .collect::<Result<Vec<_>, _>>()?;
         if events.is_empty() {
             return Ok(None);
@@ -304,14 +291,7 @@ impl EventStore for SqliteStore {
         .fetch_all(&mut *tx)
         .await?
         .iter()
-        .map(|row| {
-            Ok(RequestRecord {
-                request_id: row.try_get("request_id")?,
-                fingerprint: row.try_get("fingerprint")?,
-                first_sequence: row.try_get::<i64, _>("first_sequence")? as u64,
-                last_sequence: row.try_get::<i64, _>("last_sequence")? as u64,
-            })
-        })
+        .map(StoreRow::request_record)
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
         let hashes: Option<Vec<u8>> =
             sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = ?")
@@ -343,7 +323,29 @@ impl EventStore for SqliteStore {
         .bind(i64::from(limit))
         .fetch_all(&self.readers)
         .await?;
-        Ok(rows.iter().map(stored_event).collect::<Result<_, _>>()?)
+        Ok(rows
+            .iter()
+            .map(StoreRow::stored_event)
+            .collect::<Result<_, _>>()?)
+    }
+
+    async fn requests_after(
+        &self,
+        game_id: &str,
+        sequence: u64,
+    ) -> Result<Vec<RequestRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+             WHERE game_id = ? AND last_sequence > ?",
+        )
+        .bind(game_id)
+        .bind(sequence.min(i64::MAX as u64) as i64)
+        .fetch_all(&self.readers)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(StoreRow::request_record)
+            .collect::<Result<_, _>>()?)
     }
 
     async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
@@ -357,16 +359,7 @@ impl EventStore for SqliteStore {
         .fetch_all(&self.readers)
         .await?;
         rows.iter()
-            .map(|row| {
-                Ok(GameRecord {
-                    cursor: row.try_get("pk")?,
-                    game_id: row.try_get("game_id")?,
-                    created_at_ms: row.try_get("created_at_ms")?,
-                    last_sequence: row.try_get::<i64, _>("last_sequence")? as u64,
-                    status: row.try_get("status")?,
-                    created_payload: row.try_get("payload")?,
-                })
-            })
+            .map(StoreRow::game_record)
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
     }
@@ -385,15 +378,9 @@ impl EventStore for SqliteStore {
         .bind(request_id)
         .fetch_optional(&self.readers)
         .await?;
-        row.map(|row| {
-            Ok(CreationRecord {
-                game_id: row.try_get("game_id")?,
-                fingerprint: row
-                    .try_get::<Option<Vec<u8>>, _>("create_fingerprint")?
-                    .unwrap_or_default(),
-            })
-        })
-        .transpose()
-        .map_err(|e: sqlx::Error| StoreError::from(e))
+        row.as_ref()
+            .map(StoreRow::creation_record)
+            .transpose()
+            .map_err(StoreError::from)
     }
 }

@@ -1,8 +1,8 @@
 //! A real server on a loopback port, a real client, and small builders.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::path::PathBuf;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use plylog::api::auth::AccessSettings;
@@ -40,55 +40,83 @@ pub(crate) fn settings() -> RegistrySettings {
 /// The server's default limit on calls served at once.
 const MAX_IN_FLIGHT: usize = 4096;
 
-/// A running server on a temporary (or given) SQLite file.
+#[path = "../support/postgres.rs"]
+mod postgres_support;
+pub(crate) use postgres_support::{fresh_postgres_schema, on_postgres};
+
+/// Where the tests' servers keep their logs: a fresh SQLite file per server
+/// by default, or with `PLYLOG_TEST_BACKEND=postgres` a fresh schema per
+/// server in the PostgreSQL database of `DATABASE_URL` (default
+/// `postgres://postgres@127.0.0.1:5432/test`).
+pub(crate) struct TestDatabase {
+    /// The database URL a server is given.
+    pub(crate) url: String,
+    /// The SQLite file, when the backend is SQLite.
+    pub(crate) file: Option<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestDatabase {
+    /// A fresh database of the configured backend.
+    pub(crate) async fn fresh() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        if on_postgres() {
+            TestDatabase {
+                url: fresh_postgres_schema().await,
+                file: None,
+                _dir: dir,
+            }
+        } else {
+            let file = dir.path().join("plylog.db");
+            TestDatabase {
+                url: format!("sqlite://{}", file.display()),
+                file: Some(file),
+                _dir: dir,
+            }
+        }
+    }
+}
+
+/// A running server on a fresh test database (see [`TestDatabase`]).
 pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
     pub(crate) client: Client,
-    pub(crate) db: PathBuf,
+    pub(crate) db: Arc<TestDatabase>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
-    _dir: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
-    /// A server on a fresh temporary database.
+    /// A server on a fresh database.
     pub(crate) async fn start() -> Self {
         TestServer::start_with(settings()).await
     }
 
-    /// A server on a fresh temporary database with `registry` settings.
+    /// A server on a fresh database with `registry` settings.
     pub(crate) async fn start_with(registry: RegistrySettings) -> Self {
         TestServer::start_secured(registry, AccessSettings::default()).await
     }
 
-    /// A server on a fresh temporary database with `registry` and `access`
-    /// settings.
+    /// A server on a fresh database with `registry` and `access` settings.
     pub(crate) async fn start_secured(registry: RegistrySettings, access: AccessSettings) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = dir.path().join("plylog.db");
-        let mut server = TestServer::start_full(&db, registry, access, MAX_IN_FLIGHT).await;
-        server._dir = Some(dir);
-        server
+        let db = Arc::new(TestDatabase::fresh().await);
+        TestServer::start_full(db, registry, access, MAX_IN_FLIGHT).await
     }
 
-    /// A server on the database file `db`, without seat tokens.
-    pub(crate) async fn start_on(db: &Path, registry: RegistrySettings) -> Self {
+    /// A server on the database of another, without seat tokens.
+    pub(crate) async fn start_on(db: Arc<TestDatabase>, registry: RegistrySettings) -> Self {
         TestServer::start_full(db, registry, AccessSettings::default(), MAX_IN_FLIGHT).await
     }
 
-    /// A server on a fresh temporary database serving at most
-    /// `max_in_flight` calls at once.
+    /// A server on a fresh database serving at most `max_in_flight` calls at
+    /// once.
     pub(crate) async fn start_with_in_flight(max_in_flight: usize) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = dir.path().join("plylog.db");
-        let mut server =
-            TestServer::start_full(&db, settings(), AccessSettings::default(), max_in_flight).await;
-        server._dir = Some(dir);
-        server
+        let db = Arc::new(TestDatabase::fresh().await);
+        TestServer::start_full(db, settings(), AccessSettings::default(), max_in_flight).await
     }
 
     async fn start_full(
-        db: &Path,
+        db: Arc<TestDatabase>,
         registry: RegistrySettings,
         access: AccessSettings,
         max_in_flight: usize,
@@ -96,7 +124,8 @@ impl TestServer {
         init_logs();
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
-            database_url: format!("sqlite://{}", db.display()),
+            database_url: db.url.clone(),
+            postgres_connections: 8,
             sqlite_synchronous_normal: false,
             registry,
             shutdown_grace: Duration::from_secs(1),
@@ -121,10 +150,9 @@ impl TestServer {
         TestServer {
             addr,
             client,
-            db: db.to_owned(),
+            db,
             stop: Some(stop),
             task: Some(task),
-            _dir: None,
         }
     }
 
@@ -142,13 +170,10 @@ impl TestServer {
         }
     }
 
-    /// Stops this server and starts another on the same file, keeping the
-    /// temporary directory alive.
+    /// Stops this server and starts another on the same database.
     pub(crate) async fn restart(mut self) -> Self {
         self.shutdown().await;
-        let mut next = TestServer::start_on(&self.db, settings()).await;
-        next._dir = self._dir.take();
-        next
+        TestServer::start_on(Arc::clone(&self.db), settings()).await
     }
 }
 

@@ -17,10 +17,11 @@ fn fixture(name: &str) -> PathBuf {
 
 #[tokio::test]
 async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
-    let dir = tempfile::tempdir().unwrap();
+    let db = TestDatabase::fresh().await;
     let settings = Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
-        database_url: format!("sqlite://{}", dir.path().join("tls.db").display()),
+        database_url: db.url.clone(),
+        postgres_connections: 8,
         sqlite_synchronous_normal: false,
         registry: settings(),
         shutdown_grace: Duration::from_secs(1),

@@ -1,0 +1,324 @@
+//! The PostgreSQL event store, for several plylog nodes on one database.
+//!
+//! Each append is one transaction: the events are inserted first, so the
+//! primary key `(game_id, sequence)` decides a race between nodes (the loser
+//! gets a unique violation, reported as [`StoreError::Conflict`]); then the
+//! game row is advanced, the request recorded, and `pg_notify` tells the
+//! other nodes (`plylog_events`, payload `<game_id>:<last_sequence>`),
+//! delivered only if the transaction commits. Notifications are a wake-up
+//! call, not the data: a node reads the rows from the table, and catches up
+//! periodically in case a notification was lost while its listening
+//! connection was down.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+use tokio::sync::mpsc;
+
+use super::rows::StoreRow;
+use super::{
+    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame,
+    RequestRecord, StoreError, StoredEvent, classify,
+};
+
+/// The notification channel nodes wake each other on.
+const CHANNEL: &str = "plylog_events";
+/// Schema version stamped on every event row.
+const EVENT_VERSION: i32 = 1;
+
+/// An [`EventStore`] on a PostgreSQL database, shared by any number of nodes.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://` or `postgresql://`; connection
+    /// parameters such as `options[search_path]=<schema>` or
+    /// `application_name` are honoured) and runs the migrations in
+    /// `migrations/postgres/`.
+    ///
+    /// # Errors
+    /// A URL that does not parse, a database that cannot be reached, a
+    /// failed migration.
+    pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(2))
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        Ok(PostgresStore { pool })
+    }
+
+    async fn notify(
+        tx: &mut Transaction<'_, Postgres>,
+        game_id: &str,
+        last: u64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CHANNEL)
+            .bind(format!("{game_id}:{last}"))
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+}
+
+async fn insert_event(
+    tx: &mut Transaction<'_, Postgres>,
+    game_id: &str,
+    event: &NewEvent,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(game_id)
+    .bind(event.sequence as i64)
+    .bind(event.event_type)
+    .bind(EVENT_VERSION)
+    .bind(&event.payload)
+    .bind(event.recorded_at_ms)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl EventStore for PostgresStore {
+    async fn create(&self, game: NewGame) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let (request_id, fingerprint) = game.request.clone().unzip();
+        sqlx::query(
+            "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
+             VALUES ($1, $2, 1, $3, $4, $5, $6)",
+        )
+        .bind(&game.game_id)
+        .bind(game.created.recorded_at_ms)
+        .bind(game.status)
+        .bind(request_id)
+        .bind(fingerprint)
+        .bind(super::join_hashes(&game.seat_token_hashes))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| classify(e, StoreError::GameExists))?;
+        insert_event(&mut tx, &game.game_id, &game.created)
+            .await
+            .map_err(|e| classify(e, StoreError::GameExists))?;
+        PostgresStore::notify(&mut tx, &game.game_id, 1).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn append(&self, append: Append) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for event in &append.events {
+            insert_event(&mut tx, &append.game_id, event)
+                .await
+                .map_err(|e| classify(e, StoreError::Conflict))?;
+        }
+        let last = append.expected + append.events.len() as u64;
+        let moved = sqlx::query(
+            "UPDATE games SET last_sequence = $1, status = $2 WHERE game_id = $3 AND last_sequence = $4",
+        )
+        .bind(last as i64)
+        .bind(append.status)
+        .bind(&append.game_id)
+        .bind(append.expected as i64)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() != 1 {
+            return Err(StoreError::Conflict);
+        }
+        if let Some(request) = &append.request {
+            sqlx::query(
+                "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(&append.game_id)
+            .bind(&request.request_id)
+            .bind(&request.fingerprint)
+            .bind(request.first_sequence as i64)
+            .bind(request.last_sequence as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| classify(e, StoreError::Conflict))?;
+        }
+        PostgresStore::notify(&mut tx, &append.game_id, last).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError> {
+        // One snapshot for the events, requests and hashes.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+        let events = sqlx::query(
+            "SELECT sequence, payload FROM events WHERE game_id = $1 ORDER BY sequence",
+        )
+        .bind(game_id)
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(StoreRow::stored_event)
+        .collect::<Result<Vec<_>, _>>()?;
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let requests = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests WHERE game_id = $1",
+        )
+        .bind(game_id)
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(StoreRow::request_record)
+        .collect::<Result<Vec<_>, _>>()?;
+        let hashes: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = $1")
+                .bind(game_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(Some(GameLog {
+            events,
+            requests,
+            seat_token_hashes: super::split_hashes(hashes)?,
+        }))
+    }
+
+    async fn read(
+        &self,
+        game_id: &str,
+        from: u64,
+        to: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT sequence, payload FROM events WHERE game_id = $1 AND sequence >= $2 AND sequence <= $3 \
+             ORDER BY sequence LIMIT $4",
+        )
+        .bind(game_id)
+        .bind(from.min(i64::MAX as u64) as i64)
+        .bind(to.min(i64::MAX as u64) as i64)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(StoreRow::stored_event)
+            .collect::<Result<_, _>>()?)
+    }
+
+    async fn requests_after(
+        &self,
+        game_id: &str,
+        sequence: u64,
+    ) -> Result<Vec<RequestRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+             WHERE game_id = $1 AND last_sequence > $2",
+        )
+        .bind(game_id)
+        .bind(sequence.min(i64::MAX as u64) as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(StoreRow::request_record)
+            .collect::<Result<_, _>>()?)
+    }
+
+    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
+             FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+             WHERE g.pk > $1 ORDER BY g.pk LIMIT $2",
+        )
+        .bind(cursor)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(StoreRow::game_record)
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT game_id, create_fingerprint FROM games WHERE create_request_id = $1",
+        )
+        .bind(request_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref()
+            .map(StoreRow::creation_record)
+            .transpose()
+            .map_err(StoreError::from)
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn changes(&self) -> Option<mpsc::Receiver<Change>> {
+        let (tx, rx) = mpsc::channel(4096);
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            let mut listener = loop {
+                match PgListener::connect_with(&pool).await {
+                    Ok(mut listener) => match listener.listen(CHANNEL).await {
+                        Ok(()) => break listener,
+                        Err(error) => tracing::warn!(error = %error, "LISTEN failed; retrying"),
+                    },
+                    Err(error) if tx.is_closed() => {
+                        tracing::debug!(error = %error, "listener no longer needed");
+                        return;
+                    }
+                    Err(error) => {
+                        tracing::warn!(error = %error, "listener connect failed; retrying")
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            };
+            loop {
+                let change = match listener.try_recv().await {
+                    Ok(Some(notification)) => match notification.payload().rsplit_once(':') {
+                        Some((game_id, last)) => match last.parse() {
+                            Ok(sequence) => Change::Appended {
+                                game_id: game_id.to_owned(),
+                                sequence,
+                            },
+                            Err(_) => continue,
+                        },
+                        None => continue,
+                    },
+                    // The connection dropped: it reconnects on the next call,
+                    // and what was sent meanwhile is lost.
+                    Ok(None) => Change::Missed,
+                    Err(error) => {
+                        tracing::warn!(error = %error, "notification listener failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        Change::Missed
+                    }
+                };
+                if tx.send(change).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Some(rx)
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}
