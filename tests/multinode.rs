@@ -84,8 +84,13 @@ fn game_id(g: usize) -> String {
 struct Tally {
     /// Acknowledged moves: (game, event, node, when the reply arrived).
     acked: Mutex<Vec<(String, pb::GameEvent, usize, Instant)>>,
+    /// Acknowledged requests with their replies, for retries elsewhere.
+    replies: Mutex<Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>>,
     /// Moves refused because another node's move won the race.
     aborted: AtomicUsize,
+    /// Moves sent without a turn token that, decided again on the fresh
+    /// state after losing a race, were no longer legal.
+    refused: AtomicUsize,
     /// Calls answered UNAVAILABLE (and retried).
     unavailable: AtomicUsize,
 }
@@ -120,14 +125,22 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
         let Some(seat) = legal.seat_to_move else {
             continue;
         };
-        let mv = legal.moves[rand::rng().random_range(0..legal.moves.len())];
+        let (mv, with_token) = {
+            let mut rng = rand::rng();
+            (
+                legal.moves[rng.random_range(0..legal.moves.len())],
+                rng.random_bool(0.75),
+            )
+        };
         k += 1;
+        // Most moves carry a turn token; the others are decided again on the
+        // fresh state when they lose a race.
         let request = pb::SubmitMoveRequest {
             game_id: game.clone(),
             seat: Some(seat),
             r#move: Some(mv),
             request_id: format!("c{id}-{k}"),
-            expected_sequence: Some(legal.sequence),
+            expected_sequence: with_token.then_some(legal.sequence),
         };
         // Retry through any node until the outcome is known.
         loop {
@@ -136,9 +149,10 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
                 Ok(reply) => {
                     let reply = reply.into_inner();
                     let mut acked = tally.acked.lock().unwrap();
-                    for event in reply.events {
-                        acked.push((game.clone(), event, via, Instant::now()));
+                    for event in &reply.events {
+                        acked.push((game.clone(), event.clone(), via, Instant::now()));
                     }
+                    tally.replies.lock().unwrap().push((request, reply));
                     break;
                 }
                 Err(status) if status.code() == Code::Unavailable => {
@@ -147,6 +161,13 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
                 }
                 Err(status) if status.code() == Code::Aborted => {
                     tally.aborted.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                Err(status)
+                    if status.code() == Code::FailedPrecondition
+                        && request.expected_sequence.is_none() =>
+                {
+                    tally.refused.fetch_add(1, Ordering::Relaxed);
                     break;
                 }
                 Err(status) => panic!("SubmitMove: {status:?}"),
@@ -275,6 +296,17 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
     }
     let acked = std::mem::take(&mut *tally.acked.lock().unwrap());
     assert!(acked.len() >= MOVES, "only {} moves in time", acked.len());
+    // Deduplication holds across nodes: every acknowledged request, sent
+    // again through another node, gets its original reply.
+    let replies = std::mem::take(&mut *tally.replies.lock().unwrap());
+    for (i, (request, reply)) in replies.iter().enumerate() {
+        let retried = nodes[i % NODES]
+            .clone()
+            .submit_move(request.clone())
+            .await
+            .expect("a retry is answered");
+        assert_eq!(&retried.into_inner(), reply, "{}", request.request_id);
+    }
 
     // Every node agrees with a fresh replay; every acknowledged move is in
     // the log; every subscriber saw its game's events once, in order.
@@ -339,10 +371,11 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
     }
     delays.sort();
     println!(
-        "{NODES} nodes, {GAMES} games, {} moves acknowledged, {} subscribers, {events_seen} events seen by subscribers, {} races lost (ABORTED), {} UNAVAILABLE answers retried after cutting {cut} connections, cross-node delivery after the reply: median {:?}, p99 {:?}, max {:?}; {lost} lost",
+        "{NODES} nodes, {GAMES} games, {} moves acknowledged and retried through another node, {} subscribers, {events_seen} events seen by subscribers, {} races lost (ABORTED), {} moves without a turn token refused after losing one, {} UNAVAILABLE answers retried after cutting {cut} connections, cross-node delivery after the reply: median {:?}, p99 {:?}, max {:?}; {lost} lost",
         acked.len(),
         seen.len(),
         tally.aborted.load(Ordering::Relaxed),
+        tally.refused.load(Ordering::Relaxed),
         tally.unavailable.load(Ordering::Relaxed),
         percentile(&delays, 0.5),
         percentile(&delays, 0.99),

@@ -33,3 +33,16 @@ mod stream;
 mod tls;
 /// Undo and its rejection.
 mod undo;
+
+/// Says which backend the suite runs on, so a run without PostgreSQL says
+/// the Postgres run was skipped.
+#[test]
+fn backend() {
+    if helpers::on_postgres() {
+        println!("black-box suite on PostgreSQL (a fresh schema per server)");
+    } else {
+        println!(
+            "black-box suite on SQLite; its PostgreSQL run is skipped (set PLYLOG_TEST_BACKEND=postgres)"
+        );
+    }
+}
