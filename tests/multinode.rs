@@ -45,13 +45,18 @@ const CUT_AT: usize = 800;
 
 /// Starts a node on `url`; its address.
 async fn node(url: &str) -> std::net::SocketAddr {
+    node_catching_up_every(url, Duration::from_millis(500)).await
+}
+
+/// Starts a node on `url` that checks its games every `interval`.
+async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::SocketAddr {
     let settings = Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
         database_url: url.to_owned(),
         postgres_connections: 8,
         sqlite_synchronous_normal: false,
         registry: RegistrySettings {
-            catch_up_interval: Duration::from_millis(500),
+            catch_up_interval: interval,
             heartbeat_interval: Duration::from_millis(500),
             ..RegistrySettings::default()
         },
@@ -213,14 +218,107 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_nodes_on_one_database_agree_on_every_game() {
+/// Whether PostgreSQL is configured; says the test was skipped if not.
+fn postgres_configured() -> bool {
     let available =
         on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     if !available {
         println!(
-            "skipped: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the multi-node test"
+            "skipped: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the multi-node tests"
         );
+    }
+    available
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_missed_a_notification_catches_up_by_itself() {
+    use prost::Message;
+    use sqlx::Connection;
+    if !postgres_configured() {
+        return;
+    }
+    let url = fresh_postgres_schema().await;
+    let addr = node_catching_up_every(&url, Duration::from_millis(200)).await;
+    let mut c = client(addr);
+    c.create_game(pb::CreateGameRequest {
+        game_id: "quiet".into(),
+        rules: Some(pb::RuleSet {
+            kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
+                rows: 3,
+                cols: 3,
+                k: 3,
+            })),
+        }),
+        seats: ["a", "b"]
+            .map(|s| pb::Seat {
+                player_id: s.into(),
+                display_name: String::new(),
+                symbol: s.to_uppercase(),
+            })
+            .to_vec(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let seen: Seen = Arc::default();
+    tokio::spawn(subscribe(c.clone(), "quiet".into(), Arc::clone(&seen)));
+    while seen.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Another writer appends a move without any notification, as if the
+    // node's listening connection had been down at that moment.
+    let event = pb::GameEvent {
+        game_id: "quiet".into(),
+        sequence: 2,
+        recorded_at: None,
+        kind: Some(pb::game_event::Kind::MovePlayed(pb::MovePlayed {
+            seat: 0,
+            r#move: Some(pb::Move {
+                kind: Some(pb::r#move::Kind::Place(pb::Place {
+                    row: 1,
+                    col: 1,
+                    mark: None,
+                })),
+            }),
+            placement: Some(pb::Cell { row: 1, col: 1 }),
+            ply: 1,
+            ..Default::default()
+        })),
+    };
+    let mut writer = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut tx = writer.begin().await.unwrap();
+    sqlx::query(
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+         VALUES ('quiet', 2, 'move_played', 1, $1, 0)",
+    )
+    .bind(event.encode_to_vec())
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE games SET last_sequence = 2 WHERE game_id = 'quiet'")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let quiet_since = Instant::now();
+    while seen.lock().unwrap().len() < 2 && quiet_since.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let sequences: Vec<u64> = seen.lock().unwrap().iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        sequences,
+        [1, 2],
+        "the subscriber never got the silent append"
+    );
+    println!(
+        "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
+        quiet_since.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_on_one_database_agree_on_every_game() {
+    if !postgres_configured() {
         return;
     }
     let application_name = format!("plylog-mn-{}", uuid::Uuid::new_v4().simple());

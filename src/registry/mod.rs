@@ -587,8 +587,9 @@ impl Drop for StreamSlot {
 }
 
 /// Follows a shared store's change feed until the registry is dropped or
-/// shut down: a change wakes its game, a possible loss and every
-/// `catch_up_interval` wake them all.
+/// shut down: a change wakes its game and a possible loss wakes them all.
+/// Every `catch_up_interval` one query reads the last sequence of every game
+/// in memory, and wakes those that are behind.
 async fn follow_changes(
     inner: std::sync::Weak<Inner>,
     mut changes: mpsc::Receiver<crate::store::Change>,
@@ -614,7 +615,28 @@ async fn follow_changes(
             Some(crate::store::Change::Appended { game_id, sequence }) => {
                 registry.catch_up(Some(&game_id), Some(sequence));
             }
-            Some(crate::store::Change::Missed) | None => registry.catch_up(None, None),
+            Some(crate::store::Change::Missed) => registry.catch_up(None, None),
+            None => {
+                let live: Vec<String> = registry
+                    .inner
+                    .actors
+                    .lock()
+                    .expect("registry lock")
+                    .keys()
+                    .cloned()
+                    .collect();
+                for ids in live.chunks(10_000) {
+                    match registry.inner.store.last_sequences(ids).await {
+                        Ok(lasts) => lasts.iter().for_each(|(game_id, sequence)| {
+                            registry.catch_up(Some(game_id), Some(*sequence));
+                        }),
+                        Err(error) => {
+                            tracing::warn!(error = %error, "periodic catch-up query failed");
+                            registry.catch_up(None, None);
+                        }
+                    }
+                }
+            }
         }
     }
 }

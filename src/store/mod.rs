@@ -265,6 +265,17 @@ pub trait EventStore: Send + Sync + 'static {
         sequence: u64,
     ) -> Result<Vec<RequestRecord>, StoreError>;
 
+    /// The last sequence of each of `game_ids` that exists, for a shared
+    /// store's periodic catch-up (one query for all the games a node holds).
+    /// A store only this process writes answers nothing.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        let _ = game_ids;
+        Ok(Vec::new())
+    }
+
     /// Whether other processes may append to this store's games, so a cached
     /// game must catch up before it decides or answers (true for Postgres).
     fn shared(&self) -> bool {

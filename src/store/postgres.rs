@@ -265,6 +265,18 @@ impl EventStore for PostgresStore {
             .map_err(StoreError::from)
     }
 
+    async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT game_id, last_sequence FROM games WHERE game_id = ANY($1)")
+                .bind(game_ids)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(game_id, last)| (game_id, last as u64))
+            .collect())
+    }
+
     fn shared(&self) -> bool {
         true
     }
