@@ -19,8 +19,11 @@ use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use rand::Rng;
 
+#[path = "support/games.rs"]
+mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
+use games::create_mnk;
 use postgres_support::{fresh_postgres_schema, on_postgres};
 
 /// A fresh database for one test: a SQLite file in `dir`, or with
@@ -135,22 +138,7 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
         let game_id = format!("c{id}-g{g}");
         let create = pb::CreateGameRequest {
             request_id: format!("create-{game_id}"),
-            game_id: game_id.clone(),
-            rules: Some(pb::RuleSet {
-                kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                    rows: 20,
-                    cols: 20,
-                    k: 20,
-                })),
-            }),
-            seats: ["a", "b"]
-                .map(|s| pb::Seat {
-                    player_id: s.into(),
-                    display_name: String::new(),
-                    symbol: s.to_uppercase(),
-                })
-                .to_vec(),
-            undo_policy: 0,
+            ..create_mnk(&game_id, 20, 20, 20)
         };
         until_answered(&c, |mut c| {
             let create = create.clone();

@@ -26,8 +26,11 @@ use rand::Rng;
 use tonic::Code;
 use tonic::transport::Channel;
 
+#[path = "support/games.rs"]
+mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
+use games::create_mnk;
 use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
 
 type Client = GameServiceClient<Channel>;
@@ -240,26 +243,7 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
     let url = fresh_postgres_schema().await;
     let addr = node_catching_up_every(&url, Duration::from_millis(200)).await;
     let mut c = client(addr);
-    c.create_game(pb::CreateGameRequest {
-        game_id: "quiet".into(),
-        rules: Some(pb::RuleSet {
-            kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                rows: 3,
-                cols: 3,
-                k: 3,
-            })),
-        }),
-        seats: ["a", "b"]
-            .map(|s| pb::Seat {
-                player_id: s.into(),
-                display_name: String::new(),
-                symbol: s.to_uppercase(),
-            })
-            .to_vec(),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    c.create_game(create_mnk("quiet", 3, 3, 3)).await.unwrap();
     let seen: Seen = Arc::default();
     tokio::spawn(subscribe(c.clone(), "quiet".into(), Arc::clone(&seen)));
     while seen.lock().unwrap().is_empty() {
@@ -335,25 +319,7 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
         let via = g % NODES;
         nodes[via]
             .clone()
-            .create_game(pb::CreateGameRequest {
-                request_id: String::new(),
-                game_id: game_id(g),
-                rules: Some(pb::RuleSet {
-                    kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                        rows: 16,
-                        cols: 16,
-                        k: 8,
-                    })),
-                }),
-                seats: ["a", "b"]
-                    .map(|s| pb::Seat {
-                        player_id: s.into(),
-                        display_name: String::new(),
-                        symbol: s.to_uppercase(),
-                    })
-                    .to_vec(),
-                undo_policy: 0,
-            })
+            .create_game(create_mnk(&game_id(g), 16, 16, 8))
             .await
             .expect("game created");
     }
