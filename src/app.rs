@@ -88,6 +88,17 @@ pub enum AppError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The TLS certificate and key do not make an identity (unparsable, or
+    /// the key is not the certificate's).
+    #[error("TLS identity from {cert} and {key}: {why}")]
+    TlsIdentity {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// What rustls said, with its causes.
+        why: String,
+    },
     /// Reflection could not be built from the descriptors.
     #[error("server reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -116,6 +127,36 @@ impl Application {
     /// [`AppError`]: an unsupported URL, a store that does not open, an
     /// address that cannot be bound.
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
+        let tls = match &settings.tls {
+            None => None,
+            Some(files) => {
+                let read = |what, path: &PathBuf| {
+                    std::fs::read(path).map_err(|source| AppError::TlsFile {
+                        what,
+                        path: path.clone(),
+                        source,
+                    })
+                };
+                let identity =
+                    Identity::from_pem(read("certificate", &files.cert)?, read("key", &files.key)?);
+                let config = ServerTlsConfig::new().identity(identity);
+                // Build the acceptor now, so a bad pair fails before serving.
+                if let Err(error) = Server::builder().tls_config(config.clone()) {
+                    let mut why = error.to_string();
+                    let mut source = std::error::Error::source(&error);
+                    while let Some(cause) = source {
+                        why = format!("{why}: {cause}");
+                        source = cause.source();
+                    }
+                    return Err(AppError::TlsIdentity {
+                        cert: files.cert.clone(),
+                        key: files.key.clone(),
+                        why,
+                    });
+                }
+                Some(config)
+            }
+        };
         let url = &settings.database_url;
         let store: Arc<dyn EventStore> =
             if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -138,21 +179,6 @@ impl Application {
             addr: settings.listen,
             source,
         })?;
-        let tls = match &settings.tls {
-            None => None,
-            Some(files) => {
-                let read = |what, path: &PathBuf| {
-                    std::fs::read(path).map_err(|source| AppError::TlsFile {
-                        what,
-                        path: path.clone(),
-                        source,
-                    })
-                };
-                let identity =
-                    Identity::from_pem(read("certificate", &files.cert)?, read("key", &files.key)?);
-                Some(ServerTlsConfig::new().identity(identity))
-            }
-        };
         let registry = Registry::new(Arc::clone(&store), settings.registry);
         Ok(Application {
             listener,

@@ -15,10 +15,9 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[tokio::test]
-async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
-    let db = TestDatabase::fresh().await;
-    let settings = Settings {
+/// Server settings on `db` serving TLS with fixture files `cert` and `key`.
+fn with_tls(db: &TestDatabase, cert: &str, key: &str) -> Settings {
+    Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
         database_url: db.url.clone(),
         postgres_connections: 8,
@@ -29,10 +28,16 @@ async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
         max_request_bytes: 64 * 1024,
         max_in_flight: 64,
         tls: Some(TlsFiles {
-            cert: fixture("server.crt"),
-            key: fixture("server.key"),
+            cert: fixture(cert),
+            key: fixture(key),
         }),
-    };
+    }
+}
+
+#[tokio::test]
+async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
+    let db = TestDatabase::fresh().await;
+    let settings = with_tls(&db, "server.crt", "server.key");
     let app = Application::build(settings).await.expect("server builds");
     let port = app.local_addr().port();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -76,4 +81,15 @@ async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
 
     let _ = stop.send(());
     server.await.unwrap().expect("server stops cleanly");
+}
+
+#[tokio::test]
+async fn a_key_that_is_not_the_certificates_is_refused_before_serving() {
+    let db = TestDatabase::fresh().await;
+    let settings = with_tls(&db, "ca.crt", "server.key");
+    let error = Application::build(settings)
+        .await
+        .err()
+        .expect("a mismatched pair is refused");
+    assert!(error.to_string().contains("KeyMismatch"), "{error}");
 }
