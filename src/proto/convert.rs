@@ -624,13 +624,14 @@ pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
 }
 
 /// The board of `state`, sparse. Pieces are read off the board itself when
-/// it has at most [`MAX_SCAN_CELLS`] cells; on larger boards (which only
-/// placement games allow: pieces never move or change) they come from the
-/// moves on the board, so the cost is O(moves), not O(cells). The text rows
+/// it has at most [`MAX_SCAN_CELLS`] cells or its pieces can move (Pop Out);
+/// on larger boards where pieces stay put they come from the moves on the
+/// board, so the cost is O(moves), not O(cells). The text rows
 /// are drawn only for boards of at most [`MAX_TEXT_CELLS`] cells.
 pub fn board_to_proto(state: &GameState) -> pb::Board {
     let board = state.position().board();
-    let pieces: Vec<(Coord, Seat)> = if board.cells() <= MAX_SCAN_CELLS {
+    let scan = board.cells() <= MAX_SCAN_CELLS || !state.config().rules().pieces_stay_put();
+    let pieces: Vec<(Coord, Seat)> = if scan {
         board.pieces().collect()
     } else {
         let mut pieces: Vec<_> = state

@@ -131,6 +131,11 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// Most encoded bytes of the steps of one GetReplay page, or of the games
+/// of one ListGames page (2 MiB, half a default client's 4 MiB limit); a
+/// page always holds at least one.
+pub const PAGE_BYTES: usize = 2 * 1024 * 1024;
+
 /// Most pieces the positions of one GetReplay page hold in all (about 2 MB
 /// on the wire), so a page of a game on a huge board stays small.
 pub const REPLAY_PIECE_BUDGET: usize = 250_000;
@@ -425,8 +430,8 @@ impl Registry {
     /// A page of the game's events from sequence `from`, each with the
     /// position after it, rebuilt from the stored log; and the sequence the
     /// next page starts at, if any. A page holds at most `limit` steps and
-    /// ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces
-    /// (always at least one step).
+    /// ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces or
+    /// its steps [`PAGE_BYTES`] encoded bytes (always at least one step).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], a corrupt log, store failures.
@@ -447,21 +452,29 @@ impl Registry {
         let created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
         let mut state = GameState::replay([created]).map_err(corrupt)?;
         let mut steps = Vec::new();
-        let mut pieces = 0;
+        let (mut pieces, mut bytes) = (0, 0);
         let mut next = None;
         let mut step = |wire: pb::GameEvent, state: &GameState| {
-            if wire.sequence < from {
+            if wire.sequence < from || next.is_some() {
                 return;
             }
             if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
-                next.get_or_insert(wire.sequence);
+                next = Some(wire.sequence);
+                return;
+            }
+            let sequence = wire.sequence;
+            let step = pb::ReplayStep {
+                event: Some(wire),
+                position: Some(convert::position_to_proto(state)),
+            };
+            let size = step.encoded_len();
+            if bytes + size > PAGE_BYTES && !steps.is_empty() {
+                next = Some(sequence);
                 return;
             }
             pieces += state.moves().len();
-            steps.push(pb::ReplayStep {
-                event: Some(wire),
-                position: Some(convert::position_to_proto(state)),
-            });
+            bytes += size;
+            steps.push(step);
         };
         step(wire, &state);
         for stored in events {
@@ -503,33 +516,26 @@ impl Registry {
         limit: u32,
     ) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
         let records = self.inner.store.list(cursor, limit).await?;
-        let next = records
+        let mut next = records
             .last()
             .map(|r| r.cursor)
             .filter(|_| records.len() == limit as usize);
-        let games = records
-            .into_iter()
-            .map(|record| {
-                let wire =
-                    pb::GameEvent::decode(record.created_payload.as_slice()).map_err(|e| {
-                        RegistryError::Internal(format!("game {}: {e}", record.game_id))
-                    })?;
-                let Some(pb::game_event::Kind::GameCreated(created)) = wire.kind else {
-                    return Err(RegistryError::Internal(format!(
-                        "game {}: event 1 is not GameCreated",
-                        record.game_id
-                    )));
-                };
-                Ok(pb::GameSummary {
-                    game_id: record.game_id,
-                    rules: created.rules,
-                    seats: created.seats,
-                    status: record.status,
-                    last_sequence: record.last_sequence,
-                    created_at: Some(convert::timestamp(record.created_at_ms)),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut bytes = 0;
+        let mut games = Vec::with_capacity(records.len());
+        let mut last_cursor = cursor;
+        for record in records {
+            let record_cursor = record.cursor;
+            let summary = summary_of(record)?;
+            // A page stays under PAGE_BYTES however big each game's rules.
+            let size = summary.encoded_len();
+            if bytes + size > PAGE_BYTES && !games.is_empty() {
+                next = Some(last_cursor);
+                break;
+            }
+            bytes += size;
+            last_cursor = record_cursor;
+            games.push(summary);
+        }
         Ok((games, next))
     }
 
@@ -639,4 +645,24 @@ async fn follow_changes(
             }
         }
     }
+}
+
+/// The ListGames line of a stored game.
+fn summary_of(record: crate::store::GameRecord) -> Result<pb::GameSummary, RegistryError> {
+    let wire = pb::GameEvent::decode(record.created_payload.as_slice())
+        .map_err(|e| RegistryError::Internal(format!("game {}: {e}", record.game_id)))?;
+    let Some(pb::game_event::Kind::GameCreated(created)) = wire.kind else {
+        return Err(RegistryError::Internal(format!(
+            "game {}: event 1 is not GameCreated",
+            record.game_id
+        )));
+    };
+    Ok(pb::GameSummary {
+        game_id: record.game_id,
+        rules: created.rules,
+        seats: created.seats,
+        status: record.status,
+        last_sequence: record.last_sequence,
+        created_at: Some(convert::timestamp(record.created_at_ms)),
+    })
 }

@@ -425,6 +425,19 @@ impl RuleSet {
         }
     }
 
+    /// Whether a piece, once placed, stays where it is and whose it is, so
+    /// the moves on the board list the pieces: false where pops move discs
+    /// (Pop Out) or flips change them (Othello).
+    pub fn pieces_stay_put(&self) -> bool {
+        match self {
+            RuleSet::ConnectFour(r) => r.pop_out().is_none(),
+            RuleSet::Othello(_) => false,
+            RuleSet::Mnk(_) | RuleSet::Gomoku(_) | RuleSet::Wild(_) | RuleSet::SnakesLadders(_) => {
+                true
+            }
+        }
+    }
+
     /// Whether a position that occurs for the third time is a draw (Pop
     /// Out, where pops can repeat positions forever).
     pub fn draws_on_repetition(&self) -> bool {

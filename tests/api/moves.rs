@@ -482,3 +482,31 @@ async fn in_pop_out_a_player_pops_their_own_bottom_disc_and_the_column_falls() {
         "WRONG_MOVE_KIND",
     );
 }
+
+#[tokio::test]
+async fn on_a_pop_out_board_too_big_to_scan_the_pieces_shown_follow_the_pops() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let big = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules {
+            rows: Some(100),
+            cols: Some(100),
+            pop_out: true,
+            ..Default::default()
+        })),
+    };
+    create(c, "big-pop", big).await;
+    play_all(c, "big-pop", &[drop_in(0), drop_in(0)]).await;
+    let pop = pb::Move {
+        kind: Some(pb::r#move::Kind::Pop(pb::Pop { column: 0 })),
+    };
+    let reply = play(c, "big-pop", 0, pop).await.unwrap();
+    let expected = vec![pb::Piece {
+        row: 99,
+        col: 0,
+        seat: 1,
+    }];
+    let board = |game: &pb::Game| position(game).board.clone().unwrap().pieces;
+    assert_eq!(board(&reply.game.unwrap()), expected);
+    assert_eq!(board(&get_game(c, "big-pop").await), expected);
+}

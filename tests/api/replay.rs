@@ -181,3 +181,46 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
 }
+
+#[tokio::test]
+async fn a_replay_page_stays_under_a_default_clients_message_limit() {
+    use prost::Message;
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    // Text rows of 32 four-emoji symbols make every position large.
+    let request = pb::CreateGameRequest {
+        seats: vec![seat("a", "😀😀😀😀"), seat("b", "🎲🎲🎲🎲")],
+        ..create_request("wide", mnk(32, 32, 32))
+    };
+    create_from(c, request).await;
+    for i in 0..600 {
+        play(c, "wide", i % 2, place((i / 32) as i32, (i % 32) as i32))
+            .await
+            .unwrap();
+    }
+    let (mut steps, mut token, mut pages) = (0, String::new(), 0);
+    loop {
+        let page = c
+            .get_replay(pb::GetReplayRequest {
+                game_id: "wide".into(),
+                page_size: 0,
+                page_token: token.clone(),
+            })
+            .await
+            .expect("every page fits a default client")
+            .into_inner();
+        assert!(
+            page.encoded_len() < 4 * 1024 * 1024,
+            "{}",
+            page.encoded_len()
+        );
+        steps += page.steps.len();
+        pages += 1;
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(steps, 601);
+    assert!(pages > 1, "601 large steps fit one page");
+}
