@@ -15,7 +15,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 use crate::api::auth::AccessSettings;
-use crate::api::{GameApi, request_too_large};
+use crate::api::{GameApi, transport_refusals};
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
@@ -249,12 +249,20 @@ impl Application {
             builder = builder.tls_config(tls)?;
         }
         let server = builder
-            .layer(MapResponseLayer::new(request_too_large(
+            .layer(MapResponseLayer::new(transport_refusals(
                 self.max_request_bytes,
             )))
-            .add_service(health_service)
-            .add_service(reflection().build_v1()?)
-            .add_service(reflection().build_v1alpha()?)
+            .add_service(health_service.max_decoding_message_size(self.max_request_bytes))
+            .add_service(
+                reflection()
+                    .build_v1()?
+                    .max_decoding_message_size(self.max_request_bytes),
+            )
+            .add_service(
+                reflection()
+                    .build_v1alpha()?
+                    .max_decoding_message_size(self.max_request_bytes),
+            )
             .add_service(game_service)
             .serve_with_incoming_shutdown(
                 // Without TCP_NODELAY a small reply can wait out the peer's

@@ -21,7 +21,7 @@ use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{Registry, RequestMeta};
-pub use status::{DOMAIN, request_too_large, to_status};
+pub use status::{DOMAIN, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
 pub const MAX_ID_CHARS: usize = 128;
@@ -85,6 +85,22 @@ impl GameApi {
             )),
         }
     }
+}
+
+/// Adds the call's seat token (its hash) to a request's meta, and to its
+/// fingerprint: a request id reused by another seat's token is then a
+/// different request (REQUEST_ID_REUSED), not a retry to be answered with
+/// the first seat's reply.
+fn with_credential(
+    mut meta: RequestMeta,
+    credential: Option<crate::store::TokenHash>,
+) -> RequestMeta {
+    if let Some(hash) = credential {
+        meta.fingerprint.extend_from_slice(b"|seat-token:");
+        meta.fingerprint.extend_from_slice(&hash);
+    }
+    meta.credential = credential;
+    meta
 }
 
 /// The hash of the seat token a call presents, if any.
@@ -333,10 +349,7 @@ impl GameService for GameApi {
             .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
         let seat = convert::seat_from_proto(seat, "seat")?;
         let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = RequestMeta {
-            credential,
-            ..request_meta(&req)?
-        };
+        let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
             .registry
             .execute(&req.game_id, Command::Play { seat, mv }, meta)
@@ -359,10 +372,7 @@ impl GameService for GameApi {
             .seat
             .map(|s| convert::seat_from_proto(s, "seat"))
             .transpose()?;
-        let meta = RequestMeta {
-            credential,
-            ..request_meta(&req)?
-        };
+        let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
             .registry
             .execute(&req.game_id, Command::Undo { requested_by }, meta)

@@ -155,39 +155,61 @@ pub fn to_status(error: RegistryError) -> Status {
     }
 }
 
-/// Rewrites tonic's own refusal of a request message over the decoding
-/// limit (OUT_OF_RANGE, "decoded message length too large") into this
-/// service's form: RESOURCE_EXHAUSTED with ErrorInfo REQUEST_TOO_LARGE naming
-/// the `max_request_bytes` limit. Every other response passes unchanged.
-pub fn request_too_large(
+/// Rewrites tonic's own refusals of a request it could not read into this
+/// service's error model; every other response passes unchanged:
+/// - a message over the decoding limit (tonic: OUT_OF_RANGE) becomes
+///   RESOURCE_EXHAUSTED with ErrorInfo REQUEST_TOO_LARGE naming the
+///   `max_request_bytes` limit;
+/// - a call with no request message, a frame cut short, or bytes the health
+///   service cannot decode (tonic: INTERNAL) become INVALID_ARGUMENT /
+///   INVALID_REQUEST, since the request is at fault, not the server.
+///
+/// A compressed-flag without `grpc-encoding` stays INTERNAL, as the gRPC
+/// compression spec requires.
+pub fn transport_refusals(
     max_request_bytes: usize,
 ) -> impl Fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> + Clone {
     move |response| {
         let headers = response.headers();
-        let out_of_range = headers
-            .get("grpc-status")
-            .is_some_and(|code| code.as_bytes() == b"11");
-        let too_large = headers.get("grpc-message").is_some_and(|message| {
-            message.to_str().is_ok_and(|m| {
-                m.contains("message%20length%20too%20large")
-                    || m.contains("message length too large")
+        let code = headers.get("grpc-status").map(|c| c.as_bytes().to_vec());
+        let message = headers
+            .get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            .map(|m| {
+                percent_encoding::percent_decode_str(m)
+                    .decode_utf8_lossy()
+                    .into_owned()
             })
-        });
-        if !(out_of_range && too_large) {
-            return response;
+            .unwrap_or_default();
+        match code.as_deref() {
+            Some(b"11") if message.contains("message length too large") => {
+                let metadata = HashMap::from([
+                    ("limit".to_owned(), "max_request_bytes".to_owned()),
+                    ("max".to_owned(), max_request_bytes.to_string()),
+                ]);
+                status(
+                    Code::ResourceExhausted,
+                    format!(
+                        "the request is larger than the max_request_bytes limit ({max_request_bytes} bytes)"
+                    ),
+                    pb::ErrorReason::RequestTooLarge,
+                    metadata,
+                )
+                .into_http()
+            }
+            Some(b"13")
+                if message.starts_with("Missing request message")
+                    || message.starts_with("Unexpected EOF decoding stream")
+                    || message.starts_with("failed to decode Protobuf message") =>
+            {
+                refusal(
+                    Code::InvalidArgument,
+                    &format!("malformed request: {message}"),
+                    pb::ErrorReason::InvalidRequest,
+                )
+                .into_http()
+            }
+            _ => response,
         }
-        let metadata = HashMap::from([
-            ("limit".to_owned(), "max_request_bytes".to_owned()),
-            ("max".to_owned(), max_request_bytes.to_string()),
-        ]);
-        status(
-            Code::ResourceExhausted,
-            format!(
-                "the request is larger than the max_request_bytes limit ({max_request_bytes} bytes)"
-            ),
-            pb::ErrorReason::RequestTooLarge,
-            metadata,
-        )
-        .into_http()
     }
 }

@@ -165,3 +165,45 @@ async fn with_an_api_key_only_its_holder_creates_games() {
     // Moves of a game without seat tokens need neither.
     play(c, "keyed", 0, place(0, 0)).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_request_id_reused_with_another_seats_token_is_not_a_retry() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let c = &mut server.client;
+    let created = c
+        .create_game(pb::CreateGameRequest {
+            undo_policy: pb::UndoPolicy::AnySeat as i32,
+            ..create_request("reuse", mnk(3, 3, 3))
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let tokens = created.seat_tokens;
+    for (seat, cell) in [(0, (0, 0)), (1, (1, 1))] {
+        let mv = move_request("reuse", seat, place(cell.0, cell.1));
+        c.submit_move(bearer(mv, &tokens[seat as usize]))
+            .await
+            .unwrap();
+    }
+    let request = pb::UndoRequest {
+        request_id: "undo-once".into(),
+        ..undo("reuse", None)
+    };
+    let first = c
+        .undo(bearer(request.clone(), &tokens[1]))
+        .await
+        .unwrap()
+        .into_inner();
+    // The same seat retrying gets the same reply; the other seat is refused.
+    let again = c
+        .undo(bearer(request.clone(), &tokens[1]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first, again);
+    assert_rejected(
+        c.undo(bearer(request, &tokens[0])).await,
+        Code::AlreadyExists,
+        "REQUEST_ID_REUSED",
+    );
+}

@@ -74,3 +74,26 @@ async fn bytes_that_do_not_decode_are_an_invalid_argument_not_an_internal_error(
         assert_rejected(result, tonic::Code::InvalidArgument, "INVALID_REQUEST");
     }
 }
+
+#[tokio::test]
+async fn a_call_without_a_request_or_a_health_check_of_garbage_is_an_invalid_argument() {
+    let server = TestServer::start().await;
+    let mut grpc = tonic::client::Grpc::new(channel(server.addr).await);
+    let path =
+        || tonic::codegen::http::uri::PathAndQuery::from_static("/plylog.v1.GameService/GetGame");
+    // No request message at all.
+    grpc.ready().await.unwrap();
+    let empty = tokio_stream::iter(Vec::<Vec<u8>>::new());
+    let result = grpc
+        .client_streaming(tonic::Request::new(empty), path(), RawCodec)
+        .await;
+    assert_rejected(result, tonic::Code::InvalidArgument, "INVALID_REQUEST");
+    // The health service's own decoder, on bytes that are not a request.
+    grpc.ready().await.unwrap();
+    let health =
+        tonic::codegen::http::uri::PathAndQuery::from_static("/grpc.health.v1.Health/Check");
+    let result = grpc
+        .unary(tonic::Request::new(vec![0xff]), health, RawCodec)
+        .await;
+    assert_rejected(result, tonic::Code::InvalidArgument, "INVALID_REQUEST");
+}
