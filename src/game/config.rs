@@ -39,13 +39,22 @@ const MAX_SYMBOL_CHARS: usize = 4;
 pub const EMPTY_CELL: &str = ".";
 
 /// Whether `c` draws nothing by itself: soft hyphen, zero-width and
-/// direction marks, word joiners, variation selectors, the byte-order mark.
-/// A symbol made only of these would look like an empty cell.
+/// direction marks, word joiners, variation selectors, the byte-order mark,
+/// blank fillers (Hangul fillers, the blank Braille pattern) and tag
+/// characters. A symbol made only of these would look like an empty cell.
 fn is_invisible(c: char) -> bool {
     matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180B}'..='\u{180F}'
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180B}'..='\u{180F}'
         | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
-        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}')
+        | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
+        | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// How a symbol draws, for telling symbols apart: its visible characters in
+/// Unicode normalization form C (so "é" and "e\u{301}" are one symbol).
+fn drawn(symbol: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    symbol.chars().filter(|c| !is_invisible(*c)).nfc().collect()
 }
 
 /// Seats that cannot sit at one table, naming the offending field (e.g.
@@ -137,13 +146,17 @@ impl GameConfig {
                 );
             }
             let symbol_chars = seat.symbol.chars().count();
+            let shown = drawn(&seat.symbol);
             if symbol_chars == 0
                 || symbol_chars > MAX_SYMBOL_CHARS
                 || seat
                     .symbol
                     .chars()
                     .any(|c| c.is_whitespace() || c.is_control())
-                || seat.symbol.chars().all(is_invisible)
+                || shown
+                    .chars()
+                    .next()
+                    .is_none_or(unicode_normalization::char::is_combining_mark)
             {
                 return invalid(
                     format!("seats[{i}].symbol"),
@@ -153,16 +166,19 @@ impl GameConfig {
                     ),
                 );
             }
-            if seat.symbol == EMPTY_CELL {
+            if shown == EMPTY_CELL {
                 return invalid(
                     format!("seats[{i}].symbol"),
                     format!("symbol {EMPTY_CELL:?} is reserved: it marks empty cells"),
                 );
             }
-            if let Some(j) = seats[..i].iter().position(|s| s.symbol == seat.symbol) {
+            if let Some(j) = seats[..i].iter().position(|s| drawn(&s.symbol) == shown) {
                 return invalid(
                     format!("seats[{i}].symbol"),
-                    format!("symbol {:?} is already used by seat {j}", seat.symbol),
+                    format!(
+                        "symbol {:?} draws like seat {j}'s {:?}",
+                        seat.symbol, seats[j].symbol
+                    ),
                 );
             }
         }
@@ -230,7 +246,12 @@ mod tests {
     fn duplicate_symbols_are_refused_naming_the_second_seat() {
         let err = config(vec![seat("a", "X"), seat("b", "O"), seat("c", "X")]).unwrap_err();
         assert_eq!(err.field, "seats[2].symbol");
-        assert_eq!(err.why, "symbol \"X\" is already used by seat 0");
+        assert_eq!(err.why, "symbol \"X\" draws like seat 0's \"X\"");
+        // The same drawing, spelled differently, is the same symbol.
+        for (a, b) in [("\u{E9}", "e\u{301}"), ("X", "X\u{200B}")] {
+            let err = config(vec![seat("a", a), seat("b", b)]).unwrap_err();
+            assert_eq!(err.field, "seats[1].symbol", "{a:?} {b:?}");
+        }
     }
 
     #[test]
@@ -254,7 +275,17 @@ mod tests {
             "seats[1].symbol"
         );
         assert!(config(vec![seat("a", "X"), seat("b", "O"), seat("c", "△")]).is_ok());
-        for bad in [".", "\u{200B}", "\u{0}", "\u{FEFF}\u{200D}"] {
+        for bad in [
+            ".",
+            "\u{200B}",
+            "\u{0}",
+            "\u{FEFF}\u{200D}",
+            ".\u{200B}",
+            "\u{2800}",
+            "\u{3164}",
+            "\u{301}",
+            "\u{E0041}",
+        ] {
             let err = config(vec![seat("a", "X"), seat("b", bad)]).unwrap_err();
             assert_eq!(err.field, "seats[1].symbol", "{bad:?}");
         }
