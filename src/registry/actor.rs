@@ -267,24 +267,24 @@ impl Actor {
     }
 
     async fn handle(&mut self, msg: Msg) {
+        // Whatever a caller asks of a game on a shared store, it is answered
+        // from the log as it stands, not from what this node last saw.
+        if !matches!(msg, Msg::CatchUp { .. })
+            && let Err(error) = self.fresh().await
+        {
+            msg.fail(error);
+            return;
+        }
         match msg {
             Msg::Execute {
                 command,
                 request,
                 reply,
             } => {
-                let result = match self.fresh().await {
-                    Ok(()) => self.execute(command, &request).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
+                let _ = reply.send(self.execute(command, &request).await);
             }
             Msg::View { at, reply } => {
-                let result = match self.fresh().await {
-                    Ok(()) => self.view(at).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
+                let _ = reply.send(self.view(at).await);
             }
             Msg::CatchUp { upto } => {
                 if upto.is_none_or(|upto| upto > self.state.sequence())
@@ -494,8 +494,9 @@ impl Actor {
         )))
     }
 
-    /// On a shared store, catches up before deciding or answering, so a
-    /// game cached here never acts on a log another node has moved on.
+    /// On a shared store, catches up before deciding or answering anything
+    /// (a move, a view, legal moves, a subscription), so a game cached here
+    /// never acts on a log another node has moved on.
     async fn fresh(&mut self) -> Result<(), RegistryError> {
         if self.registry.inner.store.shared() {
             self.catch_up().await?;
