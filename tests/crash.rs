@@ -24,15 +24,18 @@ mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
 use games::create_mnk;
-use postgres_support::{fresh_postgres_schema, on_postgres};
+use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
 
 /// A fresh database for one test: a SQLite file in `dir`, or with
-/// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema.
-async fn fresh_database(dir: &tempfile::TempDir) -> String {
+/// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema (dropped with the
+/// second value).
+async fn fresh_database(dir: &tempfile::TempDir) -> (String, Option<PgSchema>) {
     if on_postgres() {
-        fresh_postgres_schema().await
+        let schema = fresh_postgres_schema().await;
+        (schema.url.clone(), Some(schema))
     } else {
-        format!("sqlite://{}", dir.path().join("plylog.db").display())
+        let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
+        (url, None)
     }
 }
 use tonic::transport::Channel;
@@ -283,7 +286,7 @@ async fn verify(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_move_survives_repeated_sigkills() {
     let dir = tempfile::tempdir().unwrap();
-    let db = fresh_database(&dir).await;
+    let (db, _schema) = fresh_database(&dir).await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
@@ -315,7 +318,7 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let db = fresh_database(&dir).await;
+    let (db, _schema) = fresh_database(&dir).await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);

@@ -1,28 +1,37 @@
-//! Several nodes, one truth: three plylog servers in this process share one
-//! fresh PostgreSQL schema. Clients send every call to a random node, race
-//! each other on the same games with turn tokens, and retry with their
-//! request ids; a subscriber on every node follows every game. Midway, every
-//! database connection of the nodes is cut (`pg_terminate_backend`): calls
-//! fail with UNAVAILABLE for a moment and the nodes recover by themselves.
-//! At the end every subscriber has seen every event of its game exactly once
-//! in order, every node's GetGame equals a fresh replay, and every
-//! acknowledged move is in the log.
+//! Several nodes, one truth: plylog servers in this process share one fresh
+//! PostgreSQL schema. In the main test clients send every call to a random
+//! node, race each other on the same games with turn tokens, and retry with
+//! their request ids; a subscriber on every node follows every game. Midway,
+//! every database connection of the nodes is cut (`pg_terminate_backend`):
+//! calls fail with UNAVAILABLE for a moment and the nodes recover by
+//! themselves. At the end every subscriber has seen every event of its game
+//! exactly once in order, every node's GetGame equals a fresh replay, and
+//! every acknowledged move is in the log. Another test cuts one node's
+//! connections again and again while it catches up on moves played through
+//! another node, then retries every acknowledged request through it.
 //!
 //! Needs PostgreSQL: runs when `DATABASE_URL` is a `postgres://` URL or
-//! `PLYLOG_TEST_BACKEND=postgres`, and says it was skipped otherwise. Run
-//! with `--nocapture` to see the figures.
+//! `PLYLOG_TEST_BACKEND=postgres`; otherwise every test is listed as
+//! ignored, with the reason printed above them. With
+//! `PLYLOG_REQUIRE_POSTGRES=1` (as in `.ci/run`) a missing PostgreSQL fails
+//! them instead. Run with `--nocapture` to see the figures. Randomness is
+//! seeded (`PLYLOG_TEST_SEED` repeats a run).
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use plylog::registry::RegistrySettings;
 use rand::Rng;
+use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -30,6 +39,8 @@ use tonic::transport::Channel;
 mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
+#[path = "support/seed.rs"]
+mod seed;
 use games::create_mnk;
 use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
 
@@ -45,6 +56,84 @@ const CLIENTS: usize = 6;
 const MOVES: usize = 2000;
 /// Moves acknowledged when the connections are cut.
 const CUT_AT: usize = 800;
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let postgres = postgres_configured();
+    let tests = vec![
+        trial(
+            "a_node_that_missed_a_notification_catches_up_by_itself",
+            postgres.clone(),
+            a_node_that_missed_a_notification_catches_up_by_itself,
+        ),
+        trial(
+            "three_nodes_on_one_database_agree_on_every_game",
+            postgres.clone(),
+            three_nodes_on_one_database_agree_on_every_game,
+        ),
+        trial(
+            "a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
+            postgres.clone(),
+            a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
+        ),
+    ];
+    libtest_mimic::run(&args, tests).exit_code()
+}
+
+/// Whether PostgreSQL is configured: `Ok(true)` to run, `Ok(false)` to list
+/// the tests as ignored (the reason printed), `Err` when
+/// `PLYLOG_REQUIRE_POSTGRES` demands it and it is missing.
+fn postgres_configured() -> Result<bool, String> {
+    let available =
+        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+    let required = std::env::var("PLYLOG_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+    match (available, required) {
+        (true, _) => Ok(true),
+        (false, true) => Err(
+            "PLYLOG_REQUIRE_POSTGRES=1 but DATABASE_URL is not a postgres:// URL: the multi-node tests cannot run".into(),
+        ),
+        (false, false) => {
+            println!(
+                "multinode: skipped, no PostgreSQL configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests"
+            );
+            Ok(false)
+        }
+    }
+}
+
+/// A test that runs `test` on its own two-thread runtime; ignored when
+/// PostgreSQL is not configured, failed when it is required and missing.
+fn trial<F: Future<Output = ()> + 'static>(
+    name: &str,
+    postgres: Result<bool, String>,
+    test: fn() -> F,
+) -> Trial {
+    let ignored = postgres == Ok(false);
+    Trial::test(name, move || {
+        postgres.map_err(Failed::from)?;
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Failed::from(e.to_string()))?
+            .block_on(test());
+        Ok(())
+    })
+    .with_ignored_flag(ignored)
+}
+
+/// Waits until `done` holds, checking every 10 ms; fails the test after
+/// `timeout`, naming `what` it waited for.
+async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
 
 /// Starts a node on `url`; its address.
 async fn node(url: &str) -> std::net::SocketAddr {
@@ -92,9 +181,11 @@ fn game_id(g: usize) -> String {
 struct Tally {
     /// Acknowledged moves: (game, event, node, when the reply arrived).
     acked: Mutex<Vec<(String, pb::GameEvent, usize, Instant)>>,
-    /// Acknowledged requests with their replies, for retries elsewhere.
-    replies: Mutex<Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>>,
-    /// Moves refused because another node's move won the race.
+    /// Acknowledged requests with their replies and the node that answered,
+    /// for retries through another node.
+    replies: Mutex<Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse, usize)>>,
+    /// Moves with a turn token refused because another node's move won the
+    /// race.
     aborted: AtomicUsize,
     /// Moves sent without a turn token that, decided again on the fresh
     /// state after losing a race, were no longer legal.
@@ -103,15 +194,24 @@ struct Tally {
     unavailable: AtomicUsize,
 }
 
-/// Plays random legal moves on random games through random nodes until
-/// `stop`.
-async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<Tally>) {
+impl Tally {
+    fn acked(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+}
+
+/// Plays random legal moves on random games through random nodes of
+/// `nodes` (numbered from `first_node`) until `stop`, choosing with `rng`.
+async fn play(
+    id: usize,
+    mut rng: StdRng,
+    nodes: Vec<Client>,
+    stop: Arc<AtomicBool>,
+    tally: Arc<Tally>,
+) {
     let mut k = 0;
     while !stop.load(Ordering::Relaxed) {
-        let (g, via) = {
-            let mut rng = rand::rng();
-            (rng.random_range(0..GAMES), rng.random_range(0..NODES))
-        };
+        let (g, via) = (rng.random_range(0..GAMES), rng.random_range(0..nodes.len()));
         let game = game_id(g);
         let legal = match nodes[via]
             .clone()
@@ -133,13 +233,7 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
         let Some(seat) = legal.seat_to_move else {
             continue;
         };
-        let (mv, with_token) = {
-            let mut rng = rand::rng();
-            (
-                legal.moves[rng.random_range(0..legal.moves.len())],
-                rng.random_bool(0.75),
-            )
-        };
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())];
         k += 1;
         // Most moves carry a turn token; the others are decided again on the
         // fresh state when they lose a race.
@@ -148,11 +242,11 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
             seat: Some(seat),
             r#move: Some(mv),
             request_id: format!("c{id}-{k}"),
-            expected_sequence: with_token.then_some(legal.sequence),
+            expected_sequence: rng.random_bool(0.75).then_some(legal.sequence),
         };
         // Retry through any node until the outcome is known.
         loop {
-            let via = rand::rng().random_range(0..NODES);
+            let via = rng.random_range(0..nodes.len());
             match nodes[via].clone().submit_move(request.clone()).await {
                 Ok(reply) => {
                     let reply = reply.into_inner();
@@ -160,14 +254,18 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
                     for event in &reply.events {
                         acked.push((game.clone(), event.clone(), via, Instant::now()));
                     }
-                    tally.replies.lock().unwrap().push((request, reply));
+                    tally.replies.lock().unwrap().push((request, reply, via));
                     break;
                 }
                 Err(status) if status.code() == Code::Unavailable => {
                     tally.unavailable.fetch_add(1, Ordering::Relaxed);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                Err(status) if status.code() == Code::Aborted => {
+                // Only a turn token can be stale; a move without one is
+                // decided again on the fresh state instead.
+                Err(status)
+                    if status.code() == Code::Aborted && request.expected_sequence.is_some() =>
+                {
                     tally.aborted.fetch_add(1, Ordering::Relaxed);
                     break;
                 }
@@ -178,7 +276,7 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
                     tally.refused.fetch_add(1, Ordering::Relaxed);
                     break;
                 }
-                Err(status) => panic!("SubmitMove: {status:?}"),
+                Err(status) => panic!("SubmitMove {}: {status:?}", request.request_id),
             }
         }
     }
@@ -186,7 +284,7 @@ async fn play(id: usize, nodes: Vec<Client>, stop: Arc<AtomicBool>, tally: Arc<T
 
 /// Follows `game` on one node, recording each event's sequence and arrival
 /// time, until the stream ends (when the test's runtime goes).
-async fn subscribe(mut client: Client, game: String, seen: Arc<Mutex<Vec<(u64, Instant)>>>) {
+async fn subscribe(mut client: Client, game: String, seen: Seen) {
     let mut stream = client
         .stream_events(pb::StreamEventsRequest {
             game_id: game,
@@ -203,7 +301,8 @@ async fn subscribe(mut client: Client, game: String, seen: Arc<Mutex<Vec<(u64, I
     }
 }
 
-/// Cuts every database connection of the nodes (`application_name`).
+/// Cuts every database connection of the nodes started with
+/// `application_name`; how many were cut.
 async fn cut_connections(application_name: &str) -> u64 {
     use sqlx::Connection;
     let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
@@ -214,41 +313,61 @@ async fn cut_connections(application_name: &str) -> u64 {
     .fetch_all(&mut admin)
     .await
     .unwrap();
+    let _ = admin.close().await;
     cut.len() as u64
+}
+
+/// A unique `application_name`, so one test cuts only its own nodes.
+fn application_name(role: &str) -> String {
+    format!("plylog-mn-{role}-{}", uuid::Uuid::new_v4().simple())
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Whether PostgreSQL is configured; says the test was skipped if not.
-fn postgres_configured() -> bool {
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
-    if !available {
-        println!(
-            "skipped: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the multi-node tests"
-        );
+/// Retries every acknowledged request through `node_for(original node)`
+/// (retrying UNAVAILABLE) and asserts each gets its original reply.
+async fn retry_all(
+    replies: &[(pb::SubmitMoveRequest, pb::SubmitMoveResponse, usize)],
+    node_for: impl Fn(usize) -> Client,
+) {
+    for (request, reply, via) in replies {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let retried = loop {
+            match node_for(*via).submit_move(request.clone()).await {
+                Err(status) if status.code() == Code::Unavailable && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                answered => break answered,
+            }
+        };
+        let retried = retried.unwrap_or_else(|status| {
+            panic!(
+                "the retry of {} is answered: {status:?}",
+                request.request_id
+            )
+        });
+        assert_eq!(&retried.into_inner(), reply, "{}", request.request_id);
     }
-    available
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_missed_a_notification_catches_up_by_itself() {
     use prost::Message;
     use sqlx::Connection;
-    if !postgres_configured() {
-        return;
-    }
-    let url = fresh_postgres_schema().await;
-    let addr = node_catching_up_every(&url, Duration::from_millis(200)).await;
+    let schema = fresh_postgres_schema().await;
+    let url = &schema.url;
+    let addr = node_catching_up_every(url, Duration::from_millis(200)).await;
     let mut c = client(addr);
     c.create_game(create_mnk("quiet", 3, 3, 3)).await.unwrap();
     let seen: Seen = Arc::default();
     tokio::spawn(subscribe(c.clone(), "quiet".into(), Arc::clone(&seen)));
-    while seen.lock().unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(
+        "the subscriber's first event",
+        Duration::from_secs(10),
+        || !seen.lock().unwrap().is_empty(),
+    )
+    .await;
     // Another writer appends a move without any notification, as if the
     // node's listening connection had been down at that moment.
     let event = pb::GameEvent {
@@ -269,7 +388,7 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
             ..Default::default()
         })),
     };
-    let mut writer = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut writer = sqlx::PgConnection::connect(url).await.unwrap();
     let mut tx = writer.begin().await.unwrap();
     sqlx::query(
         "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
@@ -284,10 +403,12 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
         .await
         .unwrap();
     tx.commit().await.unwrap();
+    let _ = writer.close().await;
     let quiet_since = Instant::now();
-    while seen.lock().unwrap().len() < 2 && quiet_since.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the silent append", Duration::from_secs(10), || {
+        seen.lock().unwrap().len() >= 2
+    })
+    .await;
     let sequences: Vec<u64> = seen.lock().unwrap().iter().map(|(s, _)| *s).collect();
     assert_eq!(
         sequences,
@@ -300,16 +421,11 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_on_one_database_agree_on_every_game() {
-    if !postgres_configured() {
-        return;
-    }
-    let application_name = format!("plylog-mn-{}", uuid::Uuid::new_v4().simple());
-    let url = format!(
-        "{}&application_name={application_name}",
-        fresh_postgres_schema().await
-    );
+    let seed = seed::seed("three_nodes_on_one_database_agree_on_every_game");
+    let application_name = application_name("all");
+    let schema = fresh_postgres_schema().await;
+    let url = format!("{}&application_name={application_name}", schema.url);
     let mut addrs = Vec::new();
     for _ in 0..NODES {
         addrs.push(node(&url).await);
@@ -339,38 +455,31 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
         .map(|id| {
             tokio::spawn(play(
                 id,
+                seed::rng(seed, id as u64),
                 nodes.clone(),
                 Arc::clone(&stop),
                 Arc::clone(&tally),
             ))
         })
         .collect();
-    let acked_count = || tally.acked.lock().unwrap().len();
-    let started = Instant::now();
-    while acked_count() < CUT_AT && started.elapsed() < Duration::from_secs(120) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("moves before the cut", Duration::from_secs(120), || {
+        tally.acked() >= CUT_AT
+    })
+    .await;
     let cut = cut_connections(&application_name).await;
-    while acked_count() < MOVES && started.elapsed() < Duration::from_secs(240) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("moves after the cut", Duration::from_secs(240), || {
+        tally.acked() >= MOVES
+    })
+    .await;
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         c.await.expect("a client finished");
     }
     let acked = std::mem::take(&mut *tally.acked.lock().unwrap());
-    assert!(acked.len() >= MOVES, "only {} moves in time", acked.len());
     // Deduplication holds across nodes: every acknowledged request, sent
     // again through another node, gets its original reply.
     let replies = std::mem::take(&mut *tally.replies.lock().unwrap());
-    for (i, (request, reply)) in replies.iter().enumerate() {
-        let retried = nodes[i % NODES]
-            .clone()
-            .submit_move(request.clone())
-            .await
-            .expect("a retry is answered");
-        assert_eq!(&retried.into_inner(), reply, "{}", request.request_id);
-    }
+    retry_all(&replies, |via| nodes[(via + 1) % NODES].clone()).await;
 
     // Every node agrees with a fresh replay; every acknowledged move is in
     // the log; every subscriber saw its game's events once, in order.
@@ -407,17 +516,19 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
         .iter()
         .filter(|(game, event, _, _)| logs[game].get(event.sequence as usize - 1) != Some(event))
         .count();
-    let deadline = Instant::now() + Duration::from_secs(20);
     let mut events_seen = 0;
     for ((g, n), log) in &seen {
-        let last = logs[&game_id(*g)].len() as u64;
-        while log.lock().unwrap().len() < last as usize && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let last = logs[&game_id(*g)].len();
+        wait_until(
+            &format!("every event at the subscriber on node {n} for game {g}"),
+            Duration::from_secs(20),
+            || log.lock().unwrap().len() >= last,
+        )
+        .await;
         let sequences: Vec<u64> = log.lock().unwrap().iter().map(|(s, _)| *s).collect();
         assert_eq!(
             sequences,
-            (1..=last).collect::<Vec<_>>(),
+            (1..=last as u64).collect::<Vec<_>>(),
             "subscriber on node {n} for game {g}"
         );
         events_seen += sequences.len();
@@ -447,4 +558,82 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
     );
     assert_eq!(lost, 0);
     assert!(cut > 0, "no connection was cut");
+}
+
+/// Moves acknowledged through node A while node B's connections are cut.
+const CUT_STORM_MOVES: usize = 3000;
+
+async fn a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply()
+ {
+    let seed = seed::seed("a_node_whose_connections_are_cut_during_catch_ups");
+    let schema = fresh_postgres_schema().await;
+    let b_name = application_name("b");
+    let a = client(node(&schema.url).await);
+    let b = client(
+        node_catching_up_every(
+            &format!("{}&application_name={b_name}", schema.url),
+            Duration::from_millis(100),
+        )
+        .await,
+    );
+    for g in 0..GAMES {
+        a.clone()
+            .create_game(create_mnk(&game_id(g), 64, 64, 64))
+            .await
+            .expect("game created");
+    }
+    // Subscribers on B keep every game in B's memory, so each move played
+    // through A makes B catch up.
+    let followed: Vec<Seen> = (0..GAMES).map(|_| Seen::default()).collect();
+    for (g, seen) in followed.iter().enumerate() {
+        tokio::spawn(subscribe(b.clone(), game_id(g), Arc::clone(seen)));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let tally = Arc::new(Tally::default());
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|id| {
+            tokio::spawn(play(
+                id,
+                seed::rng(seed, id as u64),
+                vec![a.clone()],
+                Arc::clone(&stop),
+                Arc::clone(&tally),
+            ))
+        })
+        .collect();
+    // Cut B's connections every 20 to 200 ms while the moves go on.
+    let cutting = Arc::new(AtomicBool::new(true));
+    let cutter = {
+        let cutting = Arc::clone(&cutting);
+        let mut rng = seed::rng(seed, 1000);
+        tokio::spawn(async move {
+            let (mut cuts, mut connections) = (0, 0);
+            while cutting.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(rng.random_range(20..200))).await;
+                connections += cut_connections(&b_name).await;
+                cuts += 1;
+            }
+            (cuts, connections)
+        })
+    };
+    wait_until(
+        "moves while B's connections are cut",
+        Duration::from_secs(240),
+        || tally.acked() >= CUT_STORM_MOVES,
+    )
+    .await;
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.await.expect("a client finished");
+    }
+    cutting.store(false, Ordering::Relaxed);
+    let (cuts, connections) = cutter.await.unwrap();
+    // Every acknowledged request, retried through B, gets its original reply.
+    let replies = std::mem::take(&mut *tally.replies.lock().unwrap());
+    retry_all(&replies, |_| b.clone()).await;
+    println!(
+        "{} moves acknowledged through node A while node B's connections were cut {cuts} times ({connections} connections); every one retried through B got its original reply",
+        replies.len()
+    );
+    assert!(connections > 0, "no connection of B was cut");
 }

@@ -20,6 +20,9 @@ use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent, Tok
 /// another writer (another node on a shared database).
 const CONFLICT_RETRIES: usize = 3;
 
+/// Events read from the store per query while catching up.
+const CATCH_UP_PAGE: u32 = 512;
+
 type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
 
 /// What an actor is asked to do.
@@ -505,25 +508,38 @@ impl Actor {
     }
 
     /// Reads the events other nodes appended after this actor's sequence,
-    /// checks and applies each, records their requests, and broadcasts them
-    /// to this node's subscribers.
+    /// with the requests that produced them, and applies both in one step:
+    /// a page is decoded and checked whole, its request records are taken
+    /// in, then its events are applied and broadcast to this node's
+    /// subscribers. A read that fails changes nothing, so the actor never
+    /// holds an event whose request record it has not also read (which would
+    /// let a retry of that request be decided a second time).
     async fn catch_up(&mut self) -> Result<(), RegistryError> {
         let store = &self.registry.inner.store;
         let start = self.state.sequence();
         loop {
-            let from = self.state.sequence() + 1;
-            let page = store.read(&self.game_id, from, u64::MAX, 512).await?;
-            if page.is_empty() {
+            let after = self.state.sequence();
+            let tail = store
+                .read_since(&self.game_id, after, CATCH_UP_PAGE)
+                .await?;
+            if tail.events.is_empty() {
                 break;
             }
-            for stored in &page {
-                if stored.sequence != self.state.sequence() + 1 {
+            let mut page = Vec::with_capacity(tail.events.len());
+            for (stored, expected) in tail.events.iter().zip(after + 1..) {
+                if stored.sequence != expected {
                     return Err(RegistryError::Internal(format!(
                         "game {}: the log skips to sequence {}",
                         self.game_id, stored.sequence
                     )));
                 }
-                let (wire, event) = decode(&self.game_id, stored)?;
+                page.push(decode(&self.game_id, stored)?);
+            }
+            for record in tail.requests {
+                self.requests.insert(record.request_id.clone(), record);
+            }
+            self.seat_token_hashes = tail.seat_token_hashes;
+            for (wire, event) in page {
                 self.state
                     .apply_stored(&event)
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
@@ -531,9 +547,6 @@ impl Actor {
             }
         }
         if self.state.sequence() > start {
-            for record in store.requests_after(&self.game_id, start).await? {
-                self.requests.insert(record.request_id.clone(), record);
-            }
             tracing::debug!(from = start, to = self.state.sequence(), "caught up");
         }
         Ok(())

@@ -93,6 +93,23 @@ pub struct Append {
     pub status: i32,
 }
 
+/// What a game's log gained after a sequence the reader already holds: one
+/// page of events, every request whose events overlap that page, and the
+/// seat token hashes as they stand. A catch-up applies all of it or none,
+/// so a node never holds an event whose request record it has not read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogTail {
+    /// Events after the sequence asked for, in sequence order; empty when
+    /// the reader is up to date.
+    pub events: Vec<StoredEvent>,
+    /// The requests that appended any of `events` (a request whose events
+    /// run past the page is included with the page its first event is in).
+    pub requests: Vec<RequestRecord>,
+    /// The seat token hashes now (empty: the game takes no seat tokens).
+    /// Read only when `events` is not empty.
+    pub seat_token_hashes: Vec<TokenHash>,
+}
+
 /// A whole game as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameLog {
@@ -255,15 +272,21 @@ pub trait EventStore: Send + Sync + 'static {
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError>;
 
-    /// The requests of a game that appended events after `sequence`.
+    /// Up to `limit` events of a game after sequence `after`, with the
+    /// requests that appended them and the current seat token hashes: what a
+    /// cached game needs to catch up. The requests are read after the events
+    /// (a request row commits with its events, so every request of the
+    /// events read is found).
     ///
     /// # Errors
-    /// Database errors.
-    async fn requests_after(
+    /// Database errors; on any error nothing was read and nothing is to be
+    /// applied.
+    async fn read_since(
         &self,
         game_id: &str,
-        sequence: u64,
-    ) -> Result<Vec<RequestRecord>, StoreError>;
+        after: u64,
+        limit: u32,
+    ) -> Result<LogTail, StoreError>;
 
     /// The last sequence of each of `game_ids` that exists, for a shared
     /// store's periodic catch-up (one query for all the games a node holds).
@@ -307,6 +330,12 @@ pub trait EventStore: Send + Sync + 'static {
     /// later calls fail with [`StoreError::Closed`]. Called once the server
     /// has stopped serving.
     async fn close(&self);
+}
+
+/// A sequence as the stores' signed 64-bit columns hold it, clamped to
+/// `i64::MAX` (no log reaches that far).
+fn clamp(sequence: u64) -> i64 {
+    i64::try_from(sequence).unwrap_or(i64::MAX)
 }
 
 /// The column form of seat token hashes: concatenated, `None` for none.

@@ -20,8 +20,8 @@ use tokio::sync::mpsc;
 
 use super::rows::StoreRow;
 use super::{
-    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame,
-    RequestRecord, StoreError, StoredEvent, classify,
+    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
+    StoreError, StoredEvent, clamp, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -206,8 +206,8 @@ impl EventStore for PostgresStore {
              ORDER BY sequence LIMIT $4",
         )
         .bind(game_id)
-        .bind(from.min(i64::MAX as u64) as i64)
-        .bind(to.min(i64::MAX as u64) as i64)
+        .bind(clamp(from))
+        .bind(clamp(to))
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
@@ -217,23 +217,52 @@ impl EventStore for PostgresStore {
             .collect::<Result<_, _>>()?)
     }
 
-    async fn requests_after(
+    async fn read_since(
         &self,
         game_id: &str,
-        sequence: u64,
-    ) -> Result<Vec<RequestRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
-             WHERE game_id = $1 AND last_sequence > $2",
+        after: u64,
+        limit: u32,
+    ) -> Result<LogTail, StoreError> {
+        // Separate statements, each on its own snapshot: the requests and
+        // hashes are read after the events, so they include every commit the
+        // events read saw (a request row commits with its events).
+        let events = sqlx::query(
+            "SELECT sequence, payload FROM events WHERE game_id = $1 AND sequence > $2 \
+             ORDER BY sequence LIMIT $3",
         )
         .bind(game_id)
-        .bind(sequence.min(i64::MAX as u64) as i64)
+        .bind(clamp(after))
+        .bind(i64::from(limit))
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .iter()
-            .map(StoreRow::request_record)
-            .collect::<Result<_, _>>()?)
+        .await?
+        .iter()
+        .map(StoreRow::stored_event)
+        .collect::<Result<Vec<_>, _>>()?;
+        let Some(last) = events.last().map(|e| e.sequence) else {
+            return Ok(LogTail::default());
+        };
+        let requests = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+             WHERE game_id = $1 AND last_sequence > $2 AND first_sequence <= $3",
+        )
+        .bind(game_id)
+        .bind(clamp(after))
+        .bind(clamp(last))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(StoreRow::request_record)
+        .collect::<Result<Vec<_>, _>>()?;
+        let hashes: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = $1")
+                .bind(game_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(LogTail {
+            events,
+            requests,
+            seat_token_hashes: super::split_hashes(hashes)?,
+        })
     }
 
     async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {

@@ -11,8 +11,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::rows::StoreRow;
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, NewEvent, NewGame, RequestRecord,
-    StoreError, StoredEvent, classify,
+    Append, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
+    StoreError, StoredEvent, clamp, classify,
 };
 
 /// Most writes one transaction commits together.
@@ -318,8 +318,8 @@ impl EventStore for SqliteStore {
              ORDER BY sequence LIMIT ?",
         )
         .bind(game_id)
-        .bind(from.min(i64::MAX as u64) as i64)
-        .bind(to.min(i64::MAX as u64) as i64)
+        .bind(clamp(from))
+        .bind(clamp(to))
         .bind(i64::from(limit))
         .fetch_all(&self.readers)
         .await?;
@@ -329,23 +329,54 @@ impl EventStore for SqliteStore {
             .collect::<Result<_, _>>()?)
     }
 
-    async fn requests_after(
+    async fn read_since(
         &self,
         game_id: &str,
-        sequence: u64,
-    ) -> Result<Vec<RequestRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
-             WHERE game_id = ? AND last_sequence > ?",
+        after: u64,
+        limit: u32,
+    ) -> Result<LogTail, StoreError> {
+        let mut conn = self.readers.acquire().await?;
+        // One read transaction: the events, requests and hashes are one
+        // snapshot.
+        let mut tx = conn.begin().await?;
+        let events = sqlx::query(
+            "SELECT sequence, payload FROM events WHERE game_id = ? AND sequence > ? \
+             ORDER BY sequence LIMIT ?",
         )
         .bind(game_id)
-        .bind(sequence.min(i64::MAX as u64) as i64)
-        .fetch_all(&self.readers)
-        .await?;
-        Ok(rows
-            .iter()
-            .map(StoreRow::request_record)
-            .collect::<Result<_, _>>()?)
+        .bind(clamp(after))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(StoreRow::stored_event)
+        .collect::<Result<Vec<_>, _>>()?;
+        let Some(last) = events.last().map(|e| e.sequence) else {
+            return Ok(LogTail::default());
+        };
+        let requests = sqlx::query(
+            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+             WHERE game_id = ? AND last_sequence > ? AND first_sequence <= ?",
+        )
+        .bind(game_id)
+        .bind(clamp(after))
+        .bind(clamp(last))
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(StoreRow::request_record)
+        .collect::<Result<Vec<_>, _>>()?;
+        let hashes: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = ?")
+                .bind(game_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(LogTail {
+            events,
+            requests,
+            seat_token_hashes: super::split_hashes(hashes)?,
+        })
     }
 
     async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {

@@ -42,7 +42,7 @@ const MAX_IN_FLIGHT: usize = 4096;
 
 #[path = "../support/postgres.rs"]
 mod postgres_support;
-pub(crate) use postgres_support::{fresh_postgres_schema, on_postgres};
+pub(crate) use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
 
 /// Where the tests' servers keep their logs: a fresh SQLite file per server
 /// by default, or with `PLYLOG_TEST_BACKEND=postgres` a fresh schema per
@@ -53,6 +53,8 @@ pub(crate) struct TestDatabase {
     pub(crate) url: String,
     /// The SQLite file, when the backend is SQLite.
     pub(crate) file: Option<PathBuf>,
+    /// The PostgreSQL schema, dropped with this value.
+    _schema: Option<PgSchema>,
     _dir: tempfile::TempDir,
 }
 
@@ -61,9 +63,11 @@ impl TestDatabase {
     pub(crate) async fn fresh() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         if on_postgres() {
+            let schema = fresh_postgres_schema().await;
             TestDatabase {
-                url: fresh_postgres_schema().await,
+                url: schema.url.clone(),
                 file: None,
+                _schema: Some(schema),
                 _dir: dir,
             }
         } else {
@@ -71,6 +75,7 @@ impl TestDatabase {
             TestDatabase {
                 url: format!("sqlite://{}", file.display()),
                 file: Some(file),
+                _schema: None,
                 _dir: dir,
             }
         }
