@@ -19,6 +19,7 @@ use crate::api::{GameApi, transport_refusals};
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
+use crate::tokens::SeatTokenKeys;
 use tower::util::MapResponseLayer;
 
 /// Everything a server needs to start.
@@ -105,6 +106,14 @@ pub enum AppError {
     /// The transport failed.
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The seat token secret file could not be used.
+    #[error(transparent)]
+    SecretFile(#[from] crate::tokens::SecretFileError),
+    /// Seat tokens are on with PostgreSQL, and no secret file was given.
+    #[error(
+        "with PostgreSQL every node must derive seat tokens from the same secret: pass --seat-token-secret-file <path> (the same file on every node), or --no-seat-tokens"
+    )]
+    SecretFileRequired,
 }
 
 /// A bound, ready server: the store is open and migrated, the listener bound.
@@ -158,16 +167,18 @@ impl Application {
             }
         };
         let url = &settings.database_url;
-        let store: Arc<dyn EventStore> =
-            if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-                Arc::new(PostgresStore::open(url, settings.postgres_connections).await?)
-            } else if url.contains("://") && !url.starts_with("sqlite:") {
-                return Err(AppError::UnsupportedDatabase(url.clone()));
-            } else {
-                let mut options = SqliteOptions::new(url.clone());
-                options.synchronous_normal = settings.sqlite_synchronous_normal;
-                Arc::new(SqliteStore::open(&options).await?)
-            };
+        let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+        if !postgres && url.contains("://") && !url.starts_with("sqlite:") {
+            return Err(AppError::UnsupportedDatabase(url.clone()));
+        }
+        let keys = seat_token_keys(&settings.access, url, postgres)?;
+        let store: Arc<dyn EventStore> = if postgres {
+            Arc::new(PostgresStore::open(url, settings.postgres_connections).await?)
+        } else {
+            let mut options = SqliteOptions::new(url.clone());
+            options.synchronous_normal = settings.sqlite_synchronous_normal;
+            Arc::new(SqliteStore::open(&options).await?)
+        };
         let listener =
             TcpListener::bind(settings.listen)
                 .await
@@ -179,7 +190,7 @@ impl Application {
             addr: settings.listen,
             source,
         })?;
-        let registry = Registry::new(Arc::clone(&store), settings.registry);
+        let registry = Registry::new(Arc::clone(&store), settings.registry, keys);
         Ok(Application {
             listener,
             local_addr,
@@ -284,6 +295,37 @@ impl Application {
         tracing::info!("plylog stopped");
         Ok(())
     }
+}
+
+/// The secrets seat tokens are derived from: the configured file; without
+/// one, with SQLite, `<database file>.seat-token-secret` (created if missing;
+/// an in-memory database gets a secret that lives as long as it does); with
+/// PostgreSQL none, which is an error while new games get seat tokens.
+fn seat_token_keys(
+    access: &AccessSettings,
+    url: &str,
+    postgres: bool,
+) -> Result<Option<SeatTokenKeys>, AppError> {
+    if let Some(path) = &access.seat_token_secret_file {
+        return Ok(Some(SeatTokenKeys::read(path)?));
+    }
+    if postgres {
+        return if access.seat_tokens {
+            Err(AppError::SecretFileRequired)
+        } else {
+            Ok(None)
+        };
+    }
+    let file = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let file = file.split('?').next().unwrap_or(file);
+    if file.is_empty() || file == ":memory:" || file.starts_with(":memory:") {
+        return Ok(Some(SeatTokenKeys::ephemeral()));
+    }
+    let path = PathBuf::from(format!("{file}.seat-token-secret"));
+    Ok(Some(SeatTokenKeys::read_or_create(&path)?))
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

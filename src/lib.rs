@@ -12,3 +12,4 @@ pub mod proto;
 pub mod registry;
 pub mod rules;
 pub mod store;
+pub mod tokens;

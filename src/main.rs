@@ -94,10 +94,17 @@ struct ServeArgs {
     /// Only for a server that nothing but your own backend can reach.
     #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
     no_seat_tokens: bool,
-    /// Require this key for CreateGame, sent as metadata
-    /// "authorization: Bearer <key>". Unset: anyone may create games.
+    /// Require this key for CreateGame and ReissueSeatToken, sent as
+    /// metadata "authorization: Bearer <key>". Unset: anyone may create
+    /// games, and nobody may re-issue seat tokens.
     #[arg(long, env = "PLYLOG_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// File of secrets seat tokens are derived from (one per line, the first
+    /// current; see README, Seat tokens). Default with SQLite:
+    /// <database file>.seat-token-secret, created if missing. Required with
+    /// PostgreSQL unless --no-seat-tokens: every node reads the same file.
+    #[arg(long, env = "PLYLOG_SEAT_TOKEN_SECRET_FILE")]
+    seat_token_secret_file: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -117,6 +124,7 @@ impl ServeArgs {
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),
+                seat_token_secret_file: self.seat_token_secret_file,
             },
             registry: RegistrySettings {
                 max_cells: self.max_cells,

@@ -23,19 +23,39 @@ use rand::Rng;
 mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
+#[path = "support/seed.rs"]
+mod seed;
 use games::create_mnk;
 use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
 
-/// A fresh database for one test: a SQLite file in `dir`, or with
-/// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema (dropped with the
-/// second value).
-async fn fresh_database(dir: &tempfile::TempDir) -> (String, Option<PgSchema>) {
-    if on_postgres() {
-        let schema = fresh_postgres_schema().await;
-        (schema.url.clone(), Some(schema))
-    } else {
-        let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
-        (url, None)
+/// The database of one test and the seat token secret its servers share.
+struct Database {
+    /// A SQLite file in a temporary directory, or with
+    /// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema.
+    url: String,
+    secret_file: std::path::PathBuf,
+    _schema: Option<PgSchema>,
+    _dir: tempfile::TempDir,
+}
+
+impl Database {
+    async fn fresh() -> Database {
+        let dir = tempfile::tempdir().unwrap();
+        let secret_file = dir.path().join("seat-token-secret");
+        std::fs::write(&secret_file, format!("{}\n", "s".repeat(64))).unwrap();
+        let (url, schema) = if on_postgres() {
+            let schema = fresh_postgres_schema().await;
+            (schema.url.clone(), Some(schema))
+        } else {
+            let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
+            (url, None)
+        };
+        Database {
+            url,
+            secret_file,
+            _schema: schema,
+            _dir: dir,
+        }
     }
 }
 use tonic::transport::Channel;
@@ -54,14 +74,15 @@ struct Server {
 }
 
 impl Server {
-    /// Starts the binary on the database `url`, on `port` (0: any free
+    /// Starts the binary on the database `db`, on `port` (0: any free
     /// one), and waits until it serves.
-    fn start(url: &str, port: u16) -> Server {
+    fn start(db: &Database, port: u16) -> Server {
         for _ in 0..50 {
             let mut child = Command::new(env!("CARGO_BIN_EXE_plylog"))
                 .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", url])
-                .arg("--no-seat-tokens")
+                .args(["--database-url", &db.url])
+                .arg("--seat-token-secret-file")
+                .arg(&db.secret_file)
                 .env("RUST_LOG", "info")
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
@@ -127,8 +148,22 @@ where
     }
 }
 
-/// Acknowledged moves: (game id, request) and the reply it got.
-type Acked = Arc<Mutex<Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>>>;
+/// An acknowledged move: the request, the seat token it was sent with (from
+/// CreateGame's reply, or its retry's), and the reply it got.
+type Ack = (pb::SubmitMoveRequest, String, pb::SubmitMoveResponse);
+
+/// Acknowledged moves.
+type Acked = Arc<Mutex<Vec<Ack>>>;
+
+/// `message` with the seat token as `authorization: Bearer <token>`.
+fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII"),
+    );
+    request
+}
 
 /// Plays games one after another until `stop`, recording every OK.
 async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<String> {
@@ -143,12 +178,20 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
             request_id: format!("create-{game_id}"),
             ..create_mnk(&game_id, 20, 20, 20)
         };
-        until_answered(&c, |mut c| {
+        // A create cut off by a kill is retried; whichever reply arrives
+        // carries the seat tokens, the same ones.
+        let tokens = until_answered(&c, |mut c| {
             let create = create.clone();
             async move { c.create_game(create).await }
         })
         .await
-        .expect("the game is created");
+        .expect("the game is created")
+        .seat_tokens;
+        assert_eq!(
+            tokens.len(),
+            2,
+            "{game_id}: CreateGame returned no seat tokens"
+        );
         games.push(game_id.clone());
         for k in 0..MOVES_PER_GAME {
             let request = pb::SubmitMoveRequest {
@@ -164,13 +207,14 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
                 request_id: format!("{game_id}-m{k}"),
                 expected_sequence: None,
             };
+            let token = tokens[(k % 2) as usize].clone();
             let reply = until_answered(&c, |mut c| {
-                let request = request.clone();
+                let request = with_token(request.clone(), &token);
                 async move { c.submit_move(request).await }
             })
             .await
             .unwrap_or_else(|status| panic!("{game_id} move {k}: {status:?}"));
-            acked.lock().unwrap().push((request, reply));
+            acked.lock().unwrap().push((request, token, reply));
         }
     }
     games
@@ -202,14 +246,22 @@ impl Load {
         self.acked.lock().unwrap().len()
     }
 
+    /// Waits (up to a minute) until `count` moves are acknowledged.
+    async fn wait_for_acks(&self, count: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while self.acked() < count {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "only {} of {count} moves acknowledged in a minute",
+                self.acked()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Stops the clients once their current game is done; the games they
     /// played and the acknowledged moves.
-    async fn finish(
-        self,
-    ) -> (
-        Vec<String>,
-        Vec<(pb::SubmitMoveRequest, pb::SubmitMoveResponse)>,
-    ) {
+    async fn finish(self) -> (Vec<String>, Vec<Ack>) {
         self.stop.store(true, Ordering::Relaxed);
         let mut games = Vec::new();
         for c in self.clients {
@@ -224,11 +276,7 @@ impl Load {
 /// its replay equals GetGame, that every acknowledged move is in its log
 /// exactly as acknowledged, and that retrying it returns the recorded reply.
 /// Returns (events checked, acknowledged events missing or changed).
-async fn verify(
-    port: u16,
-    games: &[String],
-    acked: &[(pb::SubmitMoveRequest, pb::SubmitMoveResponse)],
-) -> (usize, usize) {
+async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
     let c = client(port);
     let mut logs: HashMap<String, Vec<pb::GameEvent>> = HashMap::new();
     let mut events_checked = 0;
@@ -265,7 +313,7 @@ async fn verify(
         logs.insert(game_id.clone(), events);
     }
     let mut lost = 0;
-    for (request, reply) in acked {
+    for (request, token, reply) in acked {
         let log = &logs[&request.game_id];
         for event in &reply.events {
             if log.get(event.sequence as usize - 1) != Some(event) {
@@ -273,7 +321,7 @@ async fn verify(
             }
         }
         let retried = until_answered(&c, |mut c| {
-            let request = request.clone();
+            let request = with_token(request.clone(), token);
             async move { c.submit_move(request).await }
         })
         .await
@@ -285,20 +333,26 @@ async fn verify(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_move_survives_repeated_sigkills() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, _schema) = fresh_database(&dir).await;
+    let mut rng = seed::rng(
+        seed::seed("every_acknowledged_move_survives_repeated_sigkills"),
+        0,
+    );
+    let db = Database::fresh().await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
     let mut acked_before_kill = Vec::new();
     for _ in 0..KILLS {
-        let pause = rand::rng().random_range(300..900);
+        // Let the clients play a random while, then kill mid-flight.
+        let pause = rng.random_range(300..900);
         tokio::time::sleep(Duration::from_millis(pause)).await;
         acked_before_kill.push(load.acked());
         server.kill();
         server = Server::start(&db, port);
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The clients reach the last server before they stop.
+    let last_kill = load.acked();
+    load.wait_for_acks(last_kill + 50).await;
     let (games, acked) = load.finish().await;
     // Kills landed while moves were being acknowledged, not on an idle server.
     assert!(
@@ -317,12 +371,11 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, _schema) = fresh_database(&dir).await;
+    let db = Database::fresh().await;
     let mut server = Server::start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    load.wait_for_acks(100).await;
     // A spectator follows a game that is being played.
     let mut stream = client(port)
         .stream_events(pb::StreamEventsRequest {
@@ -353,7 +406,7 @@ async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly
     assert!(ended.message().contains("shutting down"), "{ended:?}");
     // Start again; clients retry what was cut off, then finish.
     let server = Server::start(&db, port);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    load.wait_for_acks(load.acked() + 50).await;
     let (games, acked) = load.finish().await;
     let (events_checked, lost) = verify(port, &games, &acked).await;
     server.kill();

@@ -1,20 +1,18 @@
-//! Credentials: seat tokens and the optional server API key.
+//! Credentials at the edge: the `authorization` metadata, and who may create
+//! games and re-issue seat tokens.
 //!
-//! CreateGame issues one random seat token per seat (32 bytes from the
-//! operating system's generator, hex-encoded behind a `plylog_seat_` prefix)
-//! and returns them once; the store keeps only their SHA-256 hashes.
-//! SubmitMove and Undo present a token as gRPC metadata
-//! `authorization: Bearer <token>` (RFC 6750). The game's actor compares
+//! SubmitMove and Undo present a seat token as gRPC metadata
+//! `authorization: Bearer <token>` (RFC 6750); CreateGame and
+//! ReissueSeatToken present the server's API key the same way. Seat tokens
+//! are derived and hashed by [`crate::tokens`]; the game's actor compares
 //! hashes, so a token is checked without ever being stored.
 
-use rand::RngCore;
-use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
 use tonic::metadata::MetadataMap;
 
-use crate::store::TokenHash;
-
-/// The prefix of every seat token, so a leaked one is recognisable.
-const SEAT_TOKEN_PREFIX: &str = "plylog_seat_";
+use crate::registry::Credential;
+pub use crate::tokens::hash;
 
 /// Who may create games and whether games get seat tokens.
 #[derive(Debug, Clone, Default)]
@@ -22,71 +20,115 @@ pub struct AccessSettings {
     /// Whether CreateGame issues seat tokens (so moves and undos must present
     /// them). Off only where plylog is reachable by a trusted backend alone.
     pub seat_tokens: bool,
-    /// When set, CreateGame must present this key as `authorization: Bearer
-    /// <key>`.
+    /// When set, CreateGame and ReissueSeatToken must present this key as
+    /// `authorization: Bearer <key>`.
     pub api_key: Option<String>,
+    /// The file of secrets seat tokens are derived from (see
+    /// [`crate::tokens`]); every node of a deployment needs the same one.
+    /// `None`: with SQLite, `<database file>.seat-token-secret`, created if
+    /// missing; with PostgreSQL, required while seat tokens are on.
+    pub seat_token_secret_file: Option<PathBuf>,
 }
 
-/// The SHA-256 hash of a token.
-pub fn hash(token: &str) -> TokenHash {
-    Sha256::digest(token.as_bytes()).into()
+/// What is wrong with an `authorization` header that is present.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MalformedAuthorization {
+    /// The value is not visible ASCII.
+    #[error("the authorization metadata is not readable text")]
+    Unreadable,
+    /// A credential without a scheme, e.g. a bare token.
+    #[error(
+        "the authorization metadata must be \"Bearer <{0}>\"; it has no scheme (add \"Bearer \")"
+    )]
+    NoScheme(&'static str),
+    /// Another scheme, e.g. `Basic`.
+    #[error(
+        "the authorization metadata must be \"Bearer <{expected}>\", not a {scheme:?} credential"
+    )]
+    OtherScheme {
+        /// What the credential should be, e.g. "seat token".
+        expected: &'static str,
+        /// The scheme sent.
+        scheme: String,
+    },
+    /// `Bearer` with nothing after it.
+    #[error("the authorization metadata says \"Bearer\" but holds no {0}")]
+    Empty(&'static str),
 }
 
-/// New seat tokens for `seats` seats, with their hashes, in seat order.
-pub fn issue(seats: usize) -> (Vec<String>, Vec<TokenHash>) {
-    (0..seats)
-        .map(|_| {
-            let mut secret = [0u8; 32];
-            rand::rng().fill_bytes(&mut secret);
-            let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-            let token = format!("{SEAT_TOKEN_PREFIX}{hex}");
-            let digest = hash(&token);
-            (token, digest)
-        })
-        .unzip()
-}
-
-/// The bearer credential of a call: `None` without an `authorization`
-/// header, otherwise what follows `Bearer ` (scheme case-insensitive). A
-/// header of another form is treated as a wrong credential, not a missing
-/// one.
-pub fn bearer(metadata: &MetadataMap) -> Option<String> {
-    let value = metadata.get("authorization")?;
-    let text = value.to_str().unwrap_or_default().trim();
-    Some(match text.split_once(' ') {
+/// The bearer credential of a call: `Ok(None)` without an `authorization`
+/// header, `Ok(Some(credential))` for `Bearer <credential>` (scheme
+/// case-insensitive), and what is wrong with any other header. `expected`
+/// names the credential in messages ("seat token", "API key").
+///
+/// # Errors
+/// [`MalformedAuthorization`] for a header that is present but not a bearer
+/// credential.
+pub fn bearer(
+    metadata: &MetadataMap,
+    expected: &'static str,
+) -> Result<Option<String>, MalformedAuthorization> {
+    let Some(value) = metadata.get("authorization") else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| MalformedAuthorization::Unreadable)?
+        .trim();
+    match text.split_once(' ') {
         Some((scheme, credential)) if scheme.eq_ignore_ascii_case("bearer") => {
-            credential.trim().to_owned()
+            match credential.trim() {
+                "" => Err(MalformedAuthorization::Empty(expected)),
+                credential => Ok(Some(credential.to_owned())),
+            }
         }
-        _ => String::new(),
-    })
+        Some((scheme, _)) => Err(MalformedAuthorization::OtherScheme {
+            expected,
+            scheme: scheme.to_owned(),
+        }),
+        None if text.eq_ignore_ascii_case("bearer") => Err(MalformedAuthorization::Empty(expected)),
+        None => Err(MalformedAuthorization::NoScheme(expected)),
+    }
+}
+
+/// The seat credential a call presents: none, a token (by its hash), or a
+/// header that is not a bearer token (refused only by games that need one).
+pub fn seat_credential(metadata: &MetadataMap) -> Credential {
+    match bearer(metadata, "seat token") {
+        Ok(None) => Credential::None,
+        Ok(Some(token)) => Credential::Token(hash(&token)),
+        Err(malformed) => Credential::Malformed(malformed.to_string()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn tokens_are_distinct_prefixed_and_hash_to_what_was_issued() {
-        let (tokens, hashes) = issue(3);
-        assert_eq!(tokens.len(), 3);
-        assert!(
-            tokens.iter().all(
-                |t| t.starts_with(SEAT_TOKEN_PREFIX) && t.len() == SEAT_TOKEN_PREFIX.len() + 64
-            )
-        );
-        assert_ne!(tokens[0], tokens[1]);
-        assert_eq!(tokens.iter().map(|t| hash(t)).collect::<Vec<_>>(), hashes);
+    fn header(value: &str) -> MetadataMap {
+        let mut metadata = MetadataMap::new();
+        metadata.insert("authorization", value.parse().unwrap());
+        metadata
     }
 
     #[test]
     fn the_bearer_credential_is_read_from_the_authorization_header() {
-        let mut metadata = MetadataMap::new();
-        assert_eq!(bearer(&metadata), None);
-        metadata.insert("authorization", "Bearer abc".parse().unwrap());
-        assert_eq!(bearer(&metadata).as_deref(), Some("abc"));
-        metadata.insert("authorization", "bearer  abc ".parse().unwrap());
-        assert_eq!(bearer(&metadata).as_deref(), Some("abc"));
-        metadata.insert("authorization", "Basic abc".parse().unwrap());
-        assert_eq!(bearer(&metadata).as_deref(), Some(""));
+        assert_eq!(bearer(&MetadataMap::new(), "seat token"), Ok(None));
+        for value in ["Bearer abc", "bearer  abc "] {
+            assert_eq!(bearer(&header(value), "seat token"), Ok(Some("abc".into())));
+        }
+    }
+
+    #[test]
+    fn a_header_that_is_not_a_bearer_credential_says_what_is_wrong() {
+        let why = |value| {
+            bearer(&header(value), "seat token")
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(why("plylog_seat_00").contains("no scheme (add \"Bearer \")"));
+        assert!(why("Basic abc").contains("not a \"Basic\" credential"));
+        assert!(why("Bearer").contains("holds no seat token"));
+        assert!(why("Bearer   ").contains("holds no seat token"));
     }
 }

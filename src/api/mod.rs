@@ -20,7 +20,7 @@ use tonic::{Request, Response, Status};
 use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
-use crate::registry::{Registry, RequestMeta};
+use crate::registry::{Credential, Registry, RequestMeta};
 pub use status::{DOMAIN, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
@@ -65,22 +65,44 @@ impl GameApi {
         })
     }
 
-    /// Refuses CreateGame without the server's API key, when one is set.
-    fn check_api_key(&self, metadata: &tonic::metadata::MetadataMap) -> Result<(), Status> {
+    /// Refuses `rpc` (CreateGame or ReissueSeatToken) without the server's
+    /// API key. Without a key configured, CreateGame is open to all and
+    /// ReissueSeatToken to none.
+    fn check_api_key(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        rpc: &str,
+    ) -> Result<(), Status> {
         let Some(key) = &self.access.api_key else {
-            return Ok(());
+            return match rpc {
+                "CreateGame" => Ok(()),
+                _ => Err(status::refusal(
+                    tonic::Code::FailedPrecondition,
+                    &format!(
+                        "{rpc} needs the server's API key, and this server has none: start it with --api-key"
+                    ),
+                    pb::ErrorReason::ApiKeyNotConfigured,
+                )),
+            };
         };
-        match auth::bearer(metadata) {
-            None => Err(status::refusal(
+        match auth::bearer(metadata, "API key") {
+            Ok(None) => Err(status::refusal(
                 tonic::Code::Unauthenticated,
-                "CreateGame needs the server's API key: send metadata \"authorization: Bearer <api key>\"",
+                &format!(
+                    "{rpc} needs the server's API key: send metadata \"authorization: Bearer <api key>\""
+                ),
                 pb::ErrorReason::ApiKeyRequired,
             )),
             // Compare hashes, so the comparison's time says nothing of the key.
-            Some(sent) if auth::hash(&sent) == auth::hash(key) => Ok(()),
-            Some(_) => Err(status::refusal(
+            Ok(Some(sent)) if auth::hash(&sent) == auth::hash(key) => Ok(()),
+            Ok(Some(_)) => Err(status::refusal(
                 tonic::Code::PermissionDenied,
                 "the API key is wrong",
+                pb::ErrorReason::ApiKeyInvalid,
+            )),
+            Err(malformed) => Err(status::refusal(
+                tonic::Code::PermissionDenied,
+                &malformed.to_string(),
                 pb::ErrorReason::ApiKeyInvalid,
             )),
         }
@@ -91,21 +113,13 @@ impl GameApi {
 /// fingerprint: a request id reused by another seat's token is then a
 /// different request (REQUEST_ID_REUSED), not a retry to be answered with
 /// the first seat's reply.
-fn with_credential(
-    mut meta: RequestMeta,
-    credential: Option<crate::store::TokenHash>,
-) -> RequestMeta {
-    if let Some(hash) = credential {
+fn with_credential(mut meta: RequestMeta, credential: Credential) -> RequestMeta {
+    if let Credential::Token(hash) = &credential {
         meta.fingerprint.extend_from_slice(b"|seat-token:");
-        meta.fingerprint.extend_from_slice(&hash);
+        meta.fingerprint.extend_from_slice(hash);
     }
     meta.credential = credential;
     meta
-}
-
-/// The hash of the seat token a call presents, if any.
-fn credential(metadata: &tonic::metadata::MetadataMap) -> Option<crate::store::TokenHash> {
-    auth::bearer(metadata).map(|token| auth::hash(&token))
 }
 
 fn check_game_id(game_id: &str) -> Result<(), FieldError> {
@@ -148,41 +162,35 @@ trait Idempotent: Message + Clone {
     fn clear_keys(&mut self);
 }
 
-impl Idempotent for pb::CreateGameRequest {
-    const RPC: &'static [u8] = b"create:";
-    fn request_id(&self) -> &str {
-        &self.request_id
-    }
-    fn expected_sequence(&self) -> Option<u64> {
-        None
-    }
-    fn clear_keys(&mut self) {
-        self.request_id.clear();
-    }
-}
-
-/// Requests whose keys are `request_id` and `expected_sequence`.
-macro_rules! keyed_by_request_id_and_turn_token {
-    ($($request:ty => $rpc:literal),+ $(,)?) => {$(
+/// Implements [`Idempotent`] for requests keyed by `request_id`, with
+/// (`turn_token: yes`) or without (`no`) an `expected_sequence`.
+macro_rules! idempotent {
+    ($($request:ty => $rpc:literal, turn_token: $turn:tt),+ $(,)?) => {$(
         impl Idempotent for $request {
             const RPC: &'static [u8] = $rpc;
             fn request_id(&self) -> &str {
                 &self.request_id
             }
             fn expected_sequence(&self) -> Option<u64> {
-                self.expected_sequence
+                idempotent!(@get self $turn)
             }
             fn clear_keys(&mut self) {
                 self.request_id.clear();
-                self.expected_sequence = None;
+                idempotent!(@clear self $turn);
             }
         }
     )+};
+    (@get $self:ident yes) => { $self.expected_sequence };
+    (@get $self:ident no) => { None };
+    (@clear $self:ident yes) => { $self.expected_sequence = None };
+    (@clear $self:ident no) => { () };
 }
 
-keyed_by_request_id_and_turn_token! {
-    pb::SubmitMoveRequest => b"move:",
-    pb::UndoRequest => b"undo:",
+idempotent! {
+    pb::CreateGameRequest => b"create:", turn_token: no,
+    pb::ReissueSeatTokenRequest => b"reissue:", turn_token: no,
+    pb::SubmitMoveRequest => b"move:", turn_token: yes,
+    pb::UndoRequest => b"undo:", turn_token: yes,
 }
 
 /// The idempotency fields of a request: its id, its turn token, and the rest
@@ -198,7 +206,7 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
         request_id: request.request_id().to_owned(),
         fingerprint,
         expected_sequence: request.expected_sequence(),
-        credential: None,
+        credential: Credential::None,
     })
 }
 
@@ -254,7 +262,7 @@ impl GameService for GameApi {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let _permit = self.admit()?;
-        self.check_api_key(request.metadata())?;
+        self.check_api_key(request.metadata(), "CreateGame")?;
         let req = request.into_inner();
         let settings = self.registry.settings();
         let game_id = if req.game_id.is_empty() {
@@ -296,16 +304,13 @@ impl GameService for GameApi {
             ..req.clone()
         };
         let meta = request_meta(&normalized)?;
-        let (seat_tokens, hashes) = if self.access.seat_tokens {
-            auth::issue(config.seats().len())
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let (game, created) = self.registry.create(game_id, config, hashes, meta).await?;
+        let created = self
+            .registry
+            .create(game_id, config, self.access.seat_tokens, meta)
+            .await?;
         Ok(Response::new(pb::CreateGameResponse {
-            game: Some(game),
-            // Only the call that created the game sees its tokens.
-            seat_tokens: if created { seat_tokens } else { Vec::new() },
+            game: Some(created.game),
+            seat_tokens: created.seat_tokens,
         }))
     }
 
@@ -341,7 +346,7 @@ impl GameService for GameApi {
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let _permit = self.admit()?;
-        let credential = credential(request.metadata());
+        let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let seat = req
@@ -365,7 +370,7 @@ impl GameService for GameApi {
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, Status> {
         let _permit = self.admit()?;
-        let credential = credential(request.metadata());
+        let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let requested_by = req
@@ -380,6 +385,33 @@ impl GameService for GameApi {
         Ok(Response::new(pb::UndoResponse {
             events: reply.events,
             game: Some(reply.game),
+        }))
+    }
+
+    async fn reissue_seat_token(
+        &self,
+        request: Request<pb::ReissueSeatTokenRequest>,
+    ) -> Result<Response<pb::ReissueSeatTokenResponse>, Status> {
+        let _permit = self.admit()?;
+        self.check_api_key(request.metadata(), "ReissueSeatToken")?;
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let seat = req
+            .seat
+            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
+        let seat = convert::seat_from_proto(seat, "seat")?;
+        let reply = self
+            .registry
+            .execute(
+                &req.game_id,
+                Command::ReissueSeatToken { seat },
+                request_meta(&req)?,
+            )
+            .await?;
+        Ok(Response::new(pb::ReissueSeatTokenResponse {
+            events: reply.events,
+            game: Some(reply.game),
+            seat_token: reply.seat_token.unwrap_or_default(),
         }))
     }
 

@@ -138,6 +138,15 @@ pub fn to_status(error: RegistryError) -> Status {
         RegistryError::PermissionDenied { .. } => {
             status(Code::PermissionDenied, message, R::SeatTokenInvalid, none())
         }
+        RegistryError::NoSeatTokens { .. } => {
+            status(Code::FailedPrecondition, message, R::NoSeatTokens, none())
+        }
+        RegistryError::NoTokenSecret => status(
+            Code::FailedPrecondition,
+            message,
+            R::SeatTokenSecretMissing,
+            none(),
+        ),
         RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
         RegistryError::StoreUnavailable(_) => {
             status(Code::Unavailable, message, R::StoreUnavailable, none())

@@ -45,4 +45,11 @@ pub enum Event {
         /// The seat that asked for the undo, when stated.
         requested_by: Option<Seat>,
     },
+    /// An operator replaced `seat`'s credential. Nothing of the game
+    /// changes; the log records it so that every node reloads the seat's
+    /// token hash and the history shows who could act when.
+    SeatTokenReissued {
+        /// The seat whose token was replaced.
+        seat: Seat,
+    },
 }

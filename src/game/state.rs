@@ -21,6 +21,13 @@ pub enum Command {
         /// The seat asking, when stated.
         requested_by: Option<Seat>,
     },
+    /// Replace `seat`'s credential (an operator's command; whoever may give
+    /// it is checked outside the game). Allowed in any state, also after the
+    /// game ended.
+    ReissueSeatToken {
+        /// The seat whose token is replaced.
+        seat: Seat,
+    },
 }
 
 /// Why [`decide`] refuses a command. Nothing is appended for a refusal.
@@ -231,6 +238,9 @@ impl GameState {
                 }
             }
             Event::TurnPassed { seat } => self.check_turn(*seat),
+            Event::SeatTokenReissued { seat } => {
+                self.seat(*seat).map(|_| ()).map_err(|e| e.to_string())
+            }
             Event::MoveUndone {
                 undone_sequence,
                 placement,
@@ -438,6 +448,9 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                 requested_by,
             }])
         }
+        Command::ReissueSeatToken { seat } => Ok(vec![Event::SeatTokenReissued {
+            seat: state.seat(seat)?,
+        }]),
     }
 }
 
@@ -481,6 +494,7 @@ pub fn evolve(state: &mut GameState, event: &Event) {
             state.count_position(1);
         }
         Event::TurnPassed { seat } => state.to_move = state.next_seat(*seat),
+        Event::SeatTokenReissued { .. } => {}
         Event::MoveUndone { seat, .. } => {
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {

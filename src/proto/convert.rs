@@ -505,6 +505,7 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::MovePlayed { .. } => "move_played",
         Event::MoveUndone { .. } => "move_undone",
         Event::TurnPassed { .. } => "turn_passed",
+        Event::SeatTokenReissued { .. } => "seat_token_reissued",
     }
 }
 
@@ -540,6 +541,9 @@ pub fn event_to_proto(
             roll: roll.as_ref().map(roll_to_proto),
         }),
         Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
+            seat: seat.0.into(),
+        }),
+        Event::SeatTokenReissued { seat } => Kind::SeatTokenReissued(pb::SeatTokenReissued {
             seat: seat.0.into(),
         }),
         Event::MoveUndone {
@@ -601,6 +605,9 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
         }),
         Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
             seat: seat_from_proto(p.seat, "turn_passed.seat")?,
+        }),
+        Some(Kind::SeatTokenReissued(r)) => Ok(Event::SeatTokenReissued {
+            seat: seat_from_proto(r.seat, "seat_token_reissued.seat")?,
         }),
         Some(Kind::MoveUndone(u)) => Ok(Event::MoveUndone {
             seat: seat_from_proto(u.seat, "move_undone.seat")?,

@@ -9,7 +9,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::Instrument;
 
-use super::{CommandReply, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms};
+use super::{
+    CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms,
+};
 use crate::game::{Command, Event, GameState, GameStatus, decide, evolve};
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
@@ -96,7 +98,9 @@ fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
         Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => {
             GameStatus::InProgress
         }
-        Event::GameCreated(_) | Event::TurnPassed { .. } => status,
+        Event::GameCreated(_) | Event::TurnPassed { .. } | Event::SeatTokenReissued { .. } => {
+            status
+        }
     })
 }
 
@@ -238,16 +242,32 @@ impl Actor {
     /// Checks the call's seat token against the acting seat's, in a game
     /// with seat tokens: a move must present its seat's token, an undo any
     /// seat's (which then names the seat asking). Returns the command with
-    /// the undo's seat filled in from the token.
+    /// the undo's seat filled in from the token. A re-issue (authorized by
+    /// the API key at the edge) needs a game that takes seat tokens.
     fn authorize(
         &self,
         command: Command,
-        credential: Option<&TokenHash>,
+        credential: &Credential,
     ) -> Result<Command, RegistryError> {
+        if let Command::ReissueSeatToken { .. } = command {
+            return if self.seat_token_hashes.is_empty() {
+                Err(RegistryError::NoSeatTokens {
+                    game_id: self.game_id.clone(),
+                })
+            } else {
+                Ok(command)
+            };
+        }
         if self.seat_token_hashes.is_empty() {
             return Ok(command);
         }
-        let presented = credential.ok_or(RegistryError::Unauthenticated)?;
+        let presented = match credential {
+            Credential::None => return Err(RegistryError::Unauthenticated),
+            Credential::Malformed(why) => {
+                return Err(RegistryError::PermissionDenied { why: why.clone() });
+            }
+            Credential::Token(hash) => hash,
+        };
         let holder = self.seat_token_hashes.iter().position(|h| h == presented);
         let denied = |why: String| Err(RegistryError::PermissionDenied { why });
         match command {
@@ -266,7 +286,38 @@ impl Actor {
                     requested_by: Some(Seat(holder as u8)),
                 }),
             },
+            Command::ReissueSeatToken { .. } => unreachable!("handled above"),
         }
+    }
+
+    /// A new token for `seat`, issued by the event at sequence `generation`,
+    /// and the game's seat token hashes with it in place of the old one.
+    fn issue_token(
+        &self,
+        seat: Seat,
+        generation: u64,
+    ) -> Result<(String, Vec<TokenHash>), RegistryError> {
+        let keys = self
+            .registry
+            .inner
+            .keys
+            .as_ref()
+            .ok_or(RegistryError::NoTokenSecret)?;
+        let token = keys.issue(&self.game_id, seat.0.into(), generation);
+        let mut hashes = self.seat_token_hashes.clone();
+        hashes[seat.index()] = crate::tokens::hash(&token);
+        Ok((token, hashes))
+    }
+
+    /// The token a recorded SeatTokenReissued event at `sequence` issued to
+    /// `seat`, derived again; empty when the seat's token was re-issued
+    /// since (or the secret that made it was retired).
+    fn reissued_token(&self, seat: Seat, sequence: u64) -> String {
+        let keys = self.registry.inner.keys.as_ref();
+        let hash = self.seat_token_hashes.get(seat.index());
+        keys.zip(hash)
+            .and_then(|(keys, hash)| keys.recover(&self.game_id, seat.0.into(), sequence, hash))
+            .unwrap_or_default()
     }
 
     async fn handle(&mut self, msg: Msg) {
@@ -398,14 +449,23 @@ impl Actor {
                 u32::MAX,
             )
             .await?;
-        let events = stored
-            .iter()
-            .map(|s| decode(&self.game_id, s).map(|(wire, _)| wire))
-            .collect::<Result<_, _>>()?;
+        let mut events = Vec::with_capacity(stored.len());
+        let mut seat_token = None;
+        for s in &stored {
+            let (wire, event) = decode(&self.game_id, s)?;
+            if let Event::SeatTokenReissued { seat } = event {
+                seat_token = Some(self.reissued_token(seat, s.sequence));
+            }
+            events.push(wire);
+        }
         let mut game = self.view(Some(record.last_sequence)).await?;
         // The original reply, exactly: as the log stood right after it.
         game.last_sequence = record.last_sequence;
-        Ok(CommandReply { events, game })
+        Ok(CommandReply {
+            events,
+            game,
+            seat_token,
+        })
     }
 
     async fn execute(
@@ -413,7 +473,7 @@ impl Actor {
         command: Command,
         request: &RequestMeta,
     ) -> Result<CommandReply, RegistryError> {
-        let command = self.authorize(command, request.credential.as_ref())?;
+        let command = self.authorize(command, &request.credential)?;
         for _ in 0..CONFLICT_RETRIES {
             if let Some(record) = self.requests.get(&request.request_id) {
                 if record.fingerprint != request.fingerprint {
@@ -428,6 +488,10 @@ impl Actor {
                 return Err(RegistryError::SequenceMismatch { expected, current });
             }
             let events = decide(&self.state, &command)?;
+            let issued = match command {
+                Command::ReissueSeatToken { seat } => Some(self.issue_token(seat, current + 1)?),
+                _ => None,
+            };
             let recorded_at_ms = now_ms();
             let wire: Vec<pb::GameEvent> = events
                 .iter()
@@ -463,6 +527,7 @@ impl Actor {
                     .collect(),
                 request: record.clone(),
                 status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
+                seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
             };
             match self.registry.inner.store.append(append).await {
                 Ok(()) => {
@@ -474,9 +539,14 @@ impl Actor {
                         let _ = self.live.send(Arc::new(event.clone()));
                     }
                     tracing::debug!(sequence = last, "appended");
+                    let seat_token = issued.map(|(token, hashes)| {
+                        self.seat_token_hashes = hashes;
+                        token
+                    });
                     return Ok(CommandReply {
                         events: wire,
                         game: self.game_view(),
+                        seat_token,
                     });
                 }
                 Err(StoreError::Conflict) => {

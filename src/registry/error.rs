@@ -53,6 +53,17 @@ pub enum RegistryError {
         /// What did not match, without saying whose the token is.
         why: String,
     },
+    /// A seat token was to be re-issued in a game created without seat
+    /// tokens.
+    #[error("game {game_id} was created without seat tokens; there is no token to re-issue")]
+    NoSeatTokens {
+        /// The game.
+        game_id: String,
+    },
+    /// Seat tokens were asked for but the server has no secret to derive
+    /// them from.
+    #[error("the server has no seat token secret: start it with --seat-token-secret-file")]
+    NoTokenSecret,
     /// A configured limit is reached (open streams, live games).
     #[error("the {limit} limit ({max}) is reached; retry later")]
     LimitReached {

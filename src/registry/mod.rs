@@ -29,6 +29,7 @@ pub use error::RegistryError;
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::proto::{self as pb, convert};
 use crate::store::{EventStore, NewEvent, NewGame, TokenHash};
+use crate::tokens::SeatTokenKeys;
 use actor::{Actor, Loaded, Msg};
 
 /// Limits and timings of a registry.
@@ -78,6 +79,20 @@ impl Default for RegistrySettings {
     }
 }
 
+/// The seat credential a call presented.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Credential {
+    /// No `authorization` metadata.
+    #[default]
+    None,
+    /// A bearer token, by its SHA-256 hash.
+    Token(TokenHash),
+    /// An `authorization` value that is not a bearer token; says what is
+    /// wrong with it. Refused by games that take seat tokens, ignored by
+    /// the others.
+    Malformed(String),
+}
+
 /// A request's idempotency key, fingerprint, turn token and credential.
 #[derive(Debug, Clone, Default)]
 pub struct RequestMeta {
@@ -87,8 +102,8 @@ pub struct RequestMeta {
     pub fingerprint: Vec<u8>,
     /// The sequence the caller expects the game to be at.
     pub expected_sequence: Option<u64>,
-    /// The hash of the seat token the call presented, if any.
-    pub credential: Option<TokenHash>,
+    /// The seat credential the call presented.
+    pub credential: Credential,
 }
 
 /// What a command appended and the game after it.
@@ -98,6 +113,21 @@ pub struct CommandReply {
     pub events: Vec<pb::GameEvent>,
     /// The game after them.
     pub game: pb::Game,
+    /// The new token of a ReissueSeatToken command; `None` for others.
+    pub seat_token: Option<String>,
+}
+
+/// What CreateGame made (or, for a retry, had made).
+#[derive(Debug, Clone)]
+pub struct Created {
+    /// The game as it stood right after creation.
+    pub game: pb::Game,
+    /// One token per seat, in seat order; empty when the game takes no seat
+    /// tokens. For a retry, a seat whose token was re-issued since (or whose
+    /// secret was retired) gets an empty string.
+    pub seat_tokens: Vec<String>,
+    /// Whether this call created the game (false: a retry).
+    pub created: bool,
 }
 
 /// A page of legal moves.
@@ -119,6 +149,10 @@ struct Handle {
 struct Inner {
     store: Arc<dyn EventStore>,
     settings: RegistrySettings,
+    /// The secrets seat tokens are derived from; `None` when the server has
+    /// none (then no game can be created with seat tokens or have one
+    /// re-issued).
+    keys: Option<SeatTokenKeys>,
     actors: Mutex<HashMap<String, Handle>>,
     shutdown: CancellationToken,
     /// Event streams open now.
@@ -148,15 +182,21 @@ fn now_ms() -> i64 {
 }
 
 impl Registry {
-    /// A registry over `store`. On a shared store it follows the store's
-    /// change feed, telling each game in memory to catch up when another node
-    /// appends to it (and every one of them periodically).
-    pub fn new(store: Arc<dyn EventStore>, settings: RegistrySettings) -> Self {
+    /// A registry over `store`, deriving seat tokens with `keys`. On a
+    /// shared store it follows the store's change feed, telling each game in
+    /// memory to catch up when another node appends to it (and every one of
+    /// them periodically).
+    pub fn new(
+        store: Arc<dyn EventStore>,
+        settings: RegistrySettings,
+        keys: Option<SeatTokenKeys>,
+    ) -> Self {
         let changes = store.changes();
         let registry = Registry {
             inner: Arc::new(Inner {
                 store,
                 settings,
+                keys,
                 actors: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 streams: AtomicUsize::new(0),
@@ -277,26 +317,35 @@ impl Registry {
         true
     }
 
-    /// Creates a game whose seats' tokens hash to `seat_token_hashes`
-    /// (empty: moves need no token), or returns the game an earlier identical
-    /// request (same request id) created. The flag says whether this call
-    /// created it.
+    /// Creates a game, with a token for each seat when `seat_tokens` (see
+    /// [`crate::tokens`]), or returns the game an earlier identical request
+    /// (same request id) created, with the same tokens.
     ///
     /// # Errors
     /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
-    /// store failures.
+    /// [`RegistryError::NoTokenSecret`] when tokens are asked for and the
+    /// server has no secret, store failures.
     pub async fn create(
         &self,
         game_id: Option<String>,
         config: GameConfig,
-        seat_token_hashes: Vec<TokenHash>,
+        seat_tokens: bool,
         request: RequestMeta,
-    ) -> Result<(pb::Game, bool), RegistryError> {
+    ) -> Result<Created, RegistryError> {
         let store = &self.inner.store;
-        if let Some(game) = self.find_creation(&request).await? {
-            return Ok((game, false));
+        if let Some(created) = self.find_creation(&request).await? {
+            return Ok(created);
         }
         let game_id = game_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
+            (_, false) => Vec::new(),
+            (None, true) => return Err(RegistryError::NoTokenSecret),
+            (Some(keys), true) => (0..config.seats().len() as u32)
+                .map(|seat| keys.issue(&game_id, seat, 1))
+                .collect(),
+        };
+        let seat_token_hashes: Vec<TokenHash> =
+            tokens.iter().map(|t| crate::tokens::hash(t)).collect();
         let recorded_at_ms = now_ms();
         let event = crate::game::Event::GameCreated(config.clone());
         let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event).encode_to_vec();
@@ -332,11 +381,15 @@ impl Registry {
                     let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
                     slot.insert(handle);
                 }
-                Ok((game, true))
+                Ok(Created {
+                    game,
+                    seat_tokens: tokens,
+                    created: true,
+                })
             }
             Err(crate::store::StoreError::GameExists) => {
                 match self.find_creation(&request).await? {
-                    Some(game) => Ok((game, false)),
+                    Some(created) => Ok(created),
                     None => Err(RegistryError::GameExists { game_id }),
                 }
             }
@@ -344,11 +397,9 @@ impl Registry {
         }
     }
 
-    /// The game a CreateGame request id already created, as it was created.
-    async fn find_creation(
-        &self,
-        request: &RequestMeta,
-    ) -> Result<Option<pb::Game>, RegistryError> {
+    /// The game a CreateGame request id already created, as it was created,
+    /// with its seat tokens derived again.
+    async fn find_creation(&self, request: &RequestMeta) -> Result<Option<Created>, RegistryError> {
         if request.request_id.is_empty() {
             return Ok(None);
         }
@@ -363,7 +414,29 @@ impl Registry {
         let mut game = self.game(&found.game_id, Some(1)).await?;
         // The original reply, exactly: as the log stood right after it.
         game.last_sequence = 1;
-        Ok(Some(game))
+        let seat_tokens = self.recover_tokens(&found.game_id, 1, &found.seat_token_hashes);
+        Ok(Some(Created {
+            game,
+            seat_tokens,
+            created: false,
+        }))
+    }
+
+    /// The tokens issued at `generation` whose hashes are `hashes` (one per
+    /// seat, in seat order), derived again; an empty string for a seat none
+    /// of the server's secrets gives.
+    fn recover_tokens(&self, game_id: &str, generation: u64, hashes: &[TokenHash]) -> Vec<String> {
+        let Some(keys) = &self.inner.keys else {
+            return Vec::new();
+        };
+        hashes
+            .iter()
+            .zip(0..)
+            .map(|(hash, seat)| {
+                keys.recover(game_id, seat, generation, hash)
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
     /// Runs `command` on the game: deduplicated by request id, checked

@@ -91,6 +91,9 @@ pub struct Append {
     pub request: Option<RequestRecord>,
     /// `plylog.v1.GameStatus` after the events.
     pub status: i32,
+    /// The game's seat token hashes after the events, when they change (a
+    /// seat's token was re-issued); written in the same transaction.
+    pub seat_token_hashes: Option<Vec<TokenHash>>,
 }
 
 /// What a game's log gained after a sequence the reader already holds: one
@@ -145,6 +148,9 @@ pub struct CreationRecord {
     pub game_id: String,
     /// The request it keyed.
     pub fingerprint: Vec<u8>,
+    /// The game's seat token hashes now (empty: none), from which the
+    /// tokens CreateGame returned are derived again.
+    pub seat_token_hashes: Vec<TokenHash>,
 }
 
 /// Why a store operation failed.

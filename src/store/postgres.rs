@@ -149,6 +149,13 @@ impl EventStore for PostgresStore {
             .await
             .map_err(|e| classify(e, StoreError::Conflict))?;
         }
+        if let Some(hashes) = &append.seat_token_hashes {
+            sqlx::query("UPDATE games SET seat_token_hashes = $1 WHERE game_id = $2")
+                .bind(super::join_hashes(hashes))
+                .bind(&append.game_id)
+                .execute(&mut *tx)
+                .await?;
+        }
         PostgresStore::notify(&mut tx, &append.game_id, last).await?;
         tx.commit().await?;
         Ok(())
@@ -283,15 +290,12 @@ impl EventStore for PostgresStore {
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT game_id, create_fingerprint FROM games WHERE create_request_id = $1",
+            "SELECT game_id, create_fingerprint, seat_token_hashes FROM games WHERE create_request_id = $1",
         )
         .bind(request_id)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref()
-            .map(StoreRow::creation_record)
-            .transpose()
-            .map_err(StoreError::from)
+        row.as_ref().map(StoreRow::creation_record).transpose()
     }
 
     async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {

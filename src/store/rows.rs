@@ -3,7 +3,7 @@
 
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use super::{CreationRecord, GameRecord, RequestRecord, StoredEvent};
+use super::{CreationRecord, GameRecord, RequestRecord, StoreError, StoredEvent};
 
 /// The column types a store's rows must decode.
 pub(super) trait StoreRow: Row
@@ -13,6 +13,7 @@ where
     for<'r> i32: Decode<'r, Self::Database> + Type<Self::Database>,
     for<'r> String: Decode<'r, Self::Database> + Type<Self::Database>,
     for<'r> Vec<u8>: Decode<'r, Self::Database> + Type<Self::Database>,
+    for<'r> Option<Vec<u8>>: Decode<'r, Self::Database> + Type<Self::Database>,
 {
     /// A `sequence, payload` row.
     fn stored_event(&self) -> Result<StoredEvent, sqlx::Error> {
@@ -44,13 +45,14 @@ where
         })
     }
 
-    /// A `game_id, create_fingerprint` row.
-    fn creation_record(&self) -> Result<CreationRecord, sqlx::Error> {
+    /// A `game_id, create_fingerprint, seat_token_hashes` row.
+    fn creation_record(&self) -> Result<CreationRecord, StoreError> {
         Ok(CreationRecord {
             game_id: self.try_get("game_id")?,
             fingerprint: self
                 .try_get::<Option<Vec<u8>>, _>("create_fingerprint")?
                 .unwrap_or_default(),
+            seat_token_hashes: super::split_hashes(self.try_get("seat_token_hashes")?)?,
         })
     }
 }

@@ -256,6 +256,13 @@ async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(
         .await
         .map_err(|e| classify(e, StoreError::Conflict))?;
     }
+    if let Some(hashes) = &append.seat_token_hashes {
+        sqlx::query("UPDATE games SET seat_token_hashes = ? WHERE game_id = ?")
+            .bind(super::join_hashes(hashes))
+            .bind(&append.game_id)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 
@@ -404,14 +411,11 @@ impl EventStore for SqliteStore {
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT game_id, create_fingerprint FROM games WHERE create_request_id = ?",
+            "SELECT game_id, create_fingerprint, seat_token_hashes FROM games WHERE create_request_id = ?",
         )
         .bind(request_id)
         .fetch_optional(&self.readers)
         .await?;
-        row.as_ref()
-            .map(StoreRow::creation_record)
-            .transpose()
-            .map_err(StoreError::from)
+        row.as_ref().map(StoreRow::creation_record).transpose()
     }
 }

@@ -17,7 +17,24 @@ fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
 fn with_seat_tokens() -> AccessSettings {
     AccessSettings {
         seat_tokens: true,
-        api_key: None,
+        ..AccessSettings::default()
+    }
+}
+
+/// Seat tokens, and an API key for CreateGame and ReissueSeatToken.
+fn with_api_key() -> AccessSettings {
+    AccessSettings {
+        seat_tokens: true,
+        api_key: Some("op-key".into()),
+        seat_token_secret_file: None,
+    }
+}
+
+fn reissue(game_id: &str, seat: u32, request_id: &str) -> pb::ReissueSeatTokenRequest {
+    pb::ReissueSeatTokenRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        request_id: request_id.into(),
     }
 }
 
@@ -41,9 +58,9 @@ async fn moves_need_the_seats_own_token_and_a_refused_one_appends_nothing() {
     let tokens = created.seat_tokens.clone();
     assert_eq!(tokens.len(), 2);
     assert_ne!(tokens[0], tokens[1]);
-    // A retry gets the game, but the tokens only ever once.
+    // A retry (its first reply lost) gets the same game and the same tokens.
     let retried = c.create_game(request).await.unwrap().into_inner();
-    assert_eq!((retried.game, retried.seat_tokens.len()), (created.game, 0));
+    assert_eq!(retried, created);
 
     let x = move_request("sec", 0, place(0, 0));
     assert_rejected(
@@ -142,6 +159,7 @@ async fn with_an_api_key_only_its_holder_creates_games() {
     let access = AccessSettings {
         seat_tokens: false,
         api_key: Some("s3cret-key".into()),
+        seat_token_secret_file: None,
     };
     let mut server = TestServer::start_secured(settings(), access).await;
     let c = &mut server.client;
@@ -205,5 +223,185 @@ async fn a_request_id_reused_with_another_seats_token_is_not_a_retry() {
         c.undo(bearer(request, &tokens[0])).await,
         Code::AlreadyExists,
         "REQUEST_ID_REUSED",
+    );
+}
+
+#[tokio::test]
+async fn a_create_retried_after_a_restart_returns_tokens_that_move() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let request = pb::CreateGameRequest {
+        request_id: "create-orphan".into(),
+        ..create_request("orphan", mnk(3, 3, 3))
+    };
+    // The reply of this call is lost with the server; only a retry tells.
+    let lost = server.client.create_game(request.clone()).await.unwrap();
+    let server = server.restart_secured(with_seat_tokens()).await;
+    if let Some(file) = &server.db.file {
+        // With SQLite the secret lives beside the database file.
+        let secret = format!("{}.seat-token-secret", file.display());
+        assert!(std::path::Path::new(&secret).exists(), "{secret}");
+    }
+    let mut c = server.client.clone();
+    let retried = c.create_game(request).await.unwrap().into_inner();
+    assert_eq!(retried.seat_tokens, lost.into_inner().seat_tokens);
+    for (seat, cell) in [(0, (0, 0)), (1, (1, 1))] {
+        let mv = move_request("orphan", seat, place(cell.0, cell.1));
+        c.submit_move(bearer(mv, &retried.seat_tokens[seat as usize]))
+            .await
+            .expect("a token from the retried CreateGame moves");
+    }
+}
+
+#[tokio::test]
+async fn an_operator_reissues_a_seat_token_with_the_api_key_and_the_old_one_stops_working() {
+    let mut server = TestServer::start_secured(settings(), with_api_key()).await;
+    let c = &mut server.client;
+    let create = pb::CreateGameRequest {
+        request_id: "create-lost".into(),
+        ..create_request("lost", mnk(3, 3, 3))
+    };
+    let tokens = c
+        .create_game(bearer(create.clone(), "op-key"))
+        .await
+        .unwrap()
+        .into_inner()
+        .seat_tokens;
+    assert_rejected(
+        c.reissue_seat_token(reissue("lost", 0, "r1")).await,
+        Code::Unauthenticated,
+        "API_KEY_REQUIRED",
+    );
+    assert_rejected(
+        c.reissue_seat_token(bearer(reissue("lost", 0, "r1"), &tokens[0]))
+            .await,
+        Code::PermissionDenied,
+        "API_KEY_INVALID",
+    );
+    let reply = c
+        .reissue_seat_token(bearer(reissue("lost", 0, "r1"), "op-key"))
+        .await
+        .unwrap()
+        .into_inner();
+    let fresh = reply.seat_token.clone();
+    assert!(fresh.starts_with("plylog_seat_") && fresh != tokens[0]);
+    let [event] = reply.events.as_slice() else {
+        panic!("one event")
+    };
+    assert_eq!(
+        (event.sequence, &event.kind),
+        (
+            2,
+            &Some(pb::game_event::Kind::SeatTokenReissued(
+                pb::SeatTokenReissued { seat: 0 }
+            ))
+        )
+    );
+    // A retry returns the same new token, not a third one.
+    let again = c
+        .reissue_seat_token(bearer(reissue("lost", 0, "r1"), "op-key"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again, reply);
+    // The old token is refused, the new one plays; seat 1's is untouched.
+    assert_rejected(
+        c.submit_move(bearer(move_request("lost", 0, place(0, 0)), &tokens[0]))
+            .await,
+        Code::PermissionDenied,
+        "SEAT_TOKEN_INVALID",
+    );
+    c.submit_move(bearer(move_request("lost", 0, place(0, 0)), &fresh))
+        .await
+        .unwrap();
+    c.submit_move(bearer(move_request("lost", 1, place(1, 1)), &tokens[1]))
+        .await
+        .unwrap();
+    // The log has the event but not the token.
+    let replay = c
+        .get_replay(pb::GetReplayRequest {
+            game_id: "lost".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let encoded = prost::Message::encode_to_vec(&replay);
+    assert!(!encoded.windows(fresh.len()).any(|w| w == fresh.as_bytes()));
+    // After a restart (on every node: the hash is in the store) the new
+    // token still plays, and a retried CreateGame gets seat 1's token but
+    // none for seat 0, whose creation token is void.
+    let server = server.restart_secured(with_api_key()).await;
+    let mut c = server.client.clone();
+    c.submit_move(bearer(move_request("lost", 0, place(2, 2)), &fresh))
+        .await
+        .unwrap();
+    let retried = c
+        .create_game(bearer(create, "op-key"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retried.seat_tokens, vec![String::new(), tokens[1].clone()]);
+}
+
+#[tokio::test]
+async fn reissuing_needs_an_api_key_on_the_server_and_a_game_with_seat_tokens() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let c = &mut server.client;
+    create(c, "open", mnk(3, 3, 3)).await;
+    let status = assert_rejected(
+        c.reissue_seat_token(bearer(reissue("open", 0, ""), "anything"))
+            .await,
+        Code::FailedPrecondition,
+        "API_KEY_NOT_CONFIGURED",
+    );
+    assert!(status.message().contains("--api-key"), "{status:?}");
+    let mut server = TestServer::start_secured(
+        settings(),
+        AccessSettings {
+            seat_tokens: false,
+            ..with_api_key()
+        },
+    )
+    .await;
+    let c = &mut server.client;
+    c.create_game(bearer(create_request("tokenless", mnk(3, 3, 3)), "op-key"))
+        .await
+        .unwrap();
+    assert_rejected(
+        c.reissue_seat_token(bearer(reissue("tokenless", 0, ""), "op-key"))
+            .await,
+        Code::FailedPrecondition,
+        "NO_SEAT_TOKENS",
+    );
+    assert_rejected(
+        c.reissue_seat_token(bearer(reissue("ghost", 0, ""), "op-key"))
+            .await,
+        Code::NotFound,
+        "GAME_NOT_FOUND",
+    );
+}
+
+#[tokio::test]
+async fn an_authorization_header_without_bearer_is_refused_saying_what_is_wrong() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let c = &mut server.client;
+    let tokens = c
+        .create_game(create_request("hdr", mnk(3, 3, 3)))
+        .await
+        .unwrap()
+        .into_inner()
+        .seat_tokens;
+    let mut bare = tonic::Request::new(move_request("hdr", 0, place(0, 0)));
+    bare.metadata_mut()
+        .insert("authorization", tokens[0].parse().unwrap());
+    let status = assert_rejected(
+        c.submit_move(bare).await,
+        Code::PermissionDenied,
+        "SEAT_TOKEN_INVALID",
+    );
+    assert!(
+        status.message().contains("must be \"Bearer <seat token>\"")
+            && status.message().contains("add \"Bearer \""),
+        "{status:?}"
     );
 }

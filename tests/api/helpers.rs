@@ -59,6 +59,19 @@ pub(crate) struct TestDatabase {
 }
 
 impl TestDatabase {
+    /// The seat token secret file of this database's servers, written on
+    /// first use.
+    pub(crate) fn secret_file(&self) -> PathBuf {
+        let path = self._dir.path().join("seat-token-secret");
+        if !path.exists() {
+            let secret: String = (0..64)
+                .map(|_| char::from_digit(rand::random_range(0..16), 16).unwrap())
+                .collect();
+            std::fs::write(&path, format!("{secret}\n")).expect("secret file written");
+        }
+        path
+    }
+
     /// A fresh database of the configured backend.
     pub(crate) async fn fresh() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -108,11 +121,6 @@ impl TestServer {
         TestServer::start_full(db, registry, access, MAX_IN_FLIGHT).await
     }
 
-    /// A server on the database of another, without seat tokens.
-    pub(crate) async fn start_on(db: Arc<TestDatabase>, registry: RegistrySettings) -> Self {
-        TestServer::start_full(db, registry, AccessSettings::default(), MAX_IN_FLIGHT).await
-    }
-
     /// A server on a fresh database serving at most `max_in_flight` calls at
     /// once.
     pub(crate) async fn start_with_in_flight(max_in_flight: usize) -> Self {
@@ -127,6 +135,12 @@ impl TestServer {
         max_in_flight: usize,
     ) -> Self {
         init_logs();
+        let mut access = access;
+        if access.seat_token_secret_file.is_none() && db.file.is_none() {
+            // PostgreSQL needs a secret file (SQLite makes its own beside
+            // the database file): one per database, across restarts.
+            access.seat_token_secret_file = Some(db.secret_file());
+        }
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
             database_url: db.url.clone(),
@@ -176,9 +190,15 @@ impl TestServer {
     }
 
     /// Stops this server and starts another on the same database.
-    pub(crate) async fn restart(mut self) -> Self {
+    pub(crate) async fn restart(self) -> Self {
+        self.restart_secured(AccessSettings::default()).await
+    }
+
+    /// Stops this server and starts another on the same database with
+    /// `access` settings.
+    pub(crate) async fn restart_secured(mut self, access: AccessSettings) -> Self {
         self.shutdown().await;
-        TestServer::start_on(Arc::clone(&self.db), settings()).await
+        TestServer::start_full(Arc::clone(&self.db), settings(), access, MAX_IN_FLIGHT).await
     }
 }
 
