@@ -206,6 +206,50 @@ async fn connect_four_discs_fall_and_a_full_column_is_refused() {
 }
 
 #[tokio::test]
+async fn a_turn_token_ahead_of_the_log_is_aborted_like_a_stale_one() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "ahead", mnk(3, 3, 3)).await;
+    for ahead in [2, 3, 100, u64::MAX] {
+        let request = pb::SubmitMoveRequest {
+            expected_sequence: Some(ahead),
+            ..move_request("ahead", 0, place(0, 0))
+        };
+        let status = assert_rejected(
+            c.submit_move(request).await,
+            Code::Aborted,
+            "SEQUENCE_MISMATCH",
+        );
+        assert_eq!(metadata(&status, "current_sequence").as_deref(), Some("1"));
+    }
+    assert_eq!(get_game(c, "ahead").await.last_sequence, 1);
+}
+
+#[tokio::test]
+async fn a_retry_is_answered_from_its_record_whatever_turn_token_it_carries() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "again", mnk(3, 3, 3)).await;
+    let request = pb::SubmitMoveRequest {
+        request_id: "m-once".into(),
+        expected_sequence: Some(1),
+        ..move_request("again", 0, place(0, 0))
+    };
+    let original = c.submit_move(request.clone()).await.unwrap().into_inner();
+    play(c, "again", 1, place(1, 1)).await.unwrap();
+    // The turn token is checked when a request is first decided; a retry of
+    // a recorded request gets the original reply with any token or none.
+    for token in [Some(1), Some(2), Some(3), Some(99), None] {
+        let retry = pb::SubmitMoveRequest {
+            expected_sequence: token,
+            ..request.clone()
+        };
+        assert_eq!(c.submit_move(retry).await.unwrap().into_inner(), original);
+    }
+    assert_eq!(get_game(c, "again").await.last_sequence, 3);
+}
+
+#[tokio::test]
 async fn a_stale_expected_sequence_is_aborted_with_the_current_one() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
