@@ -210,14 +210,16 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
     })
 }
 
+/// A page size as AIP-158 reads it: 0 is `default`, a size over `max` is
+/// clamped to `max`, a negative one is INVALID_ARGUMENT.
 fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldError> {
-    match requested {
-        0 => Ok(default),
-        n if n < 0 || n as usize > max => Err(FieldError::invalid(
+    match usize::try_from(requested) {
+        Ok(0) => Ok(default),
+        Ok(n) => Ok(n.min(max)),
+        Err(_) => Err(FieldError::invalid(
             "page_size",
-            format!("page_size must be 0 (default {default}) to {max}"),
+            format!("page_size must not be negative (0 means {default}; at most {max})"),
         )),
-        n => Ok(n as usize),
     }
 }
 

@@ -112,12 +112,7 @@ pub fn to_status(error: RegistryError) -> Status {
         }
         RegistryError::SequenceOutOfRange { last, .. } => {
             let metadata = HashMap::from([("last_sequence".to_owned(), last.to_string())]);
-            status(
-                Code::InvalidArgument,
-                message,
-                R::SequenceOutOfRange,
-                metadata,
-            )
+            status(Code::OutOfRange, message, R::SequenceOutOfRange, metadata)
         }
         RegistryError::GameExists { .. } => {
             status(Code::AlreadyExists, message, R::GameExists, none())

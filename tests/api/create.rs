@@ -274,7 +274,47 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
             page_token: String::new(),
         })
         .await;
-    assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
+    let status = assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
+    assert_eq!(bad_field(&status).as_deref(), Some("page_size"));
+}
+
+#[tokio::test]
+async fn an_oversized_page_size_is_clamped_to_the_maximum_not_refused() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "big", mnk(110, 110, 5)).await;
+    let legal = c
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: "big".into(),
+            page_size: i32::MAX,
+            page_token: String::new(),
+        })
+        .await
+        .expect("an oversized page_size is clamped (AIP-158)")
+        .into_inner();
+    // 12,100 empty cells: the page holds the maximum, 10,000, and says more
+    // follow.
+    assert_eq!((legal.moves.len(), legal.total), (10_000, 12_100));
+    assert!(!legal.next_page_token.is_empty());
+    let games = c
+        .list_games(pb::ListGamesRequest {
+            page_size: 1_000_000,
+            page_token: String::new(),
+        })
+        .await
+        .expect("clamped")
+        .into_inner();
+    assert_eq!(games.games.len(), 1);
+    let replay = c
+        .get_replay(pb::GetReplayRequest {
+            game_id: "big".into(),
+            page_size: 10_001,
+            page_token: String::new(),
+        })
+        .await
+        .expect("clamped")
+        .into_inner();
+    assert_eq!(replay.steps.len(), 1);
 }
 
 #[tokio::test]

@@ -39,12 +39,14 @@ async fn get_game_rebuilds_every_past_position() {
         assert_eq!(game.last_sequence, 5);
         assert_eq!(board_text(&game), text, "at sequence {seq}");
     }
-    let status = assert_rejected(
-        c.get_game(at(6)).await,
-        Code::InvalidArgument,
-        "SEQUENCE_OUT_OF_RANGE",
-    );
-    assert_eq!(metadata(&status, "last_sequence").as_deref(), Some("5"));
+    for beyond in [6, 7, u64::MAX] {
+        let status = assert_rejected(
+            c.get_game(at(beyond)).await,
+            Code::OutOfRange,
+            "SEQUENCE_OUT_OF_RANGE",
+        );
+        assert_eq!(metadata(&status, "last_sequence").as_deref(), Some("5"));
+    }
     let status = assert_rejected(
         c.get_game(pb::GetGameRequest {
             game_id: "missing".into(),

@@ -149,15 +149,34 @@ async fn the_undo_policy_chosen_at_creation_decides_who_may_undo() {
         assert_eq!(metadata(&status, "last_mover").as_deref(), Some("1"));
     }
     c.undo(undo_request("last", Some(1))).await.unwrap();
-    // Any seat, even unstated.
-    c.undo(undo_request("any", Some(0))).await.unwrap();
-    c.undo(undo_request("any", None)).await.unwrap();
-    // Disabled: refused, nothing appended.
-    assert_rejected(
-        c.undo(undo_request("none", Some(1))).await,
-        Code::FailedPrecondition,
-        "UNDO_DISABLED",
+    // Any seat, even unstated: each takes back the last move on the board.
+    let first = c
+        .undo(undo_request("any", Some(0)))
+        .await
+        .unwrap()
+        .into_inner();
+    let second = c
+        .undo(undo_request("any", None))
+        .await
+        .unwrap()
+        .into_inner();
+    let undone = |reply: &pb::UndoResponse| match &reply.events[0].kind {
+        Some(pb::game_event::Kind::MoveUndone(u)) => (u.seat, u.undone_sequence, u.requested_by),
+        other => panic!("a MoveUndone, not {other:?}"),
+    };
+    assert_eq!(
+        (undone(&first), undone(&second)),
+        ((1, 3, Some(0)), (0, 2, None))
     );
+    assert_eq!(position(&second.game.unwrap()).ply, 0);
+    // Disabled: refused whoever asks, named or not; nothing appended.
+    for seat in [Some(1), Some(0), None] {
+        assert_rejected(
+            c.undo(undo_request("none", seat)).await,
+            Code::FailedPrecondition,
+            "UNDO_DISABLED",
+        );
+    }
     assert_eq!(get_game(c, "none").await.last_sequence, 3);
     assert_rejected(
         c.create_game(pb::CreateGameRequest {
@@ -167,5 +186,55 @@ async fn the_undo_policy_chosen_at_creation_decides_who_may_undo() {
         .await,
         Code::InvalidArgument,
         "INVALID_REQUEST",
+    );
+}
+
+/// A snakes-and-ladders game with an extra roll on a six.
+fn snakes_with_extra_turns(seed: u64) -> pb::RuleSet {
+    pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::SnakesLadders(pb::SnakesLaddersRules {
+            extra_turn_on_six: true,
+            seed: Some(seed),
+            ..Default::default()
+        })),
+    }
+}
+
+#[tokio::test]
+async fn the_last_mover_is_the_seat_that_played_last_even_when_it_is_to_move_again() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let roll = pb::Move {
+        kind: Some(pb::r#move::Kind::Roll(pb::RollDice {})),
+    };
+    // The first fixed seed whose first roll is a six: seat 0 rolls again,
+    // so the seat before the one to move (seat 1) is not the last mover.
+    let mut found = None;
+    for seed in 0..200 {
+        let game_id = format!("six-{seed}");
+        create(c, &game_id, snakes_with_extra_turns(seed)).await;
+        let reply = play(c, &game_id, 0, roll).await.unwrap();
+        if position(reply.game.as_ref().unwrap()).seat_to_move == Some(0) {
+            found = Some(game_id);
+            break;
+        }
+    }
+    let game_id = found.expect("a six within 200 seeds");
+    let status = assert_rejected(
+        c.undo(undo_request(&game_id, Some(1))).await,
+        Code::FailedPrecondition,
+        "NOT_LAST_MOVER",
+    );
+    assert_eq!(metadata(&status, "last_mover").as_deref(), Some("0"));
+    let game = c
+        .undo(undo_request(&game_id, Some(0)))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(
+        (position(&game).ply, position(&game).seat_to_move),
+        (0, Some(0))
     );
 }
