@@ -209,6 +209,12 @@ impl Application {
         self.local_addr
     }
 
+    /// The server's registry of live games (for tests and tools that look
+    /// inside a running server: games and bytes in memory, open streams).
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
+    }
+
     /// Serves until `shutdown` resolves, then stops accepting, ends open
     /// event streams with UNAVAILABLE, lets in-flight calls finish (for at
     /// most the shutdown grace period, after which their connections are

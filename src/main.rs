@@ -77,9 +77,15 @@ struct ServeArgs {
     /// Event streams open at once on one game.
     #[arg(long, env = "PLYLOG_MAX_STREAMS_PER_GAME", default_value_t = 1_000)]
     max_streams_per_game: usize,
-    /// Games held in memory at once (idle ones leave after the idle timeout).
+    /// Games held in memory at once; at the limit, idle games are evicted,
+    /// least recently used first (they reload from the log when next asked).
     #[arg(long, env = "PLYLOG_MAX_LIVE_GAMES", default_value_t = 100_000)]
     max_live_games: usize,
+    /// Memory the games held in memory may weigh in all, in MiB (estimated
+    /// per game from its board, moves, request ids and buffers); idle games
+    /// are evicted, least recently used first, to stay under it.
+    #[arg(long, env = "PLYLOG_MAX_LIVE_MEMORY_MB", default_value_t = 2048)]
+    max_live_memory_mb: usize,
     /// Commands one game queues before further ones are refused with
     /// UNAVAILABLE / OVERLOADED.
     #[arg(long, env = "PLYLOG_MAILBOX", default_value_t = 1024)]
@@ -136,7 +142,8 @@ impl ServeArgs {
                 heartbeat_interval: Duration::from_secs(self.heartbeat_secs.max(1)),
                 max_streams: self.max_streams,
                 max_streams_per_game: self.max_streams_per_game,
-                max_live_games: self.max_live_games,
+                max_live_games: self.max_live_games.max(1),
+                max_live_bytes: self.max_live_memory_mb.max(1).saturating_mul(1 << 20),
                 mailbox: self.mailbox.max(1),
                 catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
                 ..RegistrySettings::default()

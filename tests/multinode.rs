@@ -41,8 +41,11 @@ mod games;
 mod postgres_support;
 #[path = "support/seed.rs"]
 mod seed;
+#[path = "support/wait.rs"]
+mod wait;
 use games::create_mnk;
 use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
+use wait::wait_until;
 
 type Client = GameServiceClient<Channel>;
 
@@ -120,19 +123,6 @@ fn trial<F: Future<Output = ()> + 'static>(
         Ok(())
     })
     .with_ignored_flag(ignored)
-}
-
-/// Waits until `done` holds, checking every 10 ms; fails the test after
-/// `timeout`, naming `what` it waited for.
-async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// Starts a node on `url`; its address.

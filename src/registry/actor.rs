@@ -9,6 +9,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::Instrument;
 
+use super::residency::{self, ActorShared};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms,
 };
@@ -144,8 +145,17 @@ pub(super) struct Actor {
     state: GameState,
     created_at_ms: i64,
     requests: HashMap<String, RequestRecord>,
+    /// Bytes of the recorded requests' ids and fingerprints.
+    request_bytes: usize,
     seat_token_hashes: Vec<TokenHash>,
-    live: broadcast::Sender<Arc<pb::GameEvent>>,
+    /// What this actor shares with the registry (pending messages, weight,
+    /// the live broadcast).
+    shared: Arc<ActorShared>,
+}
+
+/// Bytes a recorded request's id and fingerprint hold.
+fn record_bytes(record: &RequestRecord) -> usize {
+    record.request_id.len() + record.fingerprint.len()
 }
 
 impl Actor {
@@ -155,9 +165,15 @@ impl Actor {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
+        let shared = Arc::new(ActorShared::new());
         let span = tracing::info_span!("game", game_id = %game_id);
-        tokio::spawn(Actor::run(registry, game_id, id, state, queue).instrument(span));
-        Handle { id, mailbox }
+        let run = Actor::run(registry, game_id, id, state, Arc::clone(&shared), queue);
+        tokio::spawn(run.instrument(span));
+        Handle {
+            id,
+            mailbox,
+            shared,
+        }
     }
 
     async fn run(
@@ -165,6 +181,7 @@ impl Actor {
         game_id: String,
         id: u64,
         state: Option<Loaded>,
+        shared: Arc<ActorShared>,
         mut queue: mpsc::Receiver<Msg>,
     ) {
         let loaded = match state {
@@ -185,21 +202,25 @@ impl Actor {
                         },
                         _ => RegistryError::Internal(text.clone()),
                     });
+                    shared.done();
                 }
+                registry.inner.budget.release(&shared);
                 return;
             }
         };
-        let (live, _) = broadcast::channel(registry.settings().broadcast_capacity);
+        let request_bytes = loaded.requests.values().map(record_bytes).sum();
         let mut actor = Actor {
             registry,
             game_id,
             state: loaded.state,
             created_at_ms: loaded.created_at_ms,
             requests: loaded.requests,
+            request_bytes,
             seat_token_hashes: loaded.seat_token_hashes,
-            live,
+            shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
+        actor.report_weight();
         let idle = actor.registry.settings().idle_timeout;
         let mut deadline = Instant::now() + idle;
         loop {
@@ -207,19 +228,45 @@ impl Actor {
                 msg = queue.recv() => match msg {
                     Some(msg) => {
                         actor.handle(msg).await;
+                        actor.report_weight();
+                        actor.shared.done();
                         deadline = Instant::now() + idle;
                     }
+                    // Evicted: the registry dropped the last sender.
                     None => break,
                 },
                 () = sleep_until(deadline) => {
-                    let live = &actor.live;
-                    if actor.registry.leave(&actor.game_id, id, &queue, || live.receiver_count() == 0) {
+                    if actor.registry.leave(&actor.game_id, id, &actor.shared) {
                         tracing::debug!("idle game dropped from memory");
                         break;
                     }
                     deadline = Instant::now() + idle;
                 }
             }
+        }
+        actor.registry.inner.budget.release(&actor.shared);
+    }
+
+    /// Tells the registry what this game weighs now, and when that takes the
+    /// live games over the memory budget, has it evict idle others.
+    fn report_weight(&self) {
+        let capacity = self.registry.settings().broadcast_capacity;
+        let weight = residency::weight(
+            &self.state,
+            self.requests.len(),
+            self.request_bytes,
+            &self.shared,
+            capacity,
+        );
+        self.registry.inner.budget.set_weight(&self.shared, weight);
+        self.registry.make_room_for(&self.game_id);
+    }
+
+    /// Records a request's id with what it appended.
+    fn remember(&mut self, record: RequestRecord) {
+        self.request_bytes += record_bytes(&record);
+        if let Some(old) = self.requests.insert(record.request_id.clone(), record) {
+            self.request_bytes -= record_bytes(&old);
         }
     }
 
@@ -364,13 +411,15 @@ impl Actor {
             }
             Msg::Subscribe { reply } => {
                 let max = self.registry.settings().max_streams_per_game;
-                let subscription = if self.live.receiver_count() >= max {
+                let capacity = self.registry.settings().broadcast_capacity;
+                let live = self.shared.live(capacity);
+                let subscription = if live.receiver_count() >= max {
                     Err(RegistryError::LimitReached {
                         limit: "max_streams_per_game",
                         max,
                     })
                 } else {
-                    Ok((self.live.subscribe(), self.state.sequence()))
+                    Ok((live.subscribe(), self.state.sequence()))
                 };
                 let _ = reply.send(subscription);
             }
@@ -533,10 +582,10 @@ impl Actor {
                 Ok(()) => {
                     events.iter().for_each(|e| evolve(&mut self.state, e));
                     if let Some(record) = record {
-                        self.requests.insert(record.request_id.clone(), record);
+                        self.remember(record);
                     }
                     for event in &wire {
-                        let _ = self.live.send(Arc::new(event.clone()));
+                        self.shared.broadcast(Arc::new(event.clone()));
                     }
                     tracing::debug!(sequence = last, "appended");
                     let seat_token = issued.map(|(token, hashes)| {
@@ -585,7 +634,7 @@ impl Actor {
     /// holds an event whose request record it has not also read (which would
     /// let a retry of that request be decided a second time).
     async fn catch_up(&mut self) -> Result<(), RegistryError> {
-        let store = &self.registry.inner.store;
+        let store = Arc::clone(&self.registry.inner.store);
         let start = self.state.sequence();
         loop {
             let after = self.state.sequence();
@@ -606,14 +655,14 @@ impl Actor {
                 page.push(decode(&self.game_id, stored)?);
             }
             for record in tail.requests {
-                self.requests.insert(record.request_id.clone(), record);
+                self.remember(record);
             }
             self.seat_token_hashes = tail.seat_token_hashes;
             for (wire, event) in page {
                 self.state
                     .apply_stored(&event)
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
-                let _ = self.live.send(Arc::new(wire));
+                self.shared.broadcast(Arc::new(wire));
             }
         }
         if self.state.sequence() > start {

@@ -13,6 +13,7 @@
 
 mod actor;
 mod error;
+mod residency;
 mod stream;
 
 use std::collections::HashMap;
@@ -31,6 +32,7 @@ use crate::proto::{self as pb, convert};
 use crate::store::{EventStore, NewEvent, NewGame, TokenHash};
 use crate::tokens::SeatTokenKeys;
 use actor::{Actor, Loaded, Msg};
+use residency::{ActorShared, Budget, Limits, make_room};
 
 /// Limits and timings of a registry.
 #[derive(Debug, Clone)]
@@ -53,9 +55,15 @@ pub struct RegistrySettings {
     pub max_streams: usize,
     /// Event streams open at once on one game (default 1,000).
     pub max_streams_per_game: usize,
-    /// Games held in memory at once (default 100,000); an idle game leaves
-    /// after `idle_timeout`.
+    /// Games held in memory at once (default 100,000). An idle game leaves
+    /// after `idle_timeout`, or sooner, least recently used first, to make
+    /// room for another.
     pub max_live_games: usize,
+    /// What the games held in memory may weigh in all, in bytes (default 2
+    /// GiB, estimated per game from its board, moves, recorded requests and
+    /// buffers). Idle games are evicted, least recently used first, to keep
+    /// under it.
+    pub max_live_bytes: usize,
     /// On a shared store (Postgres), how often every game in memory catches
     /// up from the store even without a notification (default 2 s): the
     /// safety net for notifications lost while a connection was down.
@@ -74,6 +82,7 @@ impl Default for RegistrySettings {
             max_streams: 10_000,
             max_streams_per_game: 1_000,
             max_live_games: 100_000,
+            max_live_bytes: 2 << 30,
             catch_up_interval: Duration::from_secs(2),
         }
     }
@@ -144,6 +153,32 @@ struct Handle {
     /// Tells this actor from an earlier or later one of the same game.
     id: u64,
     mailbox: mpsc::Sender<Msg>,
+    shared: Arc<ActorShared>,
+}
+
+impl AsRef<ActorShared> for Handle {
+    fn as_ref(&self) -> &ActorShared {
+        &self.shared
+    }
+}
+
+impl Handle {
+    /// Queues `msg`, counted as pending (call under the map lock).
+    ///
+    /// # Errors
+    /// [`RegistryError::Overloaded`] when the mailbox is full.
+    fn queue(&self, msg: Msg, tick: u64) -> Result<(), RegistryError> {
+        self.shared.queued(tick);
+        self.mailbox.try_send(msg).map_err(|e| {
+            self.shared.done();
+            match e {
+                mpsc::error::TrySendError::Full(_) => RegistryError::Overloaded,
+                mpsc::error::TrySendError::Closed(_) => {
+                    RegistryError::Internal("game actor mailbox closed".into())
+                }
+            }
+        })
+    }
 }
 
 struct Inner {
@@ -154,6 +189,8 @@ struct Inner {
     /// re-issued).
     keys: Option<SeatTokenKeys>,
     actors: Mutex<HashMap<String, Handle>>,
+    /// What the games in memory weigh.
+    budget: Budget,
     shutdown: CancellationToken,
     /// Event streams open now.
     streams: AtomicUsize,
@@ -198,6 +235,7 @@ impl Registry {
                 settings,
                 keys,
                 actors: Mutex::new(HashMap::new()),
+                budget: Budget::new(),
                 shutdown: CancellationToken::new(),
                 streams: AtomicUsize::new(0),
             }),
@@ -214,8 +252,9 @@ impl Registry {
     /// next command or periodic catch-up reads the store anyway.
     fn catch_up(&self, game_id: Option<&str>, upto: Option<u64>) {
         let actors = self.inner.actors.lock().expect("registry lock");
+        let tick = self.inner.budget.tick();
         let nudge = |handle: &Handle| {
-            let _ = handle.mailbox.try_send(Msg::CatchUp { upto });
+            let _ = handle.queue(Msg::CatchUp { upto }, tick);
         };
         match game_id {
             Some(game_id) => actors.get(game_id).into_iter().for_each(nudge),
@@ -237,6 +276,49 @@ impl Registry {
     /// How many games are in memory.
     pub fn live_games(&self) -> usize {
         self.inner.actors.lock().expect("registry lock").len()
+    }
+
+    /// What the games in memory weigh, in bytes (an estimate; see
+    /// [`RegistrySettings::max_live_bytes`]).
+    pub fn live_bytes(&self) -> usize {
+        self.inner.budget.total()
+    }
+
+    /// Whether `game_id` is in memory now.
+    pub fn is_live(&self, game_id: &str) -> bool {
+        self.inner
+            .actors
+            .lock()
+            .expect("registry lock")
+            .contains_key(game_id)
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            games: self.inner.settings.max_live_games,
+            bytes: self.inner.settings.max_live_bytes,
+        }
+    }
+
+    /// After `game_id`'s weight grew: evicts idle other games, least
+    /// recently used first, while the live games weigh more than the budget.
+    fn make_room_for(&self, game_id: &str) {
+        if self.inner.budget.total() <= self.inner.settings.max_live_bytes {
+            return;
+        }
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        if !make_room(
+            &mut actors,
+            &self.inner.budget,
+            self.limits(),
+            0,
+            Some(game_id),
+        ) {
+            tracing::debug!(
+                live_bytes = self.inner.budget.total(),
+                "over the memory budget with every other game busy or watched"
+            );
+        }
     }
 
     /// Sends a message to the game's actor, spawning (and so loading) it when
@@ -263,56 +345,60 @@ impl Registry {
     }
 
     /// Queues `msg` for the game's actor under the map lock, spawning the
-    /// actor if needed (with `state` when the caller already has it).
+    /// actor if needed (with `state` when the caller already has it). A game
+    /// that must be loaded while memory is at its limits first evicts idle
+    /// games, least recently used first. Work on a game that exists is never
+    /// refused for room: when every game in memory is busy or watched, the
+    /// game loads anyway (such games are bounded by `max_in_flight` and
+    /// `max_streams`).
+    ///
+    /// # Errors
+    /// [`RegistryError::Overloaded`] when the mailbox is full.
     fn send(&self, game_id: &str, msg: Msg, state: Option<Loaded>) -> Result<(), RegistryError> {
         let mut actors = self.inner.actors.lock().expect("registry lock");
+        let tick = self.inner.budget.tick();
         let handle = match actors.get(game_id) {
             Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
-            _ if actors.len() >= self.inner.settings.max_live_games => {
-                return Err(RegistryError::LimitReached {
-                    limit: "max_live_games",
-                    max: self.inner.settings.max_live_games,
-                });
-            }
             _ => {
+                if !make_room(&mut actors, &self.inner.budget, self.limits(), 1, None) {
+                    tracing::debug!(
+                        live_games = actors.len(),
+                        "at the memory limits with every game busy or watched; loading anyway"
+                    );
+                }
                 let handle = Actor::spawn(self.clone(), game_id.to_owned(), state);
-                actors.insert(game_id.to_owned(), handle.clone());
+                if let Some(old) = actors.insert(game_id.to_owned(), handle.clone()) {
+                    self.inner.budget.release(&old.shared);
+                }
                 handle
             }
         };
-        handle.mailbox.try_send(msg).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => RegistryError::Overloaded,
-            mpsc::error::TrySendError::Closed(_) => {
-                RegistryError::Internal("game actor mailbox closed".into())
-            }
-        })
+        handle.queue(msg, tick)
     }
 
     /// Removes the game's actor from the map, if `actor` is still the one
     /// there, whatever its mailbox holds (an actor that failed to load).
     fn forget(&self, game_id: &str, actor: u64) {
         let mut actors = self.inner.actors.lock().expect("registry lock");
-        if actors.get(game_id).is_some_and(|h| h.id == actor) {
-            actors.remove(game_id);
+        if actors.get(game_id).is_some_and(|h| h.id == actor)
+            && let Some(handle) = actors.remove(game_id)
+        {
+            self.inner.budget.release(&handle.shared);
         }
     }
 
     /// Removes the game's actor from the map if `actor` is still the one
-    /// there and `may_leave` holds under the lock (no queued message, no
-    /// subscriber). Returns whether it was removed.
-    fn leave(
-        &self,
-        game_id: &str,
-        actor: u64,
-        mailbox: &mpsc::Receiver<Msg>,
-        may_leave: impl FnOnce() -> bool,
-    ) -> bool {
+    /// there and the game is idle under the lock (nothing pending, nobody
+    /// subscribed). Returns whether the actor should stop.
+    fn leave(&self, game_id: &str, actor: u64, shared: &ActorShared) -> bool {
         let mut actors = self.inner.actors.lock().expect("registry lock");
-        if !mailbox.is_empty() || !may_leave() {
+        if !shared.is_idle() {
             return false;
         }
-        if actors.get(game_id).is_some_and(|h| h.id == actor) {
-            actors.remove(game_id);
+        if actors.get(game_id).is_some_and(|h| h.id == actor)
+            && let Some(handle) = actors.remove(game_id)
+        {
+            self.inner.budget.release(&handle.shared);
         }
         true
     }
@@ -366,9 +452,11 @@ impl Registry {
             Ok(()) => {
                 let state = GameState::new(config);
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
-                // Keep the new game warm: its first move needs no replay.
+                // Keep the new game warm, if there is room: its first move
+                // then needs no replay.
                 let mut actors = self.inner.actors.lock().expect("registry lock");
-                let room = actors.len() < self.inner.settings.max_live_games;
+                let room = !actors.contains_key(&game_id)
+                    && make_room(&mut actors, &self.inner.budget, self.limits(), 1, None);
                 if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
                     && room
                 {

@@ -21,6 +21,12 @@ pub struct Position {
 }
 
 impl Position {
+    /// The heap memory this position holds, in bytes: one byte per board
+    /// cell, four per column height and per race token.
+    pub fn heap_bytes(&self) -> usize {
+        self.board.cells() as usize + 4 * (self.heights.len() + self.tokens.len())
+    }
+
     /// The empty rows x cols position.
     pub fn empty(rows: u32, cols: u32) -> Self {
         Position {

@@ -9,7 +9,7 @@ use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
-use plylog::registry::RegistrySettings;
+use plylog::registry::{Registry, RegistrySettings};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
@@ -42,7 +42,10 @@ const MAX_IN_FLIGHT: usize = 4096;
 
 #[path = "../support/postgres.rs"]
 mod postgres_support;
+#[path = "../support/wait.rs"]
+mod wait;
 pub(crate) use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+pub(crate) use wait::wait_until;
 
 /// Where the tests' servers keep their logs: a fresh SQLite file per server
 /// by default, or with `PLYLOG_TEST_BACKEND=postgres` a fresh schema per
@@ -100,6 +103,8 @@ pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
     pub(crate) client: Client,
     pub(crate) db: Arc<TestDatabase>,
+    /// The server's registry, to look at what is in memory.
+    pub(crate) registry: Registry,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -157,6 +162,7 @@ impl TestServer {
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();
+        let registry = app.registry();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             app.run_until(async {
@@ -170,6 +176,7 @@ impl TestServer {
             addr,
             client,
             db,
+            registry,
             stop: Some(stop),
             task: Some(task),
         }

@@ -78,25 +78,110 @@ async fn open_streams_are_limited_per_server_and_per_game() {
 }
 
 #[tokio::test]
-async fn games_in_memory_are_limited_and_idle_ones_make_room() {
+async fn a_flood_of_warm_games_never_locks_another_game_out() {
     let registry = RegistrySettings {
-        max_live_games: 2,
-        idle_timeout: Duration::from_millis(300),
+        max_live_games: 4,
         ..settings()
     };
     let mut server = TestServer::start_with(registry).await;
     let c = &mut server.client;
-    for game in ["m1", "m2", "m3"] {
-        create(c, game, mnk(3, 3, 3)).await;
+    create(c, "watched", mnk(3, 3, 3)).await;
+    create(c, "victim", mnk(3, 3, 3)).await;
+    for g in 0..8 {
+        create(c, &format!("flood-{g}"), mnk(3, 3, 3)).await;
     }
-    let status = c
-        .get_game(pb::GetGameRequest {
-            game_id: "m3".into(),
-            at_sequence: None,
+    // A spectator keeps "watched" subscribed: it is never evicted.
+    let mut stream = follow(c, "watched", 1).await;
+    stream.message().await.unwrap();
+    // A client keeps its own games warm, over and over...
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood_client = c.clone();
+    let flood: Vec<_> = (0..4)
+        .map(|worker| {
+            let mut c = flood_client.clone();
+            let stop = std::sync::Arc::clone(&stop);
+            tokio::spawn(async move {
+                let mut calls = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let game_id = format!("flood-{}", (calls + worker) % 8);
+                    get_game(&mut c, &game_id).await;
+                    calls += 1;
+                }
+                calls
+            })
         })
-        .await
-        .unwrap_err();
-    assert_limit(&status, "LIMIT_REACHED", "max_live_games");
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    play(c, "m3", 0, place(1, 1)).await.unwrap();
+        .collect();
+    // ...while another plays its game to the end: every call is served,
+    // its game loaded again each time by evicting an idle one.
+    let mut seat = 0;
+    for mv in x_wins_top_row() {
+        get_game(c, "victim").await;
+        play(c, "victim", seat, mv)
+            .await
+            .expect("never LIMIT_REACHED");
+        seat = 1 - seat;
+        assert!(
+            server.registry.is_live("watched"),
+            "a watched game was evicted"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut flood_calls = 0;
+    for worker in flood {
+        flood_calls += worker.await.unwrap();
+    }
+    assert!(flood_calls > 0);
+    // Once the flood stops, the count is back within the limit.
+    let registry = server.registry.clone();
+    wait_until(
+        "the live games back within 4",
+        Duration::from_secs(5),
+        || registry.live_games() <= 4,
+    )
+    .await;
+    assert!(server.registry.is_live("watched"));
+}
+
+#[tokio::test]
+async fn live_games_stay_within_the_memory_budget_by_evicting_the_least_recently_used() {
+    // Each 1000x1000 game weighs about 1 MB once loaded; the budget holds
+    // three and a half.
+    const BUDGET: usize = 3_500_000;
+    let registry = RegistrySettings {
+        max_live_bytes: BUDGET,
+        ..settings()
+    };
+    let mut server = TestServer::start_with(registry).await;
+    let c = &mut server.client;
+    let live = server.registry.clone();
+    create(c, "kept", mnk(1000, 1000, 5)).await;
+    for g in 0..8 {
+        let game_id = format!("big-{g}");
+        create(c, &game_id, mnk(1000, 1000, 5)).await;
+        play(c, &game_id, 0, place(g, g)).await.unwrap();
+        // "kept" is used between every other game: never the least recent.
+        get_game(c, "kept").await;
+        wait_until(
+            "the live games within the budget",
+            Duration::from_secs(5),
+            || live.live_bytes() <= BUDGET,
+        )
+        .await;
+        assert!(
+            live.is_live("kept"),
+            "the most recently used game was evicted"
+        );
+    }
+    assert!(live.live_games() <= 3, "{} games live", live.live_games());
+    // Evicted games load again, with everything they had.
+    for g in 0..8 {
+        let game = get_game(c, &format!("big-{g}")).await;
+        assert_eq!(game.last_sequence, 2);
+        wait_until(
+            "the live games within the budget",
+            Duration::from_secs(5),
+            || live.live_bytes() <= BUDGET,
+        )
+        .await;
+    }
 }

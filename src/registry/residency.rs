@@ -1,0 +1,226 @@
+//! Which games stay in memory: each actor's weight, the server's memory
+//! budget, and eviction of the least recently used idle games.
+//!
+//! Every actor shares an [`ActorShared`] with the registry: how many
+//! messages it has queued or in hand (`pending`, raised under the registry's
+//! map lock before a message is queued, lowered by the actor once the
+//! message is answered), when it was last used, what its game weighs, and
+//! its live broadcast (whose receiver count is its subscribers). A game is
+//! *idle* when nothing is pending and nobody is subscribed; only idle games
+//! are evicted, least recently used first, so a game with a call in flight
+//! or an open stream is never dropped from under it. Eviction removes the
+//! actor's handle from the map under the lock; with its last sender gone the
+//! actor's mailbox closes and the task ends.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::broadcast;
+
+use crate::game::GameState;
+use crate::proto as pb;
+
+/// Bytes every live game costs besides its state: the actor task, its
+/// mailbox's first block of slots, its maps and strings (an estimate).
+pub(super) const ACTOR_OVERHEAD_BYTES: usize = 8 * 1024;
+
+/// Bytes one live-broadcast slot costs (a lock, a counter and an `Arc`).
+const BROADCAST_SLOT_BYTES: usize = 48;
+
+/// Bytes a move on the board costs in the state, beyond the board itself
+/// (the undo stack entry, an Othello move's flips or a roll's path, a
+/// repetition count), on average.
+const MOVE_BYTES: usize = 128;
+
+/// Bytes one recorded request id costs beyond its id and fingerprint.
+const REQUEST_BYTES: usize = 96;
+
+/// What an actor shares with the registry.
+pub(super) struct ActorShared {
+    /// Messages queued for the actor or being handled by it.
+    pending: AtomicUsize,
+    /// The registry's use counter when a message was last sent to it.
+    last_used: AtomicU64,
+    /// What the game weighs in memory now, in bytes, as counted in the
+    /// registry's total (0 once it left the total).
+    weight: AtomicUsize,
+    /// The live event broadcast, made on the first subscription.
+    live: OnceLock<broadcast::Sender<Arc<pb::GameEvent>>>,
+}
+
+impl ActorShared {
+    pub(super) fn new() -> Self {
+        ActorShared {
+            pending: AtomicUsize::new(0),
+            last_used: AtomicU64::new(0),
+            weight: AtomicUsize::new(0),
+            live: OnceLock::new(),
+        }
+    }
+
+    /// Counts a message about to be queued (under the map lock) and marks
+    /// the game used at `tick`.
+    pub(super) fn queued(&self, tick: u64) {
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        self.last_used.store(tick, Ordering::Release);
+    }
+
+    /// Uncounts a message that was answered, or that could not be queued.
+    pub(super) fn done(&self) {
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Open subscriptions to the game's live events.
+    pub(super) fn subscribers(&self) -> usize {
+        self.live.get().map_or(0, broadcast::Sender::receiver_count)
+    }
+
+    /// Whether the game may leave memory: nothing pending, nobody
+    /// subscribed. Meaningful under the map lock, where messages are
+    /// counted before they are queued.
+    pub(super) fn is_idle(&self) -> bool {
+        self.pending.load(Ordering::Acquire) == 0 && self.subscribers() == 0
+    }
+
+    /// The live broadcast, made with `capacity` slots on first use.
+    pub(super) fn live(&self, capacity: usize) -> &broadcast::Sender<Arc<pb::GameEvent>> {
+        self.live.get_or_init(|| broadcast::channel(capacity).0)
+    }
+
+    /// Sends `event` to the subscribers, if there were ever any.
+    pub(super) fn broadcast(&self, event: Arc<pb::GameEvent>) {
+        if let Some(live) = self.live.get() {
+            let _ = live.send(event);
+        }
+    }
+
+    /// The broadcast's slots, if made (tokio rounds the capacity up to a
+    /// power of two).
+    fn broadcast_slots(&self, capacity: usize) -> usize {
+        self.live
+            .get()
+            .map_or(0, |_| capacity.max(1).next_power_of_two())
+    }
+}
+
+/// An estimate of what a live game weighs, in bytes: its board and
+/// bookkeeping ([`crate::rules::Position::heap_bytes`]), its moves, its
+/// recorded requests (`request_bytes`: their ids and fingerprints), its
+/// broadcast buffer and the actor's own overhead. O(1).
+pub(super) fn weight(
+    state: &GameState,
+    requests: usize,
+    request_bytes: usize,
+    shared: &ActorShared,
+    broadcast_capacity: usize,
+) -> usize {
+    ACTOR_OVERHEAD_BYTES
+        + state.position().heap_bytes()
+        + state.moves().len() * MOVE_BYTES
+        + requests * REQUEST_BYTES
+        + request_bytes
+        + shared.broadcast_slots(broadcast_capacity) * BROADCAST_SLOT_BYTES
+}
+
+/// The memory the live games weigh in all, against the budget.
+pub(super) struct Budget {
+    /// The sum of every live actor's weight, in bytes.
+    total: AtomicUsize,
+    /// The counter `last_used` values come from.
+    tick: AtomicU64,
+}
+
+impl Budget {
+    pub(super) fn new() -> Self {
+        Budget {
+            total: AtomicUsize::new(0),
+            tick: AtomicU64::new(0),
+        }
+    }
+
+    /// The next use mark.
+    pub(super) fn tick(&self) -> u64 {
+        self.tick.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Bytes the live games weigh.
+    pub(super) fn total(&self) -> usize {
+        self.total.load(Ordering::Acquire)
+    }
+
+    /// Sets what `shared`'s game weighs now.
+    pub(super) fn set_weight(&self, shared: &ActorShared, weight: usize) {
+        let old = shared.weight.swap(weight, Ordering::AcqRel);
+        if weight >= old {
+            self.total.fetch_add(weight - old, Ordering::AcqRel);
+        } else {
+            self.total.fetch_sub(old - weight, Ordering::AcqRel);
+        }
+    }
+
+    /// Takes `shared`'s game out of the total (it left memory); idempotent.
+    pub(super) fn release(&self, shared: &ActorShared) {
+        self.set_weight(shared, 0);
+    }
+}
+
+/// The limits on live games: how many, and what they weigh in bytes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// Games in memory at most.
+    pub(super) games: usize,
+    /// Bytes the games in memory weigh at most.
+    pub(super) bytes: usize,
+}
+
+impl Limits {
+    /// Whether `games` games weighing `bytes` break these limits.
+    fn exceeded_by(self, games: usize, bytes: usize) -> bool {
+        games > self.games || bytes > self.bytes
+    }
+
+    /// The limits less a twentieth (at least one game, one byte): where
+    /// eviction stops, so a server at its limit does not scan the whole map
+    /// for every game it loads.
+    fn low_water(self) -> Limits {
+        Limits {
+            games: self.games - (self.games / 20).clamp(1, self.games),
+            bytes: self.bytes - (self.bytes / 20).clamp(1, self.bytes),
+        }
+    }
+}
+
+/// Makes room for `incoming` more games in `actors`: when the live games
+/// (plus `incoming`) break `limits`, evicts idle games other than `keep`,
+/// least recently used first, until they are under the low-water mark or no
+/// idle game is left. Returns whether the limits now hold. Call under the
+/// map lock.
+pub(super) fn make_room<H: AsRef<ActorShared>>(
+    actors: &mut HashMap<String, H>,
+    budget: &Budget,
+    limits: Limits,
+    incoming: usize,
+    keep: Option<&str>,
+) -> bool {
+    if !limits.exceeded_by(actors.len() + incoming, budget.total()) {
+        return true;
+    }
+    let mut idle: Vec<(u64, String)> = actors
+        .iter()
+        .filter(|(id, h)| Some(id.as_str()) != keep && h.as_ref().is_idle())
+        .map(|(id, h)| (h.as_ref().last_used.load(Ordering::Acquire), id.clone()))
+        .collect();
+    idle.sort_unstable();
+    let target = limits.low_water();
+    for (_, id) in idle {
+        if !target.exceeded_by(actors.len() + incoming, budget.total()) {
+            break;
+        }
+        if let Some(handle) = actors.remove(&id) {
+            budget.release(handle.as_ref());
+            tracing::debug!(game_id = %id, "idle game evicted to make room");
+        }
+    }
+    !limits.exceeded_by(actors.len() + incoming, budget.total())
+}
