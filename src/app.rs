@@ -4,15 +4,17 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::path::PathBuf;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
-
-use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tower::util::MapResponseLayer;
 
 use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, transport_refusals};
@@ -20,7 +22,7 @@ use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
 use crate::tokens::SeatTokenKeys;
-use tower::util::MapResponseLayer;
+use crate::transport::{self, Activity, TransportSettings};
 
 /// Everything a server needs to start.
 #[derive(Debug, Clone)]
@@ -51,6 +53,35 @@ pub struct Settings {
     /// Serve TLS (rustls) with this certificate chain and key; `None`
     /// serves plaintext HTTP/2.
     pub tls: Option<TlsFiles>,
+    /// Connection limits and timings.
+    pub transport: TransportSettings,
+    /// How often the store is checked for the health service: NOT_SERVING
+    /// while it cannot be reached, SERVING again once it can.
+    pub store_check_interval: Duration,
+}
+
+impl Settings {
+    /// Settings for a server on `listen` with its log at `database_url`, and
+    /// every other setting at the default the command line has.
+    pub fn new(listen: SocketAddr, database_url: impl Into<String>) -> Self {
+        Settings {
+            listen,
+            database_url: database_url.into(),
+            postgres_connections: 16,
+            sqlite_synchronous_normal: false,
+            registry: RegistrySettings::default(),
+            shutdown_grace: Duration::from_secs(10),
+            access: AccessSettings {
+                seat_tokens: true,
+                ..AccessSettings::default()
+            },
+            max_request_bytes: 64 * 1024,
+            max_in_flight: 4096,
+            tls: None,
+            transport: TransportSettings::default(),
+            store_check_interval: Duration::from_secs(5),
+        }
+    }
 }
 
 /// PEM files of a TLS identity.
@@ -69,8 +100,15 @@ pub enum AppError {
     #[error("unsupported database url {0:?}: use sqlite://<path>, a file path or postgres://...")]
     UnsupportedDatabase(String),
     /// The store failed to open or migrate.
-    #[error("opening the store: {0}")]
-    Store(#[from] crate::store::StoreError),
+    #[error("opening the {backend} store {database}: {source}")]
+    Store {
+        /// "SQLite" or "PostgreSQL".
+        backend: &'static str,
+        /// The database (a file path, or a URL without its password).
+        database: String,
+        /// The cause.
+        source: crate::store::StoreError,
+    },
     /// The listener could not be bound.
     #[error("binding {addr}: {source}")]
     Bind {
@@ -103,9 +141,6 @@ pub enum AppError {
     /// Reflection could not be built from the descriptors.
     #[error("server reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
-    /// The transport failed.
-    #[error("transport: {0}")]
-    Transport(#[from] tonic::transport::Error),
     /// The seat token secret file could not be used.
     #[error(transparent)]
     SecretFile(#[from] crate::tokens::SecretFileError),
@@ -126,7 +161,10 @@ pub struct Application {
     access: AccessSettings,
     max_request_bytes: usize,
     max_in_flight: usize,
-    tls: Option<ServerTlsConfig>,
+    tls: Option<TlsAcceptor>,
+    transport: TransportSettings,
+    store_check_interval: Duration,
+    activity: Arc<Activity>,
 }
 
 impl Application {
@@ -136,49 +174,54 @@ impl Application {
     /// [`AppError`]: an unsupported URL, a store that does not open, an
     /// address that cannot be bound.
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
-        let tls = match &settings.tls {
-            None => None,
-            Some(files) => {
-                let read = |what, path: &PathBuf| {
-                    std::fs::read(path).map_err(|source| AppError::TlsFile {
-                        what,
-                        path: path.clone(),
-                        source,
-                    })
-                };
-                let identity =
-                    Identity::from_pem(read("certificate", &files.cert)?, read("key", &files.key)?);
-                let config = ServerTlsConfig::new().identity(identity);
-                // Build the acceptor now, so a bad pair fails before serving.
-                if let Err(error) = Server::builder().tls_config(config.clone()) {
-                    let mut why = error.to_string();
-                    let mut source = std::error::Error::source(&error);
-                    while let Some(cause) = source {
-                        why = format!("{why}: {cause}");
-                        source = cause.source();
-                    }
-                    return Err(AppError::TlsIdentity {
-                        cert: files.cert.clone(),
-                        key: files.key.clone(),
-                        why,
-                    });
-                }
-                Some(config)
-            }
-        };
+        let tls = settings.tls.as_ref().map(tls_acceptor).transpose()?;
         let url = &settings.database_url;
         let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
         if !postgres && url.contains("://") && !url.starts_with("sqlite:") {
             return Err(AppError::UnsupportedDatabase(url.clone()));
         }
         let keys = seat_token_keys(&settings.access, url, postgres)?;
-        let store: Arc<dyn EventStore> = if postgres {
-            Arc::new(PostgresStore::open(url, settings.postgres_connections).await?)
+        let database = redacted(url);
+        let backend = if postgres { "PostgreSQL" } else { "SQLite" };
+        let opened: Result<Arc<dyn EventStore>, _> = if postgres {
+            PostgresStore::open(url, settings.postgres_connections)
+                .await
+                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
         } else {
             let mut options = SqliteOptions::new(url.clone());
             options.synchronous_normal = settings.sqlite_synchronous_normal;
-            Arc::new(SqliteStore::open(&options).await?)
+            SqliteStore::open(&options)
+                .await
+                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
         };
+        let store = opened.map_err(|source| AppError::Store {
+            backend,
+            database: database.clone(),
+            source,
+        })?;
+        let durability = store.durability().await.unwrap_or_else(|error| {
+            tracing::warn!(error = %error, "could not read the store's durability settings");
+            Vec::new()
+        });
+        transport::raise_descriptor_limit(descriptors_needed(&settings));
+        tracing::info!(
+            backend,
+            database = %database,
+            durability = %durability
+                .iter()
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            tls = if tls.is_some() { "on" } else { "off" },
+            max_connections = settings.transport.max_connections,
+            max_in_flight = settings.max_in_flight,
+            max_streams = settings.registry.max_streams,
+            max_live_games = settings.registry.max_live_games,
+            max_live_memory_mb = settings.registry.max_live_bytes >> 20,
+            max_request_bytes = settings.max_request_bytes,
+            idle_connection_secs = settings.transport.idle_timeout.as_secs(),
+            "plylog starting"
+        );
         let listener =
             TcpListener::bind(settings.listen)
                 .await
@@ -201,6 +244,9 @@ impl Application {
             max_request_bytes: settings.max_request_bytes,
             max_in_flight: settings.max_in_flight.max(1),
             tls,
+            transport: settings.transport,
+            store_check_interval: settings.store_check_interval,
+            activity: Arc::new(Activity::default()),
         })
     }
 
@@ -215,6 +261,16 @@ impl Application {
         self.registry.clone()
     }
 
+    /// The store the server runs on (for tests that check its settings).
+    pub fn store(&self) -> Arc<dyn EventStore> {
+        Arc::clone(&self.store)
+    }
+
+    /// What the connection layer holds now: connections and calls open.
+    pub fn activity(&self) -> Arc<Activity> {
+        Arc::clone(&self.activity)
+    }
+
     /// Serves until `shutdown` resolves, then stops accepting, ends open
     /// event streams with UNAVAILABLE, lets in-flight calls finish (for at
     /// most the shutdown grace period, after which their connections are
@@ -223,7 +279,7 @@ impl Application {
     /// was either committed or not; a retry with its request_id tells which.
     ///
     /// # Errors
-    /// [`AppError::Reflection`] or [`AppError::Transport`].
+    /// [`AppError::Reflection`] when the reflection service cannot be built.
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send,
@@ -244,63 +300,216 @@ impl Application {
                 .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         };
-        let registry = self.registry.clone();
+        let limit = self.max_request_bytes;
+        let api = GameApi::new(self.registry.clone(), self.access, self.max_in_flight);
+        let calls = api.clone();
+        let game_service = GameServiceServer::new(api).max_decoding_message_size(limit);
+        let routes = tonic::service::Routes::new(health_service.max_decoding_message_size(limit))
+            .add_service(reflection().build_v1()?.max_decoding_message_size(limit))
+            .add_service(
+                reflection()
+                    .build_v1alpha()?
+                    .max_decoding_message_size(limit),
+            )
+            .add_service(game_service)
+            .prepare();
+        let service = tower::ServiceBuilder::new()
+            .layer(MapResponseLayer::new(transport_refusals(limit)))
+            .service(routes);
+
         let draining = CancellationToken::new();
+        let checks = tokio::spawn(watch_store(
+            Arc::clone(&self.store),
+            health.clone(),
+            self.store_check_interval,
+            draining.clone(),
+        ));
+        let registry = self.registry.clone();
+        let activity = Arc::clone(&self.activity);
         let drain_started = draining.clone();
         let stopping = async move {
             shutdown.await;
-            tracing::info!("shutting down: draining in-flight calls");
+            tracing::info!(
+                in_flight = calls.in_flight(),
+                streams = registry.open_streams(),
+                connections = activity.connections(),
+                "shutting down: draining in-flight calls"
+            );
+            drain_started.cancel();
             health.set_not_serving::<GameServiceServer<GameApi>>().await;
             health
                 .set_service_status("", tonic_health::ServingStatus::NotServing)
                 .await;
             registry.shutdown();
-            drain_started.cancel();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
-        let game_service =
-            GameServiceServer::new(GameApi::new(self.registry, self.access, self.max_in_flight))
-                .max_decoding_message_size(self.max_request_bytes);
-        let mut builder = Server::builder();
-        if let Some(tls) = self.tls {
-            builder = builder.tls_config(tls)?;
-        }
-        let server = builder
-            .layer(MapResponseLayer::new(transport_refusals(
-                self.max_request_bytes,
-            )))
-            .add_service(health_service.max_decoding_message_size(self.max_request_bytes))
-            .add_service(
-                reflection()
-                    .build_v1()?
-                    .max_decoding_message_size(self.max_request_bytes),
-            )
-            .add_service(
-                reflection()
-                    .build_v1alpha()?
-                    .max_decoding_message_size(self.max_request_bytes),
-            )
-            .add_service(game_service)
-            .serve_with_incoming_shutdown(
-                // Without TCP_NODELAY a small reply can wait out the peer's
-                // delayed ACK (~40 ms) before it is sent.
-                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
-                stopping,
-            );
+        let served = transport::serve(
+            self.listener,
+            service,
+            self.tls,
+            self.transport,
+            Arc::clone(&self.activity),
+            stopping,
+        );
         let grace = self.shutdown_grace;
         tokio::select! {
-            served = server => served?,
+            () = served => {
+                tracing::info!("every call in flight was answered");
+            }
             () = async {
                 draining.cancelled().await;
                 tokio::time::sleep(grace).await;
             } => {
-                tracing::warn!(grace_ms = grace.as_millis() as u64, "calls still open after the shutdown grace period; closing their connections");
+                tracing::warn!(
+                    grace_ms = grace.as_millis() as u64,
+                    calls = self.activity.calls(),
+                    "calls still open after the shutdown grace period; closing their connections"
+                );
             }
         }
+        checks.abort();
         self.store.close().await;
         tracing::info!("plylog stopped");
         Ok(())
     }
+}
+
+/// Checks the store every `interval` until `stop`, and keeps the health
+/// service in step: NOT_SERVING (for "" and plylog.v1.GameService) while the
+/// store cannot be reached, SERVING again once it can.
+async fn watch_store(
+    store: Arc<dyn EventStore>,
+    health: tonic_health::server::HealthReporter,
+    interval: Duration,
+    stop: CancellationToken,
+) {
+    let mut serving = true;
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let reachable = match tokio::time::timeout(
+            interval.max(Duration::from_secs(1)),
+            store.ping(),
+        )
+        .await
+        {
+            Ok(Ok(())) => true,
+            Ok(Err(error)) => {
+                if serving {
+                    tracing::warn!(error = %crate::api::cause_chain(&error), "the store cannot be reached; health is NOT_SERVING");
+                }
+                false
+            }
+            Err(_) => {
+                if serving {
+                    tracing::warn!("the store did not answer in time; health is NOT_SERVING");
+                }
+                false
+            }
+        };
+        if reachable == serving || stop.is_cancelled() {
+            continue;
+        }
+        serving = reachable;
+        let status = if serving {
+            tracing::info!("the store can be reached again; health is SERVING");
+            tonic_health::ServingStatus::Serving
+        } else {
+            tonic_health::ServingStatus::NotServing
+        };
+        health.set_service_status("", status).await;
+        health
+            .set_service_status("plylog.v1.GameService", status)
+            .await;
+    }
+}
+
+/// A TLS acceptor for the PEM certificate chain and key in `files`,
+/// offering HTTP/2 by ALPN.
+///
+/// # Errors
+/// [`AppError::TlsFile`] when a file cannot be read;
+/// [`AppError::TlsIdentity`] when the files hold no certificate or key, or
+/// the key is not the certificate's.
+fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor, AppError> {
+    let read = |what, path: &PathBuf| {
+        std::fs::read(path).map_err(|source| AppError::TlsFile {
+            what,
+            path: path.clone(),
+            source,
+        })
+    };
+    let identity = |why: String| AppError::TlsIdentity {
+        cert: files.cert.clone(),
+        key: files.key.clone(),
+        why,
+    };
+    let cert_pem = read("certificate", &files.cert)?;
+    let key_pem = read("key", &files.key)?;
+    let certs = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| identity(format!("reading the certificate: {e}")))?;
+    if certs.is_empty() {
+        return Err(identity("no certificate in the certificate file".into()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| identity(format!("reading the key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| identity(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| identity(format!("{e:?}")))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// File descriptors the server may hold at its limits: one per connection,
+/// the database pool (or SQLite's file, WAL, shared memory and readers),
+/// and 64 for the listener, the secret file, the runtime and logs.
+fn descriptors_needed(settings: &Settings) -> u64 {
+    let database = if settings.database_url.starts_with("postgres") {
+        u64::from(settings.postgres_connections) + 1
+    } else {
+        16
+    };
+    settings.transport.max_connections as u64 + database + 64
+}
+
+/// A database URL fit for logs: the password (in the authority or a
+/// `password=` parameter) replaced by `***`.
+pub fn redacted(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(scheme_end) = out.find("://") {
+        let authority_start = scheme_end + 3;
+        let authority_end = out[authority_start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| authority_start + i);
+        if let Some(at) = out[authority_start..authority_end].rfind('@') {
+            let userinfo = &out[authority_start..authority_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                let start = authority_start + colon + 1;
+                out.replace_range(start..authority_start + at, "***");
+            }
+        }
+    }
+    if let Some(query) = out.find('?') {
+        let (head, params) = out.split_at(query + 1);
+        let params: Vec<String> = params
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => p.to_owned(),
+            })
+            .collect();
+        out = format!("{head}{}", params.join("&"));
+    }
+    out
 }
 
 /// The secrets seat tokens are derived from: the configured file; without

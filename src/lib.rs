@@ -13,3 +13,4 @@ pub mod registry;
 pub mod rules;
 pub mod store;
 pub mod tokens;
+pub mod transport;

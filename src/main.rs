@@ -10,6 +10,7 @@ use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
 use plylog::game::SeatLimits;
 use plylog::registry::RegistrySettings;
+use plylog::transport::TransportSettings;
 use tracing_subscriber::EnvFilter;
 
 /// Authoritative turn-based board games over gRPC.
@@ -86,6 +87,31 @@ struct ServeArgs {
     /// are evicted, least recently used first, to stay under it.
     #[arg(long, env = "PLYLOG_MAX_LIVE_MEMORY_MB", default_value_t = 2048)]
     max_live_memory_mb: usize,
+    /// Connections open at once; one more is accepted and closed at once.
+    #[arg(long, env = "PLYLOG_MAX_CONNECTIONS", default_value_t = 10_000)]
+    max_connections: usize,
+    /// Seconds a connection may stay open with no call before it is closed.
+    #[arg(long, env = "PLYLOG_IDLE_CONNECTION_SECS", default_value_t = 300)]
+    idle_connection_secs: u64,
+    /// Seconds between HTTP/2 keepalive pings to each client.
+    #[arg(long, env = "PLYLOG_KEEPALIVE_SECS", default_value_t = 60)]
+    keepalive_secs: u64,
+    /// Seconds a keepalive ping may go unanswered before the connection is
+    /// closed (a half-open connection goes within keepalive + this).
+    #[arg(long, env = "PLYLOG_KEEPALIVE_TIMEOUT_SECS", default_value_t = 20)]
+    keepalive_timeout_secs: u64,
+    /// KiB buffered per event stream towards a client that does not read:
+    /// this many of events waiting, and as many in HTTP/2's send buffer,
+    /// whatever window the client advertises.
+    #[arg(long, env = "PLYLOG_STREAM_BUFFER_KIB", default_value_t = 64)]
+    stream_buffer_kib: usize,
+    /// Calls (streams included) one connection may have open at once.
+    #[arg(long, env = "PLYLOG_MAX_STREAMS_PER_CONNECTION", default_value_t = 200)]
+    max_streams_per_connection: u32,
+    /// Milliseconds between checks that the database answers; health is
+    /// NOT_SERVING while it does not.
+    #[arg(long, env = "PLYLOG_STORE_CHECK_MS", default_value_t = 5000)]
+    store_check_ms: u64,
     /// Commands one game queues before further ones are refused with
     /// UNAVAILABLE / OVERLOADED.
     #[arg(long, env = "PLYLOG_MAILBOX", default_value_t = 1024)]
@@ -127,6 +153,16 @@ impl ServeArgs {
                 .tls_cert
                 .zip(self.tls_key)
                 .map(|(cert, key)| TlsFiles { cert, key }),
+            transport: TransportSettings {
+                max_connections: self.max_connections.max(1),
+                idle_timeout: Duration::from_secs(self.idle_connection_secs.max(1)),
+                keepalive_interval: Duration::from_secs(self.keepalive_secs.max(1)),
+                keepalive_timeout: Duration::from_secs(self.keepalive_timeout_secs.max(1)),
+                stream_send_buffer_bytes: self.stream_buffer_kib.max(1) * 1024,
+                max_streams_per_connection: self.max_streams_per_connection.max(1),
+                ..TransportSettings::default()
+            },
+            store_check_interval: Duration::from_millis(self.store_check_ms.max(100)),
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),
@@ -146,6 +182,7 @@ impl ServeArgs {
                 max_live_bytes: self.max_live_memory_mb.max(1).saturating_mul(1 << 20),
                 mailbox: self.mailbox.max(1),
                 catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
+                stream_buffer_bytes: self.stream_buffer_kib.max(1) * 1024,
                 ..RegistrySettings::default()
             },
         }

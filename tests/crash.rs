@@ -9,8 +9,7 @@
 //! GetGame. Run with `--nocapture` to see the figures.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,10 +22,13 @@ use rand::Rng;
 mod games;
 #[path = "support/postgres.rs"]
 mod postgres_support;
+#[path = "support/process.rs"]
+mod process;
 #[path = "support/seed.rs"]
 mod seed;
 use games::create_mnk;
 use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+use process::{Server, plylog};
 
 /// The database of one test and the seat token secret its servers share.
 struct Database {
@@ -67,48 +69,21 @@ const CLIENTS: usize = 8;
 /// Moves per game before a client starts its next game.
 const MOVES_PER_GAME: u32 = 30;
 
-/// A running `plylog` child process.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    /// Starts the binary on the database `db`, on `port` (0: any free
-    /// one), and waits until it serves.
-    fn start(db: &Database, port: u16) -> Server {
-        for _ in 0..50 {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_plylog"))
+/// Starts the binary on the database `db`, on `port` (0: any free one),
+/// and waits until it serves.
+fn start(db: &Database, port: u16) -> Server {
+    Server::start(
+        |port| {
+            let mut command = plylog();
+            command
                 .args(["--listen", &format!("127.0.0.1:{port}")])
                 .args(["--database-url", &db.url])
                 .arg("--seat-token-secret-file")
-                .arg(&db.secret_file)
-                .env("RUST_LOG", "info")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("the plylog binary starts");
-            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-            let serving = lines.by_ref().map_while(Result::ok).find_map(|line| {
-                line.split_once("plylog serving addr=")
-                    .and_then(|(_, addr)| addr.trim().rsplit(':').next()?.parse().ok())
-            });
-            if let Some(port) = serving {
-                // Keep draining its log so the pipe never fills.
-                std::thread::spawn(move || lines.for_each(drop));
-                return Server { child, port };
-            }
-            // It exited before serving (the port still held): try again.
-            let _ = child.wait();
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("plylog did not start");
-    }
-
-    fn kill(mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reaped");
-    }
+                .arg(&db.secret_file);
+            command
+        },
+        port,
+    )
 }
 
 type Client = GameServiceClient<Channel>;
@@ -129,9 +104,25 @@ where
     F: Fn(Client) -> Fut,
     Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
 {
+    until_answered_noting(client, call)
+        .await
+        .map(|(reply, _)| reply)
+}
+
+/// [`until_answered`], also telling when (Unix epoch milliseconds) the last
+/// attempt that ended in an error ended, if one did.
+async fn until_answered_noting<T, F, Fut>(
+    client: &Client,
+    call: F,
+) -> Result<(T, Option<i64>), tonic::Status>
+where
+    F: Fn(Client) -> Fut,
+    Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    let mut failed_at = None;
     loop {
         match call(client.clone()).await {
-            Ok(reply) => return Ok(reply.into_inner()),
+            Ok(reply) => return Ok((reply.into_inner(), failed_at)),
             Err(status)
                 if matches!(
                     status.code(),
@@ -141,6 +132,7 @@ where
                         | tonic::Code::DeadlineExceeded
                 ) =>
             {
+                failed_at = Some(now_ms());
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             Err(status) => return Err(status),
@@ -148,9 +140,18 @@ where
     }
 }
 
-/// An acknowledged move: the request, the seat token it was sent with (from
-/// CreateGame's reply, or its retry's), and the reply it got.
-type Ack = (pb::SubmitMoveRequest, String, pb::SubmitMoveResponse);
+/// An acknowledged move.
+struct Ack {
+    request: pb::SubmitMoveRequest,
+    /// The seat token it was sent with (from CreateGame's reply, or its
+    /// retry's).
+    token: String,
+    /// The reply it got.
+    reply: pb::SubmitMoveResponse,
+    /// When the last attempt that ended in an error ended (Unix epoch
+    /// milliseconds), if one did before the one answered.
+    failed_at: Option<i64>,
+}
 
 /// Acknowledged moves.
 type Acked = Arc<Mutex<Vec<Ack>>>;
@@ -208,13 +209,18 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
                 expected_sequence: None,
             };
             let token = tokens[(k % 2) as usize].clone();
-            let reply = until_answered(&c, |mut c| {
+            let (reply, failed_at) = until_answered_noting(&c, |mut c| {
                 let request = with_token(request.clone(), &token);
                 async move { c.submit_move(request).await }
             })
             .await
             .unwrap_or_else(|status| panic!("{game_id} move {k}: {status:?}"));
-            acked.lock().unwrap().push((request, token, reply));
+            acked.lock().unwrap().push(Ack {
+                request,
+                token,
+                reply,
+                failed_at,
+            });
         }
     }
     games
@@ -313,7 +319,13 @@ async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
         logs.insert(game_id.clone(), events);
     }
     let mut lost = 0;
-    for (request, token, reply) in acked {
+    for Ack {
+        request,
+        token,
+        reply,
+        ..
+    } in acked
+    {
         let log = &logs[&request.game_id];
         for event in &reply.events {
             if log.get(event.sequence as usize - 1) != Some(event) {
@@ -338,7 +350,7 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
         0,
     );
     let db = Database::fresh().await;
-    let mut server = Server::start(&db, 0);
+    let mut server = start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
     let mut acked_before_kill = Vec::new();
@@ -348,7 +360,7 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
         tokio::time::sleep(Duration::from_millis(pause)).await;
         acked_before_kill.push(load.acked());
         server.kill();
-        server = Server::start(&db, port);
+        server = start(&db, port);
     }
     // The clients reach the last server before they stop.
     let last_kill = load.acked();
@@ -369,51 +381,100 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
     assert_eq!(lost, 0);
 }
 
+/// SIGTERMs rounds.
+const SIGTERMS: usize = 4;
+
+/// Milliseconds since the Unix epoch now, on the clock the server stamps
+/// events with.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
     let db = Database::fresh().await;
-    let mut server = Server::start(&db, 0);
+    let mut server = start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
-    load.wait_for_acks(100).await;
-    // A spectator follows a game that is being played.
-    let mut stream = client(port)
-        .stream_events(pb::StreamEventsRequest {
-            game_id: "c0-g0".into(),
-            from_sequence: 1,
-            follow: true,
-        })
-        .await
-        .expect("stream opens")
-        .into_inner();
-    let acked_at_term = load.acked();
-    let status = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let exit = server.child.wait().expect("the server exits");
-    assert!(exit.success(), "exit status {exit:?}");
-    // The stream ends with a status a client can act on, not a reset.
-    let ended = loop {
-        match stream.message().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("the stream ended without a status"),
-            Err(status) => break status,
-        }
-    };
-    assert_eq!(ended.code(), tonic::Code::Unavailable, "{ended:?}");
-    assert!(ended.message().contains("shutting down"), "{ended:?}");
-    // Start again; clients retry what was cut off, then finish.
-    let server = Server::start(&db, port);
+    // Each round SIGTERMs the server under load and starts another: every
+    // call the stopped server committed must have been answered OK.
+    let mut in_flight_at_term = Vec::new();
+    for round in 0..SIGTERMS {
+        load.wait_for_acks(load.acked() + 100).await;
+        // A spectator follows a game that is being played.
+        let mut stream = client(port)
+            .stream_events(pb::StreamEventsRequest {
+                game_id: format!("c{round}-g0"),
+                from_sequence: 1,
+                follow: true,
+            })
+            .await
+            .expect("stream opens")
+            .into_inner();
+        let status = Command::new("kill")
+            .args(["-TERM", &server.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = server.child.wait().expect("the server exits");
+        assert!(exit.success(), "exit status {exit:?}");
+        // The stream ends with a status a client can act on, not a reset.
+        let ended = loop {
+            match stream.message().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("the stream ended without a status"),
+                Err(status) => break status,
+            }
+        };
+        assert_eq!(ended.code(), tonic::Code::Unavailable, "{ended:?}");
+        assert!(ended.message().contains("shutting down"), "{ended:?}");
+        let draining = server.log_lines("draining in-flight calls");
+        let in_flight: usize = draining
+            .first()
+            .and_then(|line| line.split("in_flight=").nth(1))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no in-flight count logged: {draining:?}"));
+        in_flight_at_term.push(in_flight);
+        assert_eq!(
+            server.log_lines("every call in flight was answered").len(),
+            1
+        );
+        server = start(&db, port);
+    }
     load.wait_for_acks(load.acked() + 50).await;
     let (games, acked) = load.finish().await;
     let (events_checked, lost) = verify(port, &games, &acked).await;
     server.kill();
+    // Attempts at one request run one after another, so an attempt that
+    // failed after the move was committed means the attempt that committed
+    // it failed: a call in flight at a SIGTERM that was not answered.
+    // (An attempt refused while no server ran fails before the commit.)
+    let failed_in_flight: Vec<&str> = acked
+        .iter()
+        .filter(|ack| {
+            let committed = ack.reply.events[0].recorded_at.as_ref().unwrap();
+            let committed_ms = committed.seconds * 1000 + i64::from(committed.nanos) / 1_000_000;
+            ack.failed_at.is_some_and(|failed| failed > committed_ms)
+        })
+        .map(|ack| ack.request.request_id.as_str())
+        .collect();
     println!(
-        "SIGTERM with {acked_at_term} moves acknowledged: exit 0; {} games, {} acknowledged moves, {events_checked} events checked, {lost} lost",
+        "{SIGTERMS} SIGTERMs with {in_flight_at_term:?} calls in flight: each exited 0 and answered them; {} games, {} acknowledged moves ({} retried after an error), {events_checked} events checked, {lost} lost",
         games.len(),
-        acked.len()
+        acked.len(),
+        acked.iter().filter(|ack| ack.failed_at.is_some()).count()
+    );
+    assert!(
+        in_flight_at_term.iter().any(|&n| n > 0),
+        "no SIGTERM landed with a call in flight"
+    );
+    assert_eq!(
+        failed_in_flight,
+        Vec::<&str>::new(),
+        "committed but answered with an error"
     );
     assert_eq!(lost, 0);
 }

@@ -133,10 +133,7 @@ async fn node(url: &str) -> std::net::SocketAddr {
 /// Starts a node on `url` that checks its games every `interval`.
 async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::SocketAddr {
     let settings = Settings {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        database_url: url.to_owned(),
         postgres_connections: 8,
-        sqlite_synchronous_normal: false,
         registry: RegistrySettings {
             catch_up_interval: interval,
             heartbeat_interval: Duration::from_millis(500),
@@ -144,9 +141,7 @@ async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::Sock
         },
         shutdown_grace: Duration::from_secs(1),
         access: AccessSettings::default(),
-        max_request_bytes: 64 * 1024,
-        max_in_flight: 4096,
-        tls: None,
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
     };
     let app = Application::build(settings).await.expect("node builds");
     let addr = app.local_addr();

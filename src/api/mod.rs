@@ -21,7 +21,7 @@ use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{Credential, Registry, RequestMeta};
-pub use status::{DOMAIN, to_status, transport_refusals};
+pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
 pub const MAX_ID_CHARS: usize = 128;
@@ -47,6 +47,11 @@ impl GameApi {
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             max_in_flight,
         }
+    }
+
+    /// Calls being served now (streams aside).
+    pub fn in_flight(&self) -> usize {
+        self.max_in_flight - self.in_flight.available_permits()
     }
 
     /// Admits a call, or sheds it with UNAVAILABLE / OVERLOADED when
@@ -428,7 +433,8 @@ impl GameService for GameApi {
         let items = self
             .registry
             .stream(req.game_id, req.from_sequence, req.follow)?;
-        let stream = ReceiverStream::new(items).map(|item| item.map_err(to_status));
+        // Each item gives its share of the stream's buffer back as it goes.
+        let stream = ReceiverStream::new(items).map(|buffered| buffered.item.map_err(to_status));
         Ok(Response::new(Box::pin(stream)))
     }
 

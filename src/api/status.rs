@@ -24,8 +24,35 @@ fn status(
     reason: pb::ErrorReason,
     metadata: HashMap<String, String>,
 ) -> Status {
-    let details = ErrorDetails::with_error_info(reason.as_str_name(), DOMAIN, metadata);
+    let mut details = ErrorDetails::with_error_info(reason.as_str_name(), DOMAIN, metadata);
+    if let Some(delay) = retry_delay(reason) {
+        details.set_retry_info(Some(delay));
+    }
     Status::with_error_details(code, message, details)
+}
+
+/// An error with its sources, outermost first, joined by ": " (for logs:
+/// clients get a fixed message instead).
+pub fn cause_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+/// How long a client should wait before retrying a call refused with
+/// UNAVAILABLE for this reason (sent as `google.rpc.RetryInfo`).
+fn retry_delay(reason: pb::ErrorReason) -> Option<std::time::Duration> {
+    match reason {
+        pb::ErrorReason::Overloaded => Some(std::time::Duration::from_millis(100)),
+        pb::ErrorReason::StoreUnavailable | pb::ErrorReason::ShuttingDown => {
+            Some(std::time::Duration::from_secs(1))
+        }
+        _ => None,
+    }
 }
 
 /// A refusal with no metadata: `code`, `message` and the ErrorInfo `reason`.
@@ -143,8 +170,18 @@ pub fn to_status(error: RegistryError) -> Status {
             none(),
         ),
         RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
-        RegistryError::StoreUnavailable(_) => {
+        RegistryError::StoreUnavailable(ref cause) => {
+            tracing::warn!(error = %cause_chain(cause), "the store is unavailable");
             status(Code::Unavailable, message, R::StoreUnavailable, none())
+        }
+        RegistryError::Store(ref cause) => {
+            tracing::error!(error = %cause_chain(cause), "store failure");
+            status(
+                Code::Internal,
+                "internal error; see the server log".into(),
+                R::InternalError,
+                none(),
+            )
         }
         RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),
         RegistryError::Internal(cause) => {

@@ -76,8 +76,11 @@ pub enum RegistryError {
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,
     /// The database cannot be reached now; retry (with the request id).
-    #[error("the event store is unavailable; retry with backoff: {0}")]
-    StoreUnavailable(String),
+    #[error("the event store is unavailable; retry with backoff")]
+    StoreUnavailable(#[source] StoreError),
+    /// The store failed otherwise.
+    #[error("the event store failed")]
+    Store(#[source] StoreError),
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -90,8 +93,10 @@ impl From<StoreError> for RegistryError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::Closed => RegistryError::ShuttingDown,
-            StoreError::Unavailable(why) => RegistryError::StoreUnavailable(why),
-            other => RegistryError::Internal(other.to_string()),
+            unavailable @ StoreError::Unavailable(_) => {
+                RegistryError::StoreUnavailable(unavailable)
+            }
+            other => RegistryError::Store(other),
         }
     }
 }

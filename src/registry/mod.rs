@@ -26,6 +26,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use error::RegistryError;
+pub use stream::Buffered;
 
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::proto::{self as pb, convert};
@@ -49,6 +50,9 @@ pub struct RegistrySettings {
     /// Live events buffered per game for subscribers; a subscriber further
     /// behind catches up from the store.
     pub broadcast_capacity: usize,
+    /// Bytes of events buffered per stream towards a client that is not
+    /// reading (default 64 KiB; an event larger than this is sent alone).
+    pub stream_buffer_bytes: usize,
     /// How long a followed stream stays silent before a heartbeat.
     pub heartbeat_interval: Duration,
     /// Event streams open at once on this server (default 10,000).
@@ -78,6 +82,7 @@ impl Default for RegistrySettings {
             idle_timeout: Duration::from_secs(300),
             mailbox: 1024,
             broadcast_capacity: 1024,
+            stream_buffer_bytes: 64 * 1024,
             heartbeat_interval: Duration::from_secs(15),
             max_streams: 10_000,
             max_streams_per_game: 1_000,
@@ -712,8 +717,7 @@ impl Registry {
         game_id: String,
         from_sequence: u64,
         follow: bool,
-    ) -> Result<mpsc::Receiver<Result<pb::StreamEventsResponse, RegistryError>>, RegistryError>
-    {
+    ) -> Result<mpsc::Receiver<Buffered>, RegistryError> {
         let max = self.inner.settings.max_streams;
         let taken = self
             .inner

@@ -8,33 +8,94 @@
 //! behind the broadcast buffer is never skipped ahead: it subscribes again
 //! and reads what it missed from the store.
 
+use std::sync::Arc;
+
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::{Instant, interval_at};
 
 use super::{Registry, RegistryError, StreamSlot, now_ms};
 use crate::proto::{self as pb, convert};
 
-/// Items buffered between the stream task and the client.
+/// Items buffered between the stream task and the client at most (the
+/// bytes they hold are bounded too: `stream_buffer_bytes`).
 const CLIENT_BUFFER: usize = 64;
 /// Events read from the store per query while catching up.
 const PAGE: u32 = 512;
 
 type Item = Result<pb::StreamEventsResponse, RegistryError>;
 
+/// An item of a stream, holding its share of the stream's byte buffer until
+/// the transport takes it (drop it then).
+pub struct Buffered {
+    /// The stream item: a message, or the error that ends the stream.
+    pub item: Item,
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+/// The sending end of a stream: at most [`CLIENT_BUFFER`] items holding at
+/// most `capacity` encoded bytes wait for the client (an item larger than
+/// that waits alone).
+struct Sink {
+    tx: mpsc::Sender<Buffered>,
+    bytes: Arc<Semaphore>,
+    capacity: usize,
+}
+
+impl Sink {
+    /// Sends a stream message of kind `kind` once the buffer has room for
+    /// it; `false` when the client has gone.
+    async fn message(&self, kind: pb::stream_events_response::Kind) -> bool {
+        let item = pb::StreamEventsResponse { kind: Some(kind) };
+        let size = item.encoded_len();
+        let want = u32::try_from(size.clamp(1, self.capacity)).unwrap_or(u32::MAX);
+        let Ok(permit) = Arc::clone(&self.bytes).acquire_many_owned(want).await else {
+            return false;
+        };
+        self.tx
+            .send(Buffered {
+                item: Ok(item),
+                _bytes: Some(permit),
+            })
+            .await
+            .is_ok()
+    }
+
+    /// Resolves when the client has gone.
+    async fn closed(&self) {
+        self.tx.closed().await;
+    }
+}
+
 pub(super) fn spawn(
     registry: StreamSlot,
     game_id: String,
     from_sequence: u64,
     follow: bool,
-) -> mpsc::Receiver<Item> {
+) -> mpsc::Receiver<Buffered> {
     let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+    let capacity = registry
+        .settings()
+        .stream_buffer_bytes
+        .clamp(1, Semaphore::MAX_PERMITS);
+    let sink = Sink {
+        tx,
+        bytes: Arc::new(Semaphore::new(capacity)),
+        capacity,
+    };
     let span = tracing::info_span!("stream", game_id = %game_id, from_sequence, follow);
     tokio::spawn(tracing::Instrument::instrument(
         async move {
-            if let Err(error) = run(&registry, &game_id, from_sequence, follow, &tx).await {
-                let _ = tx.send(Err(error)).await;
+            if let Err(error) = run(&registry, &game_id, from_sequence, follow, &sink).await {
+                // The closing status waits for nothing but the channel.
+                let _ = sink
+                    .tx
+                    .send(Buffered {
+                        item: Err(error),
+                        _bytes: None,
+                    })
+                    .await;
             }
         },
         span,
@@ -42,17 +103,8 @@ pub(super) fn spawn(
     rx
 }
 
-fn event(e: pb::GameEvent) -> pb::StreamEventsResponse {
-    pb::StreamEventsResponse {
-        kind: Some(pb::stream_events_response::Kind::Event(e)),
-    }
-}
-
-/// Sends `item`; `false` when the client has gone.
-async fn send(tx: &mpsc::Sender<Item>, item: pb::stream_events_response::Kind) -> bool {
-    tx.send(Ok(pb::StreamEventsResponse { kind: Some(item) }))
-        .await
-        .is_ok()
+fn event(e: pb::GameEvent) -> pb::stream_events_response::Kind {
+    pb::stream_events_response::Kind::Event(e)
 }
 
 async fn run(
@@ -60,7 +112,7 @@ async fn run(
     game_id: &str,
     from_sequence: u64,
     follow: bool,
-    tx: &mpsc::Sender<Item>,
+    tx: &Sink,
 ) -> Result<(), RegistryError> {
     let store = &registry.inner.store;
     let shutdown = registry.inner.shutdown.clone();
@@ -89,7 +141,7 @@ async fn run(
                 })?;
                 last = stored.sequence;
                 sent = last;
-                if tx.send(Ok(event(wire))).await.is_err() {
+                if !tx.message(event(wire)).await {
                     return Ok(());
                 }
             }
@@ -98,7 +150,7 @@ async fn run(
             caught_up = true;
             let marker =
                 pb::stream_events_response::Kind::CaughtUp(pb::CaughtUp { sequence: head });
-            if !send(tx, marker).await || !follow {
+            if !tx.message(marker).await || !follow {
                 return Ok(());
             }
         }
@@ -112,7 +164,7 @@ async fn run(
                     Ok(e) if e.sequence == last + 1 => {
                         last = e.sequence;
                         sent = last;
-                        if tx.send(Ok(event(e.as_ref().clone()))).await.is_err() {
+                        if !tx.message(event(e.as_ref().clone())).await {
                             return Ok(());
                         }
                         beat.reset();
@@ -124,7 +176,7 @@ async fn run(
                 },
                 _ = beat.tick() => {
                     let hb = pb::Heartbeat { sequence: sent, sent_at: Some(convert::timestamp(now_ms())) };
-                    if !send(tx, pb::stream_events_response::Kind::Heartbeat(hb)).await {
+                    if !tx.message(pb::stream_events_response::Kind::Heartbeat(hb)).await {
                         return Ok(());
                     }
                 }

@@ -19,6 +19,8 @@ mod sqlite;
 pub use postgres::PostgresStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
@@ -153,7 +155,8 @@ pub struct CreationRecord {
     pub seat_token_hashes: Vec<TokenHash>,
 }
 
-/// Why a store operation failed.
+/// Why a store operation failed. Causes are kept as typed sources for the
+/// logs ([`crate::api::cause_chain`]); clients see only the reason.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Another writer appended first: the expected sequence is taken (or the
@@ -167,22 +170,22 @@ pub enum StoreError {
     #[error("corrupt row: {0}")]
     Corrupt(String),
     /// The transaction holding this write failed as a whole; nothing of it
-    /// was committed.
-    #[error("group commit failed: {0}")]
-    Commit(String),
+    /// was committed. Shared by every write of the group.
+    #[error("the group commit failed")]
+    Commit(#[source] Arc<sqlx::Error>),
     /// The store is closed (the server is stopping).
     #[error("the store is closed")]
     Closed,
     /// The database cannot be reached now (connection lost or refused, pool
     /// exhausted). A write that failed this way may or may not have
     /// committed; retry it with its request id.
-    #[error("the database is unavailable: {0}")]
-    Unavailable(String),
+    #[error("the database cannot be reached")]
+    Unavailable(#[source] sqlx::Error),
     /// The database failed.
-    #[error(transparent)]
-    Database(sqlx::Error),
+    #[error("the database failed")]
+    Database(#[source] sqlx::Error),
     /// A migration failed.
-    #[error(transparent)]
+    #[error("migrating the database failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
@@ -194,7 +197,7 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::Protocol(_)
             | sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
-            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(error.to_string()),
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(error),
             // Postgres: the server is shutting down or terminated the
             // connection (class 57, operator intervention; 08, connection).
             sqlx::Error::Database(ref db)
@@ -202,7 +205,7 @@ impl From<sqlx::Error> for StoreError {
                     .code()
                     .is_some_and(|c| c.starts_with("57") || c.starts_with("08")) =>
             {
-                StoreError::Unavailable(error.to_string())
+                StoreError::Unavailable(error)
             }
             other => StoreError::Database(other),
         }
@@ -331,6 +334,22 @@ pub trait EventStore: Send + Sync + 'static {
     /// # Errors
     /// Database errors.
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError>;
+
+    /// Checks that the database answers now (one trivial query).
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] when it cannot be reached.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// The durability settings in force, read back from the database as
+    /// `(name, value)` pairs (SQLite: `journal_mode`, `synchronous`;
+    /// PostgreSQL: `synchronous_commit`, `fsync`, `full_page_writes`), for
+    /// the startup log and for tests that prove an acknowledged write is on
+    /// disk.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn durability(&self) -> Result<Vec<(String, String)>, StoreError>;
 
     /// Commits the writes already queued, then closes every connection;
     /// later calls fail with [`StoreError::Closed`]. Called once the server

@@ -45,7 +45,9 @@ impl PostgresStore {
     /// A URL that does not parse, a database that cannot be reached, a
     /// failed migration.
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
-        let options = PgConnectOptions::from_str(url)?;
+        // A commit is acknowledged only once it is flushed, whatever the
+        // server's default: every session asks for it.
+        let options = PgConnectOptions::from_str(url)?.options([("synchronous_commit", "on")]);
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(2))
             .acquire_timeout(Duration::from_secs(5))
@@ -361,6 +363,23 @@ impl EventStore for PostgresStore {
             }
         });
         Some(rx)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn durability(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut settings = Vec::new();
+        let mut conn = self.pool.acquire().await?;
+        for name in ["synchronous_commit", "fsync", "full_page_writes"] {
+            let value: String = sqlx::query_scalar(&format!("SHOW {name}"))
+                .fetch_one(&mut *conn)
+                .await?;
+            settings.push((name.to_owned(), value));
+        }
+        Ok(settings)
     }
 
     async fn close(&self) {

@@ -69,6 +69,9 @@ struct WriteJob {
 pub struct SqliteStore {
     writes: mpsc::Sender<WriteJob>,
     readers: SqlitePool,
+    /// `journal_mode` and `synchronous` as the writer connection reported
+    /// them when it opened.
+    durability: Vec<(String, String)>,
 }
 
 impl SqliteStore {
@@ -96,13 +99,34 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10));
         let mut writer = SqliteConnection::connect_with(&connect).await?;
         sqlx::migrate!("migrations/sqlite").run(&mut writer).await?;
+        let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&mut writer)
+            .await?;
+        let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut writer)
+            .await?;
+        let synchronous = match synchronous {
+            0 => "OFF",
+            1 => "NORMAL",
+            2 => "FULL",
+            3 => "EXTRA",
+            _ => "unknown",
+        };
+        let durability = vec![
+            ("journal_mode".to_owned(), journal_mode),
+            ("synchronous".to_owned(), synchronous.to_owned()),
+        ];
         let readers = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .connect_with(connect.read_only(true))
             .await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         tokio::spawn(run_writer(writer, queue));
-        Ok(SqliteStore { writes, readers })
+        Ok(SqliteStore {
+            writes,
+            readers,
+            durability,
+        })
     }
 
     async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
@@ -131,10 +155,11 @@ async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteJ
                     }
                 }
                 Err(error) => {
-                    tracing::error!(error = %error, writes = group.len(), "group commit failed");
-                    let message = error.to_string();
+                    tracing::error!(error = %crate::api::cause_chain(&error), writes = group.len(), "group commit failed");
+                    let error = std::sync::Arc::new(error);
                     for job in group.drain(..) {
-                        let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
+                        let cause = std::sync::Arc::clone(&error);
+                        let _ = job.reply.send(Err(StoreError::Commit(cause)));
                     }
                 }
             }
@@ -400,6 +425,15 @@ impl EventStore for SqliteStore {
             .map(StoreRow::game_record)
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.readers).await?;
+        Ok(())
+    }
+
+    async fn durability(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self.durability.clone())
     }
 
     async fn close(&self) {

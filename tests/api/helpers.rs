@@ -147,18 +147,14 @@ impl TestServer {
             access.seat_token_secret_file = Some(db.secret_file());
         }
         let settings = Settings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            database_url: db.url.clone(),
             postgres_connections: 8,
-            sqlite_synchronous_normal: false,
             registry,
             shutdown_grace: Duration::from_secs(1),
             // Seat tokens have their own tests (credentials.rs); the others
             // run without them and speak for any seat.
             access,
-            max_request_bytes: 64 * 1024,
             max_in_flight,
-            tls: None,
+            ..Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone())
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();

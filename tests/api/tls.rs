@@ -18,19 +18,16 @@ fn fixture(name: &str) -> PathBuf {
 /// Server settings on `db` serving TLS with fixture files `cert` and `key`.
 fn with_tls(db: &TestDatabase, cert: &str, key: &str) -> Settings {
     Settings {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        database_url: db.url.clone(),
         postgres_connections: 8,
-        sqlite_synchronous_normal: false,
         registry: settings(),
         shutdown_grace: Duration::from_secs(1),
         access: AccessSettings::default(),
-        max_request_bytes: 64 * 1024,
         max_in_flight: 64,
         tls: Some(TlsFiles {
             cert: fixture(cert),
             key: fixture(key),
         }),
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone())
     }
 }
 

@@ -1,0 +1,88 @@
+//! The real `plylog` binary as a child process: started with its flags,
+//! waited on until it logs that it serves, its log kept for the test to
+//! read. Shared by the test crates with `#[path]`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A running `plylog` child process.
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    /// The port it serves on.
+    pub(crate) port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+/// The `plylog` binary with `RUST_LOG=info`, ready for more arguments.
+pub(crate) fn plylog() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_plylog"));
+    command.env("RUST_LOG", "info");
+    command
+}
+
+impl Server {
+    /// Starts `make(port)` (a `plylog` command listening on `port`, 0 for
+    /// any free one) and waits until it logs that it serves; tries again
+    /// while the port is still held by a process that just died.
+    ///
+    /// # Panics
+    /// When it never serves.
+    pub(crate) fn start(make: impl Fn(u16) -> Command, port: u16) -> Server {
+        for _ in 0..50 {
+            let mut child = make(port)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the plylog binary starts");
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let serving = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                let port = line
+                    .split_once("plylog serving addr=")
+                    .and_then(|(_, addr)| {
+                        addr.split_whitespace()
+                            .next()?
+                            .rsplit(':')
+                            .next()?
+                            .parse()
+                            .ok()
+                    });
+                log.lock().unwrap().push(line);
+                port
+            });
+            if let Some(port) = serving {
+                // Keep reading its log so the pipe never fills.
+                let kept = Arc::clone(&log);
+                std::thread::spawn(move || {
+                    for line in lines.map_while(Result::ok) {
+                        kept.lock().unwrap().push(line);
+                    }
+                });
+                return Server { child, port, log };
+            }
+            // It exited before serving (the port still held): try again.
+            let _ = child.wait();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("plylog did not start");
+    }
+
+    /// The log lines so far that contain `needle`.
+    pub(crate) fn log_lines(&self, needle: &str) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|line| line.contains(needle))
+            .cloned()
+            .collect()
+    }
+
+    /// Kills it with SIGKILL and reaps it.
+    pub(crate) fn kill(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+}
