@@ -180,7 +180,6 @@ impl Application {
         if !postgres && url.contains("://") && !url.starts_with("sqlite:") {
             return Err(AppError::UnsupportedDatabase(url.clone()));
         }
-        let keys = seat_token_keys(&settings.access, url, postgres)?;
         let database = redacted(url);
         let backend = if postgres { "PostgreSQL" } else { "SQLite" };
         let opened: Result<Arc<dyn EventStore>, _> = if postgres {
@@ -199,6 +198,7 @@ impl Application {
             database: database.clone(),
             source,
         })?;
+        let keys = seat_token_keys(&settings.access, url, postgres)?;
         let durability = store.durability().await.unwrap_or_else(|error| {
             tracing::warn!(error = %error, "could not read the store's durability settings");
             Vec::new()
@@ -562,5 +562,29 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = interrupt => {}
         () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_database_url_is_logged_without_its_password() {
+        for (url, shown) in [
+            (
+                "postgres://plylog:s3cret@db.internal:5432/plylog",
+                "postgres://plylog:***@db.internal:5432/plylog",
+            ),
+            (
+                "postgres://plylog@db/plylog?password=s3cret&sslmode=require",
+                "postgres://plylog@db/plylog?password=***&sslmode=require",
+            ),
+            ("postgres://db/plylog", "postgres://db/plylog"),
+            ("sqlite://plylog.db", "sqlite://plylog.db"),
+            ("/var/lib/plylog.db", "/var/lib/plylog.db"),
+        ] {
+            assert_eq!(redacted(url), shown);
+        }
     }
 }

@@ -210,7 +210,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!(error = %error, "plylog failed");
+            tracing::error!(error = %plylog::api::cause_chain(&error), "plylog failed");
             ExitCode::FAILURE
         }
     }

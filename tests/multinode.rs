@@ -75,6 +75,11 @@ fn main() -> ExitCode {
             three_nodes_on_one_database_agree_on_every_game,
         ),
         trial(
+            "while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
+            postgres.clone(),
+            while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
+        ),
+        trial(
             "a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
             postgres.clone(),
             a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
@@ -621,4 +626,154 @@ async fn a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_w
         replies.len()
     );
     assert!(connections > 0, "no connection of B was cut");
+}
+
+/// A TCP proxy to the PostgreSQL server that the test can take down (every
+/// connection through it cut, new ones refused) and bring back.
+struct Proxy {
+    port: u16,
+    up: Arc<AtomicBool>,
+    /// Bumped on every take-down; each piped connection ends when it moves.
+    cuts: tokio::sync::watch::Sender<u64>,
+}
+
+impl Proxy {
+    async fn start() -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let up = Arc::new(AtomicBool::new(true));
+        let (cuts, _) = tokio::sync::watch::channel(0);
+        let target = postgres_url_authority();
+        let (accepting, watch) = (Arc::clone(&up), cuts.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !accepting.load(Ordering::Acquire) {
+                    continue;
+                }
+                let target = target.clone();
+                let mut cut = watch.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Proxy { port, up, cuts }
+    }
+
+    fn down(&self) {
+        self.up.store(false, Ordering::Release);
+        self.cuts.send_modify(|n| *n += 1);
+    }
+
+    fn restore(&self) {
+        self.up.store(true, Ordering::Release);
+    }
+}
+
+/// The health status of the whole server ("").
+async fn health(addr: std::net::SocketAddr) -> i32 {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .map_or(-1, |r| r.into_inner().status)
+}
+
+async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later() {
+    use tonic_types::StatusExt;
+    const SERVING: i32 = 1;
+    const NOT_SERVING: i32 = 2;
+    let schema = fresh_postgres_schema().await;
+    let proxy = Proxy::start().await;
+    let url = schema.url.replacen(
+        &postgres_url_authority(),
+        &format!("127.0.0.1:{}", proxy.port),
+        1,
+    );
+    let settings = Settings {
+        postgres_connections: 4,
+        access: AccessSettings::default(),
+        store_check_interval: Duration::from_millis(200),
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
+    };
+    let app = Application::build(settings).await.expect("node builds");
+    let addr = app.local_addr();
+    tokio::spawn(app.run_until(std::future::pending()));
+    let mut c = client(addr);
+    c.create_game(create_mnk("outage", 3, 3, 3)).await.unwrap();
+    assert_eq!(health(addr).await, SERVING);
+
+    proxy.down();
+    let mut status = SERVING;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status != NOT_SERVING {
+        assert!(Instant::now() < deadline, "health never said NOT_SERVING");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        status = health(addr).await;
+    }
+    let request = pb::SubmitMoveRequest {
+        game_id: "outage".into(),
+        seat: Some(0),
+        r#move: Some(pb::Move {
+            kind: Some(pb::r#move::Kind::Place(pb::Place {
+                row: 1,
+                col: 1,
+                mark: None,
+            })),
+        }),
+        request_id: "during-outage".into(),
+        expected_sequence: None,
+    };
+    let refused = c
+        .submit_move(request.clone())
+        .await
+        .expect_err("no database, no move");
+    let details = refused.get_error_details();
+    assert_eq!(
+        (
+            refused.code(),
+            refused.message(),
+            details.error_info().map(|i| i.reason.as_str())
+        ),
+        (
+            Code::Unavailable,
+            "the event store is unavailable; retry with backoff",
+            Some("STORE_UNAVAILABLE")
+        ),
+        "a fixed message and the reason, never the driver's text"
+    );
+    assert!(
+        details.retry_info().and_then(|r| r.retry_delay).is_some(),
+        "UNAVAILABLE carries RetryInfo: {refused:?}"
+    );
+
+    proxy.restore();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while health(addr).await != SERVING {
+        assert!(Instant::now() < deadline, "health never said SERVING again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The same request, retried, is played once.
+    let reply = c.submit_move(request.clone()).await.unwrap().into_inner();
+    assert_eq!(reply.events[0].sequence, 2);
+    let again = c.submit_move(request).await.unwrap().into_inner();
+    assert_eq!(again, reply);
+}
+
+/// The `host:port` of the PostgreSQL test database's URL.
+fn postgres_url_authority() -> String {
+    let url = postgres_url();
+    let authority = url.split("://").nth(1).unwrap().split('/').next().unwrap();
+    authority.rsplit('@').next().unwrap().to_owned()
 }

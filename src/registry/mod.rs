@@ -199,6 +199,9 @@ struct Inner {
     shutdown: CancellationToken,
     /// Event streams open now.
     streams: AtomicUsize,
+    /// Times a stream fell behind its game's live events and read what it
+    /// missed from the store.
+    stream_catch_ups: std::sync::atomic::AtomicU64,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -243,6 +246,7 @@ impl Registry {
                 budget: Budget::new(),
                 shutdown: CancellationToken::new(),
                 streams: AtomicUsize::new(0),
+                stream_catch_ups: std::sync::atomic::AtomicU64::new(0),
             }),
         };
         if let Some(changes) = changes {
@@ -738,6 +742,12 @@ impl Registry {
     /// How many event streams are open.
     pub fn open_streams(&self) -> usize {
         self.inner.streams.load(Ordering::Acquire)
+    }
+
+    /// How many times a stream fell behind its game's live events (or lost
+    /// its subscription) and read what it missed from the store.
+    pub fn stream_catch_ups(&self) -> u64 {
+        self.inner.stream_catch_ups.load(Ordering::Relaxed)
     }
 }
 

@@ -9,6 +9,7 @@
 //! and reads what it missed from the store.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
@@ -172,7 +173,11 @@ async fn run(
                     // A gap (cannot happen with one writer per game) or a
                     // lagged or closed subscription: resubscribe and read
                     // what was missed from the store.
-                    Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => break,
+                    Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => {
+                        registry.inner.stream_catch_ups.fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(last, "subscriber fell behind; catching up from the store");
+                        break;
+                    }
                 },
                 _ = beat.tick() => {
                     let hb = pb::Heartbeat { sequence: sent, sent_at: Some(convert::timestamp(now_ms())) };

@@ -42,6 +42,8 @@ const MAX_IN_FLIGHT: usize = 4096;
 
 #[path = "../support/postgres.rs"]
 mod postgres_support;
+#[path = "../support/seed.rs"]
+pub(crate) mod seed;
 #[path = "../support/wait.rs"]
 mod wait;
 pub(crate) use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
@@ -413,7 +415,11 @@ pub(crate) async fn read_stream(
         .expect("stream opens")
         .into_inner();
     let mut items = Vec::new();
-    while let Some(item) = stream.message().await.expect("stream item") {
+    while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a stream item within 10 s")
+        .expect("stream item")
+    {
         items.push(item.kind.unwrap());
     }
     items

@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use plylog::app::{Application, Settings};
 use plylog::proto as pb;
 use plylog::registry::RegistrySettings;
 use tonic::Code;
@@ -60,16 +61,25 @@ async fn an_idle_game_dropped_from_memory_is_loaded_again_by_replay() {
         ..settings()
     };
     let mut server = TestServer::start_with(registry).await;
+    let live = server.registry.clone();
+    let dropped = || async {
+        wait_until(
+            "the idle game to leave memory",
+            Duration::from_secs(10),
+            || !live.is_live("idle"),
+        )
+        .await;
+    };
     let c = &mut server.client;
     create(c, "idle", mnk(3, 3, 3)).await;
     play(c, "idle", 0, place(0, 0)).await.unwrap();
-    // Several idle periods pass between moves: each move finds the game
-    // anew (or still warm) and continues the same log.
+    // The game leaves memory between moves: each move loads it anew by
+    // replay and continues the same log.
     for (seat, mv) in [(1, place(1, 1)), (0, place(2, 2))] {
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        dropped().await;
         play(c, "idle", seat, mv).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    dropped().await;
     let game = get_game(c, "idle").await;
     assert_eq!(
         (game.last_sequence, board_text(&game)),
@@ -98,4 +108,47 @@ async fn stopping_the_server_ends_open_streams_with_unavailable() {
         (Code::Unavailable, "SHUTTING_DOWN")
     );
     stopping.await.unwrap();
+}
+
+/// The durability settings the server's store reports, read back from the
+/// database it opened.
+async fn durability_of(settings: Settings) -> Vec<(String, String)> {
+    let app = Application::build(settings).await.expect("server builds");
+    let durability = app.store().durability().await.expect("settings read back");
+    app.store().close().await;
+    durability
+}
+
+#[tokio::test]
+async fn an_acknowledged_move_is_flushed_to_disk_by_the_settings_in_force() {
+    // A SIGKILL keeps the operating system's cache, so the crash test cannot
+    // tell a flushed commit from a cached one; these settings can.
+    let db = TestDatabase::fresh().await;
+    let mut settings = Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone());
+    settings.access.seat_token_secret_file = Some(db.secret_file());
+    let durability = durability_of(settings.clone()).await;
+    let expected: &[(&str, &str)] = if db.file.is_some() {
+        &[("journal_mode", "wal"), ("synchronous", "FULL")]
+    } else {
+        &[
+            ("synchronous_commit", "on"),
+            ("fsync", "on"),
+            ("full_page_writes", "on"),
+        ]
+    };
+    for (name, value) in expected {
+        assert!(
+            durability.contains(&((*name).to_owned(), (*value).to_owned())),
+            "{name}={value} not in force: {durability:?}"
+        );
+    }
+    if db.file.is_some() {
+        // The documented opt-in is what it says, so the reading is real.
+        let normal = durability_of(Settings {
+            sqlite_synchronous_normal: true,
+            ..settings
+        })
+        .await;
+        assert!(normal.contains(&("synchronous".to_owned(), "NORMAL".to_owned())));
+    }
 }

@@ -15,9 +15,15 @@ pub(crate) struct Server {
     log: Arc<Mutex<Vec<String>>>,
 }
 
+/// The binary under test: this build's `plylog`, or the one `PLYLOG_BIN`
+/// names (to measure another build with the same tests).
+pub(crate) fn binary() -> String {
+    std::env::var("PLYLOG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_plylog").to_owned())
+}
+
 /// The `plylog` binary with `RUST_LOG=info`, ready for more arguments.
 pub(crate) fn plylog() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_plylog"));
+    let mut command = Command::new(binary());
     command.env("RUST_LOG", "info");
     command
 }

@@ -1,0 +1,107 @@
+//! The binary as an operator meets it: what it logs when it starts, and how
+//! it fails when its database cannot be opened.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+#[path = "support/process.rs"]
+mod process;
+use process::{Server, plylog};
+
+#[test]
+fn startup_logs_name_the_address_backend_database_tls_durability_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plylog.db");
+    let url = format!("sqlite://{}", file.display());
+    let server = Server::start(
+        |port| {
+            let mut command = plylog();
+            command
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--database-url", &url])
+                .args(["--max-connections", "123", "--max-live-memory-mb", "77"]);
+            command
+        },
+        0,
+    );
+    let starting = server.log_lines("plylog starting");
+    let [line] = starting.as_slice() else {
+        panic!("one startup line: {starting:?}")
+    };
+    for expected in [
+        "backend=\"SQLite\"".to_owned(),
+        format!("database={url}"),
+        "durability=journal_mode=wal,synchronous=FULL".to_owned(),
+        "tls=\"off\"".to_owned(),
+        "max_connections=123".to_owned(),
+        "max_live_memory_mb=77".to_owned(),
+        "max_in_flight=4096".to_owned(),
+    ] {
+        assert!(line.contains(&expected), "{expected} missing from: {line}");
+    }
+    assert_eq!(
+        server
+            .log_lines(&format!("plylog serving addr=127.0.0.1:{}", server.port))
+            .len(),
+        1
+    );
+    server.kill();
+}
+
+/// Runs the binary with `args` until it exits (at most 30 s); its exit
+/// success and everything it printed.
+fn run_to_exit(args: &[&str]) -> (bool, String) {
+    let mut child = plylog()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "plylog did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[test]
+fn a_sqlite_file_that_cannot_be_opened_is_named_in_the_error() {
+    let (ok, output) = run_to_exit(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--database-url",
+        "/nonexistent-plylog-dir/games.db",
+    ]);
+    assert!(!ok, "{output}");
+    assert!(
+        output.contains("opening the SQLite store /nonexistent-plylog-dir/games.db"),
+        "{output}"
+    );
+    assert!(output.contains("unable to open database file"), "{output}");
+}
+
+#[test]
+fn a_postgres_password_never_reaches_the_log() {
+    // Nothing listens on port 1: the connection fails, and the error names
+    // the database without its password.
+    let (ok, output) = run_to_exit(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--database-url",
+        "postgres://plylog:hunter2-secret@127.0.0.1:1/plylog",
+        "--no-seat-tokens",
+    ]);
+    assert!(!ok, "{output}");
+    assert!(
+        output.contains("postgres://plylog:***@127.0.0.1:1/plylog"),
+        "{output}"
+    );
+    assert!(!output.contains("hunter2-secret"), "{output}");
+}
