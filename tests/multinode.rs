@@ -18,13 +18,12 @@
 //! seeded (`PLYLOG_TEST_SEED` repeats a run).
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::Arguments;
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
@@ -37,6 +36,8 @@ use tonic::transport::Channel;
 
 #[path = "support/games.rs"]
 mod games;
+#[path = "support/optional.rs"]
+mod optional;
 #[path = "support/postgres.rs"]
 mod postgres_support;
 #[path = "support/seed.rs"]
@@ -44,6 +45,7 @@ mod seed;
 #[path = "support/wait.rs"]
 mod wait;
 use games::create_mnk;
+use optional::trial;
 use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
 use wait::wait_until;
 
@@ -62,72 +64,37 @@ const CUT_AT: usize = 800;
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let postgres = postgres_configured();
+    let available =
+        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+    let postgres = optional::availability(
+        "multinode",
+        available,
+        "PLYLOG_REQUIRE_POSTGRES",
+        "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests",
+    );
     let tests = vec![
         trial(
             "a_node_that_missed_a_notification_catches_up_by_itself",
-            postgres.clone(),
+            &postgres,
             a_node_that_missed_a_notification_catches_up_by_itself,
         ),
         trial(
             "three_nodes_on_one_database_agree_on_every_game",
-            postgres.clone(),
+            &postgres,
             three_nodes_on_one_database_agree_on_every_game,
         ),
         trial(
             "while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
-            postgres.clone(),
+            &postgres,
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
         ),
         trial(
             "a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
-            postgres.clone(),
+            &postgres,
             a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
         ),
     ];
     libtest_mimic::run(&args, tests).exit_code()
-}
-
-/// Whether PostgreSQL is configured: `Ok(true)` to run, `Ok(false)` to list
-/// the tests as ignored (the reason printed), `Err` when
-/// `PLYLOG_REQUIRE_POSTGRES` demands it and it is missing.
-fn postgres_configured() -> Result<bool, String> {
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
-    let required = std::env::var("PLYLOG_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
-    match (available, required) {
-        (true, _) => Ok(true),
-        (false, true) => Err(
-            "PLYLOG_REQUIRE_POSTGRES=1 but DATABASE_URL is not a postgres:// URL: the multi-node tests cannot run".into(),
-        ),
-        (false, false) => {
-            println!(
-                "multinode: skipped, no PostgreSQL configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests"
-            );
-            Ok(false)
-        }
-    }
-}
-
-/// A test that runs `test` on its own two-thread runtime; ignored when
-/// PostgreSQL is not configured, failed when it is required and missing.
-fn trial<F: Future<Output = ()> + 'static>(
-    name: &str,
-    postgres: Result<bool, String>,
-    test: fn() -> F,
-) -> Trial {
-    let ignored = postgres == Ok(false);
-    Trial::test(name, move || {
-        postgres.map_err(Failed::from)?;
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| Failed::from(e.to_string()))?
-            .block_on(test());
-        Ok(())
-    })
-    .with_ignored_flag(ignored)
 }
 
 /// Starts a node on `url`; its address.
