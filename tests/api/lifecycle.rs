@@ -152,3 +152,25 @@ async fn an_acknowledged_move_is_flushed_to_disk_by_the_settings_in_force() {
         assert!(normal.contains(&("synchronous".to_owned(), "NORMAL".to_owned())));
     }
 }
+
+#[tokio::test]
+async fn a_new_game_stays_in_memory_and_a_missing_one_leaves_nothing_there() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "warm", mnk(3, 3, 3)).await;
+    // Kept warm by CreateGame itself: its first move needs no replay.
+    assert!(server.registry.is_live("warm"));
+    for _ in 0..3 {
+        assert_rejected(
+            c.get_game(pb::GetGameRequest {
+                game_id: "ghost".into(),
+                at_sequence: None,
+            })
+            .await,
+            Code::NotFound,
+            "GAME_NOT_FOUND",
+        );
+        assert!(!server.registry.is_live("ghost"));
+    }
+    assert_eq!(server.registry.live_games(), 1);
+}

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::game::{SeatInfo, SeatLimits, UndoPolicy};
 use crate::rules::{
-    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, Overshoot, PopBothLines,
+    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, Overshoot, PopBothLines, Roll,
     RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
 };
 
@@ -228,6 +228,102 @@ fn replay_refuses_a_log_that_does_not_fit() {
     });
     assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
     assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
+}
+
+#[test]
+fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
+    let (_, log) = given(tic_tac_toe(), &[place(0, 1, 1), place(1, 0, 0)]);
+    // The last move is sequence 3 on (0, 0).
+    for (undone_sequence, placement) in [(2, Coord::new(0, 0)), (3, Coord::new(1, 1))] {
+        let mut corrupt = log.clone();
+        corrupt.push(Event::MoveUndone {
+            seat: Seat(1),
+            undone_sequence,
+            placement,
+            requested_by: None,
+        });
+        assert_eq!(
+            GameState::replay(corrupt).unwrap_err().sequence,
+            4,
+            "undo of {undone_sequence} at {placement}"
+        );
+    }
+    let mut fits = log;
+    fits.push(Event::MoveUndone {
+        seat: Seat(1),
+        undone_sequence: 3,
+        placement: Coord::new(0, 0),
+        requested_by: None,
+    });
+    assert!(GameState::replay(fits).is_ok());
+}
+
+#[test]
+fn replay_refuses_a_roll_that_does_not_fit_the_position() {
+    let rules = SnakesLaddersRules::new(
+        SnakesLaddersOptions {
+            seed: 7,
+            ..SnakesLaddersOptions::default()
+        },
+        1_000_000,
+    )
+    .map(RuleSet::SnakesLadders)
+    .unwrap();
+    let (_, log) = given(
+        config(rules, 2),
+        &[Command::Play {
+            seat: Seat(0),
+            mv: Move::Roll,
+        }],
+    );
+    let Some(Event::MovePlayed {
+        roll: Some(roll),
+        placement,
+        ..
+    }) = log.last().cloned()
+    else {
+        panic!("a roll")
+    };
+    let replayed = |roll: Roll, placement: Coord| {
+        let mut corrupt = log[..1].to_vec();
+        corrupt.push(Event::MovePlayed {
+            seat: Seat(0),
+            mv: Move::Roll,
+            placement,
+            ply: 1,
+            outcome: None,
+            flips: Vec::new(),
+            roll: Some(roll),
+        });
+        GameState::replay(corrupt)
+    };
+    assert!(replayed(roll.clone(), placement).is_ok());
+    let elsewhere = Roll {
+        from: roll.from + 1,
+        ..roll.clone()
+    };
+    assert_eq!(replayed(elsewhere, placement).unwrap_err().sequence, 2);
+    let after_sixes = Roll {
+        sixes_before: 1,
+        ..roll.clone()
+    };
+    assert_eq!(replayed(after_sixes, placement).unwrap_err().sequence, 2);
+    let off_the_board = Roll {
+        to: 101,
+        ..roll.clone()
+    };
+    assert_eq!(
+        replayed(off_the_board, Coord::new(0, 101))
+            .unwrap_err()
+            .sequence,
+        2
+    );
+    assert_eq!(
+        replayed(roll.clone(), Coord::new(0, roll.to + 1))
+            .unwrap_err()
+            .sequence,
+        2
+    );
 }
 
 /// A random game: the rule set, the seat count, and a script of choices
