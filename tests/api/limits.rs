@@ -185,3 +185,39 @@ async fn live_games_stay_within_the_memory_budget_by_evicting_the_least_recently
         .await;
     }
 }
+
+#[tokio::test]
+async fn a_games_request_ids_count_in_what_it_weighs() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "plain", mnk(20, 20, 20)).await;
+    create(c, "keyed", mnk(20, 20, 20)).await;
+    // A reply to GetGame comes after the game's actor has weighed every
+    // move before it.
+    let weighed = |c: &mut Client, game_id: &'static str| {
+        let mut c = c.clone();
+        let live = server.registry.clone();
+        async move {
+            get_game(&mut c, game_id).await;
+            live.live_bytes()
+        }
+    };
+    weighed(c, "plain").await;
+    let before = weighed(c, "keyed").await;
+    for i in 0..10 {
+        play(c, "plain", i % 2, place(0, i as i32)).await.unwrap();
+    }
+    let plain = weighed(c, "plain").await - before;
+    for i in 0..10u32 {
+        let request = pb::SubmitMoveRequest {
+            request_id: format!("{i:0>128}"),
+            ..move_request("keyed", i % 2, place(0, i as i32))
+        };
+        c.submit_move(request).await.unwrap();
+    }
+    let keyed = weighed(c, "keyed").await - before - plain;
+    assert!(
+        keyed >= plain + 10 * 128,
+        "10 moves weigh {plain} bytes, with 128-character request ids {keyed}"
+    );
+}

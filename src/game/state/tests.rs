@@ -498,4 +498,48 @@ fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
             ..
         }
     )));
+    // An undone occurrence no longer counts: after one round (the empty
+    // board seen twice), undoing its last pop and playing it again is the
+    // second occurrence again, not the third.
+    let (mut state, _) = given(cfg_again(), &round);
+    for event in decide(&state, &Command::Undo { requested_by: None }).unwrap() {
+        evolve(&mut state, &event);
+    }
+    for event in decide(&state, &round[3]).unwrap() {
+        evolve(&mut state, &event);
+    }
+    assert_eq!(state.status(), GameStatus::InProgress);
+}
+
+/// Pop Out where the mover wins a double line, any seat may undo.
+fn cfg_again() -> GameConfig {
+    let rules = ConnectFourRules::STANDARD.with_pop_out(PopBothLines::MoverWins);
+    config(RuleSet::ConnectFour(rules), 2)
+}
+
+#[test]
+fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
+    let (_, log) = given(tic_tac_toe(), &[place(0, 1, 1)]);
+    let mut wrong_seat = log.clone();
+    wrong_seat.push(Event::MovePlayed {
+        seat: Seat(0),
+        mv: Move::Place(Coord::new(0, 0)),
+        placement: Coord::new(0, 0),
+        ply: 2,
+        outcome: None,
+        flips: Vec::new(),
+        roll: None,
+    });
+    assert_eq!(GameState::replay(wrong_seat).unwrap_err().sequence, 3);
+    let (_, mut won) = given(tic_tac_toe(), &x_wins_top_row());
+    won.push(Event::MovePlayed {
+        seat: Seat(1),
+        mv: Move::Place(Coord::new(2, 2)),
+        placement: Coord::new(2, 2),
+        ply: 6,
+        outcome: None,
+        flips: Vec::new(),
+        roll: None,
+    });
+    assert_eq!(GameState::replay(won).unwrap_err().sequence, 7);
 }
