@@ -106,8 +106,17 @@ async fn moves_need_the_seats_own_token_and_a_refused_one_appends_nothing() {
         Code::FailedPrecondition,
         "NOT_LAST_MOVER",
     );
+    // A seat not at the table is refused as such, whatever the token.
+    let status = assert_rejected(
+        c.submit_move(bearer(move_request("sec", 5, place(2, 2)), &tokens[0]))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("seat"));
+    // Naming the seat the token is for is fine.
     let reply = c
-        .undo(bearer(undo("sec", None), &tokens[1]))
+        .undo(bearer(undo("sec", Some(1)), &tokens[1]))
         .await
         .unwrap()
         .into_inner();

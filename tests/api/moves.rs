@@ -306,6 +306,7 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
     play(c, "lm", 0, place(0, 1)).await.unwrap();
     let mut moves = Vec::new();
     let mut token = String::new();
+    let mut pages = Vec::new();
     loop {
         let page = c
             .list_legal_moves(pb::ListLegalMovesRequest {
@@ -320,12 +321,15 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
             (page.total, page.sequence, page.seat_to_move),
             (8, 2, Some(1))
         );
+        pages.push(page.moves.len());
         moves.extend(page.moves);
         if page.next_page_token.is_empty() {
             break;
         }
         token = page.next_page_token;
     }
+    // The last page says it is the last: no token to an empty page.
+    assert_eq!(pages, [3, 3, 2]);
     let expected: Vec<_> = (0..9)
         .filter(|i| *i != 1)
         .map(|i| place(i / 3, i % 3))
