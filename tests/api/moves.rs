@@ -558,3 +558,63 @@ async fn on_a_pop_out_board_too_big_to_scan_the_pieces_shown_follow_the_pops() {
     assert_eq!(board(&reply.game.unwrap()), expected);
     assert_eq!(board(&get_game(c, "big-pop").await), expected);
 }
+
+#[tokio::test]
+async fn an_othello_pass_is_appended_right_after_the_move_that_causes_it() {
+    // The first OpenSpiel Othello trace with a pass (tests/fixtures/openspiel).
+    let fixture = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/openspiel/othello_8x8.jsonl"
+    ))
+    .unwrap();
+    let trace: serde_json::Value = fixture
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|t| t["moves"].as_array().unwrap().iter().any(|m| m == "pass"))
+        .expect("a trace with a pass");
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(
+        c,
+        "pass",
+        pb::RuleSet {
+            kind: Some(pb::rule_set::Kind::Othello(pb::OthelloRules { size: None })),
+        },
+    )
+    .await;
+    let moves = trace["moves"].as_array().unwrap();
+    let mut sequence = 1;
+    let mut passes = 0;
+    for (ply, mv) in moves.iter().enumerate() {
+        if mv == "pass" {
+            continue;
+        }
+        let seat = get_game(c, "pass")
+            .await
+            .position
+            .unwrap()
+            .seat_to_move
+            .unwrap();
+        let (row, col) = (
+            mv[0].as_i64().unwrap() as i32,
+            mv[1].as_i64().unwrap() as i32,
+        );
+        let reply = play(c, "pass", seat, place(row, col)).await.unwrap();
+        let sequences: Vec<u64> = reply.events.iter().map(|e| e.sequence).collect();
+        let passed = moves.get(ply + 1).is_some_and(|next| next == "pass");
+        // The move, then the pass it forces, at the next sequences.
+        let expected: Vec<u64> = (sequence + 1..=sequence + 1 + u64::from(passed)).collect();
+        assert_eq!(sequences, expected, "ply {ply}");
+        if passed {
+            assert!(matches!(
+                reply.events[1].kind,
+                Some(pb::game_event::Kind::TurnPassed(_))
+            ));
+            passes += 1;
+        }
+        sequence = *sequences.last().unwrap();
+    }
+    assert!(passes > 0);
+    let game = get_game(c, "pass").await;
+    assert_eq!(game.last_sequence, sequence);
+}
