@@ -224,3 +224,103 @@ pub(super) fn make_room<H: AsRef<ActorShared>>(
     }
     !limits.exceeded_by(actors.len() + incoming, budget.total())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Games `g0`.. weighing `weight` bytes each, used in that order.
+    fn games(count: usize, weight: usize, budget: &Budget) -> HashMap<String, Arc<ActorShared>> {
+        (0..count)
+            .map(|g| {
+                let shared = Arc::new(ActorShared::new());
+                shared.queued(budget.tick());
+                shared.done();
+                budget.set_weight(&shared, weight);
+                (format!("g{g}"), shared)
+            })
+            .collect()
+    }
+
+    fn names(actors: &HashMap<String, Arc<ActorShared>>) -> Vec<String> {
+        let mut names: Vec<String> = actors.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_total_follows_each_games_weight_up_and_down() {
+        let budget = Budget::new();
+        let (a, b) = (ActorShared::new(), ActorShared::new());
+        budget.set_weight(&a, 100);
+        budget.set_weight(&a, 300);
+        assert_eq!(budget.total(), 300);
+        budget.set_weight(&a, 50);
+        budget.set_weight(&b, 20);
+        assert_eq!(budget.total(), 70);
+        budget.release(&a);
+        budget.release(&a);
+        assert_eq!(budget.total(), 20);
+    }
+
+    #[test]
+    fn under_the_limits_nothing_is_evicted() {
+        let budget = Budget::new();
+        let mut actors = games(5, 10, &budget);
+        let limits = Limits {
+            games: 6,
+            bytes: 60,
+        };
+        assert!(make_room(&mut actors, &budget, limits, 1, None));
+        assert_eq!(actors.len(), 5);
+    }
+
+    #[test]
+    fn at_a_limit_the_least_recently_used_idle_games_go_first_down_to_the_low_water_mark() {
+        let budget = Budget::new();
+        let mut actors = games(40, 10, &budget);
+        // g0 is used again: now the most recent.
+        actors["g0"].queued(budget.tick());
+        actors["g0"].done();
+        // g1 has a call in flight, g2 a subscriber: neither may go.
+        actors["g1"].queued(budget.tick());
+        let _subscriber = actors["g2"].live(4).subscribe();
+        let limits = Limits {
+            games: 40,
+            bytes: 1_000_000,
+        };
+        // Room for one more: down to 38 (40 less a twentieth) with it.
+        assert!(make_room(&mut actors, &budget, limits, 1, None));
+        assert_eq!(actors.len(), 37);
+        assert_eq!(budget.total(), 370);
+        for kept in ["g0", "g1", "g2"] {
+            assert!(actors.contains_key(kept), "{kept} was evicted");
+        }
+        // The oldest idle ones left: g3, g4, g5.
+        for gone in ["g3", "g4", "g5"] {
+            assert!(!actors.contains_key(gone), "{gone} stayed");
+        }
+        assert!(actors.contains_key("g6"));
+    }
+
+    #[test]
+    fn over_the_memory_budget_idle_games_go_but_the_growing_one_and_busy_ones_stay() {
+        let budget = Budget::new();
+        let mut actors = games(4, 100, &budget);
+        actors["g0"].queued(budget.tick());
+        let limits = Limits {
+            games: 100,
+            bytes: 150,
+        };
+        // g3 grew: every idle game but g3 leaves; g0 is busy, so the
+        // budget still does not hold.
+        assert!(!make_room(&mut actors, &budget, limits, 0, Some("g3")));
+        assert_eq!(names(&actors), ["g0", "g3"]);
+        assert_eq!(budget.total(), 200);
+        // Once g0 is idle again it may go, and the budget holds.
+        actors["g0"].done();
+        assert!(make_room(&mut actors, &budget, limits, 0, Some("g3")));
+        assert_eq!(names(&actors), ["g3"]);
+        assert_eq!(budget.total(), 100);
+    }
+}
