@@ -230,6 +230,7 @@ impl Actor {
                         actor.handle(msg).await;
                         actor.report_weight();
                         actor.shared.done();
+                        actor.registry.settle();
                         deadline = Instant::now() + idle;
                     }
                     // Evicted: the registry dropped the last sender.

@@ -330,6 +330,19 @@ impl Registry {
         }
     }
 
+    /// After an actor answered a message: when the last eviction left the
+    /// live games over a limit (every other game was busy or watched then),
+    /// evicts idle games now, least recently used first, the caller's own
+    /// game included (it may be idle now too). So games loaded in a rush
+    /// leave as soon as the rush is over, not at their idle timeout.
+    fn settle(&self) {
+        if !self.inner.budget.over() {
+            return;
+        }
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        make_room(&mut actors, &self.inner.budget, self.limits(), 0, None);
+    }
+
     /// Sends a message to the game's actor, spawning (and so loading) it when
     /// the game is not in memory. `make` builds the message around a fresh
     /// reply channel; a message that finds its actor gone is sent again to a

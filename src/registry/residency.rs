@@ -13,7 +13,7 @@
 //! actor's mailbox closes and the task ends.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::broadcast;
@@ -129,6 +129,10 @@ pub(super) struct Budget {
     total: AtomicUsize,
     /// The counter `last_used` values come from.
     tick: AtomicU64,
+    /// Whether the last [`make_room`] left the live games over a limit
+    /// (every other game was busy or watched): the next actor to finish a
+    /// message then tries again, so the excess leaves once the rush is over.
+    over: AtomicBool,
 }
 
 impl Budget {
@@ -136,7 +140,13 @@ impl Budget {
         Budget {
             total: AtomicUsize::new(0),
             tick: AtomicU64::new(0),
+            over: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the live games were last seen over a limit.
+    pub(super) fn over(&self) -> bool {
+        self.over.load(Ordering::Acquire)
     }
 
     /// The next use mark.
@@ -194,8 +204,8 @@ impl Limits {
 /// Makes room for `incoming` more games in `actors`: when the live games
 /// (plus `incoming`) break `limits`, evicts idle games other than `keep`,
 /// least recently used first, until they are under the low-water mark or no
-/// idle game is left. Returns whether the limits now hold. Call under the
-/// map lock.
+/// idle game is left. Returns whether the limits now hold, and notes the
+/// answer in the budget ([`Budget::over`]). Call under the map lock.
 pub(super) fn make_room<H: AsRef<ActorShared>>(
     actors: &mut HashMap<String, H>,
     budget: &Budget,
@@ -204,6 +214,7 @@ pub(super) fn make_room<H: AsRef<ActorShared>>(
     keep: Option<&str>,
 ) -> bool {
     if !limits.exceeded_by(actors.len() + incoming, budget.total()) {
+        budget.over.store(false, Ordering::Release);
         return true;
     }
     let mut idle: Vec<(u64, String)> = actors
@@ -222,7 +233,9 @@ pub(super) fn make_room<H: AsRef<ActorShared>>(
             tracing::debug!(game_id = %id, "idle game evicted to make room");
         }
     }
-    !limits.exceeded_by(actors.len() + incoming, budget.total())
+    let fits = !limits.exceeded_by(actors.len() + incoming, budget.total());
+    budget.over.store(!fits, Ordering::Release);
+    fits
 }
 
 #[cfg(test)]
@@ -317,10 +330,12 @@ mod tests {
         assert!(!make_room(&mut actors, &budget, limits, 0, Some("g3")));
         assert_eq!(names(&actors), ["g0", "g3"]);
         assert_eq!(budget.total(), 200);
+        assert!(budget.over(), "the excess is noted for later");
         // Once g0 is idle again it may go, and the budget holds.
         actors["g0"].done();
         assert!(make_room(&mut actors, &budget, limits, 0, Some("g3")));
         assert_eq!(names(&actors), ["g3"]);
         assert_eq!(budget.total(), 100);
+        assert!(!budget.over());
     }
 }

@@ -98,6 +98,8 @@ pub(super) fn spawn(
                     })
                     .await;
             }
+            // The subscription is gone: the game may be idle now.
+            registry.settle();
         },
         span,
     ));

@@ -187,6 +187,50 @@ async fn live_games_stay_within_the_memory_budget_by_evicting_the_least_recently
 }
 
 #[tokio::test]
+async fn games_loaded_over_the_budget_leave_as_soon_as_they_are_idle_not_at_their_timeout() {
+    // Each 1000x1000 game weighs about 1 MB once loaded: the budget holds
+    // one and a half, and an idle game would stay for the default 300 s.
+    const BUDGET: usize = 1_500_000;
+    let registry = RegistrySettings {
+        max_live_bytes: BUDGET,
+        ..settings()
+    };
+    let mut server = TestServer::start_with(registry).await;
+    let c = &mut server.client;
+    let live = server.registry.clone();
+    create(c, "watched", mnk(1000, 1000, 5)).await;
+    let mut watching = follow(c, "watched", 1).await;
+    watching.message().await.unwrap();
+    // "watched" cannot go: "big" loads over the budget to take its move,
+    // then leaves once it answered.
+    create(c, "big", mnk(1000, 1000, 5)).await;
+    play(c, "big", 0, place(0, 0)).await.unwrap();
+    wait_until(
+        "the game played over the budget to leave",
+        Duration::from_secs(5),
+        || !live.is_live("big"),
+    )
+    .await;
+    assert!(live.is_live("watched"));
+    // Both watched: both stay, over the budget; once nobody watches,
+    // memory is back within it.
+    let mut watching_big = follow(c, "big", 1).await;
+    watching_big.message().await.unwrap();
+    assert!(
+        live.live_bytes() > BUDGET,
+        "{} bytes live",
+        live.live_bytes()
+    );
+    drop((watching, watching_big));
+    wait_until(
+        "the live games within the budget once unwatched",
+        Duration::from_secs(5),
+        || live.live_bytes() <= BUDGET,
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn a_games_request_ids_count_in_what_it_weighs() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
