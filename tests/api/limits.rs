@@ -142,16 +142,21 @@ async fn a_flood_of_warm_games_never_locks_another_game_out() {
     assert!(server.registry.is_live("watched"));
 }
 
+/// A server whose live games may weigh `bytes` in all.
+async fn with_memory_budget(bytes: usize) -> TestServer {
+    TestServer::start_with(RegistrySettings {
+        max_live_bytes: bytes,
+        ..settings()
+    })
+    .await
+}
+
 #[tokio::test]
 async fn live_games_stay_within_the_memory_budget_by_evicting_the_least_recently_used() {
     // Each 1000x1000 game weighs about 1 MB once loaded; the budget holds
     // three and a half.
     const BUDGET: usize = 3_500_000;
-    let registry = RegistrySettings {
-        max_live_bytes: BUDGET,
-        ..settings()
-    };
-    let mut server = TestServer::start_with(registry).await;
+    let mut server = with_memory_budget(BUDGET).await;
     let c = &mut server.client;
     let live = server.registry.clone();
     create(c, "kept", mnk(1000, 1000, 5)).await;
@@ -191,11 +196,7 @@ async fn games_loaded_over_the_budget_leave_as_soon_as_they_are_idle_not_at_thei
     // Each 1000x1000 game weighs about 1 MB once loaded: the budget holds
     // one and a half, and an idle game would stay for the default 300 s.
     const BUDGET: usize = 1_500_000;
-    let registry = RegistrySettings {
-        max_live_bytes: BUDGET,
-        ..settings()
-    };
-    let mut server = TestServer::start_with(registry).await;
+    let mut server = with_memory_budget(BUDGET).await;
     let c = &mut server.client;
     let live = server.registry.clone();
     create(c, "watched", mnk(1000, 1000, 5)).await;
