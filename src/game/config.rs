@@ -38,16 +38,19 @@ const MAX_SYMBOL_CHARS: usize = 4;
 /// The symbol board pictures use for an empty cell, which no seat may take.
 pub const EMPTY_CELL: &str = ".";
 
-/// Whether `c` draws nothing by itself: soft hyphen, zero-width and
-/// direction marks, word joiners, variation selectors, the byte-order mark,
-/// blank fillers (Hangul fillers, the blank Braille pattern) and tag
-/// characters. A symbol made only of these would look like an empty cell.
+/// Whether `c` draws nothing by itself: Unicode's
+/// `Default_Ignorable_Code_Point` property ([UAX #44]; soft hyphen,
+/// zero-width and direction marks, word joiners, variation selectors, the
+/// byte-order mark, Hangul fillers, shorthand format controls, musical
+/// formatting controls, tag characters), read from ICU4X's
+/// `icu_properties` data, plus the blank Braille pattern U+2800, which is not
+/// default-ignorable but draws nothing either. A symbol made only of these
+/// would look like an empty cell.
+///
+/// [UAX #44]: https://www.unicode.org/reports/tr44/#Default_Ignorable_Code_Point
 fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
-        | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
+    use icu_properties::props::{BinaryProperty, DefaultIgnorableCodePoint};
+    c == '\u{2800}' || DefaultIgnorableCodePoint::for_char(c)
 }
 
 /// How a symbol draws, for telling symbols apart: its visible characters in
@@ -248,7 +251,16 @@ mod tests {
         assert_eq!(err.field, "seats[2].symbol");
         assert_eq!(err.why, "symbol \"X\" draws like seat 0's \"X\"");
         // The same drawing, spelled differently, is the same symbol.
-        for (a, b) in [("\u{E9}", "e\u{301}"), ("X", "X\u{200B}")] {
+        // Default-ignorable characters the old hand-made list missed: the
+        // shorthand format controls and musical formatting controls.
+        for (a, b) in [
+            ("\u{E9}", "e\u{301}"),
+            ("X", "X\u{200B}"),
+            ("X", "X\u{1D173}"),
+            ("X", "X\u{1D17A}"),
+            ("X", "\u{1BCA0}X"),
+            ("X", "X\u{1BCA3}"),
+        ] {
             let err = config(vec![seat("a", a), seat("b", b)]).unwrap_err();
             assert_eq!(err.field, "seats[1].symbol", "{a:?} {b:?}");
         }
@@ -285,6 +297,8 @@ mod tests {
             "\u{3164}",
             "\u{301}",
             "\u{E0041}",
+            "\u{1BCA1}",
+            "\u{1D173}\u{1D17A}",
         ] {
             let err = config(vec![seat("a", "X"), seat("b", bad)]).unwrap_err();
             assert_eq!(err.field, "seats[1].symbol", "{bad:?}");
