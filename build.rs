@@ -1,25 +1,23 @@
 //! Compiles the protos in proto/ with protox (a pure-Rust protobuf compiler),
 //! so building needs no system `protoc`. The file descriptor set is written to
-//! OUT_DIR for server reflection.
+//! OUT_DIR for server reflection (the error details' types come from
+//! `tonic_types::pb::FILE_DESCRIPTOR_SET` at run time).
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = [
         "proto/plylog/v1/game.proto",
         "proto/plylog/v1/game_service.proto",
     ];
-    // Reflection-only: lets grpcurl decode the error details we send.
-    let details = "proto/google/rpc/error_details.proto";
-    for file in files.iter().chain([&details]) {
+    for file in files {
         println!("cargo:rerun-if-changed={file}");
     }
     println!("cargo:rerun-if-changed=migrations");
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
-    let reflection = protox::compile(files.iter().chain([&details]), ["proto"])?;
+    let descriptors = protox::compile(files, ["proto"])?;
     std::fs::write(
         out_dir.join("plylog_descriptor.bin"),
-        prost::Message::encode_to_vec(&reflection),
+        prost::Message::encode_to_vec(&descriptors),
     )?;
-    let descriptors = protox::compile(files, ["proto"])?;
     tonic_prost_build::configure()
         .codec_path("crate::api::codec::Codec")
         .build_client(true)

@@ -299,6 +299,9 @@ impl Application {
                 )
                 .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
                 .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+                // google.rpc's ErrorInfo, BadRequest, RetryInfo...: lets
+                // grpcurl decode the error details we send.
+                .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
         };
         let limit = self.max_request_bytes;
         let api = GameApi::new(self.registry.clone(), self.access, self.max_in_flight);

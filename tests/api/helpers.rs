@@ -510,3 +510,11 @@ impl tonic::codec::Decoder for RawDecoder {
         Ok(Some(()))
     }
 }
+
+/// Awaits `answer` for at most 10 s: a reply that never comes fails the
+/// test instead of hanging it.
+pub(crate) async fn within<T>(answer: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), answer)
+        .await
+        .expect("an answer within 10 s")
+}

@@ -1,4 +1,5 @@
 use plylog::proto::FILE_DESCRIPTOR_SET;
+use prost::Message as _;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
@@ -33,16 +34,28 @@ async fn health_reports_serving_for_the_server_and_the_game_service() {
 async fn reflection_lists_the_game_service_as_grpcurl_asks_for_it() {
     let server = TestServer::start().await;
     let mut reflection = ServerReflectionClient::new(channel(server.addr).await);
-    let request = ServerReflectionRequest {
+    let ask = |message_request| ServerReflectionRequest {
         host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
+        message_request: Some(message_request),
     };
+    // The list, then the files that define the error details we send, as
+    // grpcurl asks for them to decode a status's details.
+    let details = [
+        "google.rpc.ErrorInfo",
+        "google.rpc.BadRequest",
+        "google.rpc.RetryInfo",
+    ];
+    let requests = std::iter::once(ask(MessageRequest::ListServices(String::new()))).chain(
+        details
+            .iter()
+            .map(|symbol| ask(MessageRequest::FileContainingSymbol((*symbol).into()))),
+    );
     let mut replies = reflection
-        .server_reflection_info(tokio_stream::iter([request]))
+        .server_reflection_info(tokio_stream::iter(requests.collect::<Vec<_>>()))
         .await
         .unwrap()
         .into_inner();
-    let reply = replies.message().await.unwrap().unwrap();
+    let reply = within(replies.message()).await.unwrap().unwrap();
     let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else {
         panic!("a service list")
     };
@@ -55,6 +68,21 @@ async fn reflection_lists_the_game_service_as_grpcurl_asks_for_it() {
         assert!(names.contains(&expected), "{names:?}");
     }
     assert!(!FILE_DESCRIPTOR_SET.is_empty());
+    for symbol in details {
+        let reply = within(replies.message()).await.unwrap().unwrap();
+        let Some(MessageResponse::FileDescriptorResponse(files)) = reply.message_response else {
+            panic!("the file defining {symbol}: {:?}", reply.message_response)
+        };
+        let name = symbol.rsplit('.').next().unwrap();
+        let defines = files.file_descriptor_proto.iter().any(|bytes| {
+            prost_types::FileDescriptorProto::decode(bytes.as_slice())
+                .unwrap()
+                .message_type
+                .iter()
+                .any(|m| m.name() == name)
+        });
+        assert!(defines, "no file sent defines {symbol}");
+    }
 }
 
 #[tokio::test]
