@@ -202,6 +202,8 @@ struct Inner {
     /// Times a stream fell behind its game's live events and read what it
     /// missed from the store.
     stream_catch_ups: std::sync::atomic::AtomicU64,
+    /// Messages whose actor stopped without answering them.
+    actor_failures: std::sync::atomic::AtomicU64,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -247,6 +249,7 @@ impl Registry {
                 shutdown: CancellationToken::new(),
                 streams: AtomicUsize::new(0),
                 stream_catch_ups: std::sync::atomic::AtomicU64::new(0),
+                actor_failures: std::sync::atomic::AtomicU64::new(0),
             }),
         };
         if let Some(changes) = changes {
@@ -358,6 +361,7 @@ impl Registry {
             if let Ok(result) = answer.await {
                 return result;
             }
+            self.inner.actor_failures.fetch_add(1, Ordering::Relaxed);
             // The actor stopped before answering (evicted with this message
             // still queued, which it never ran): ask a fresh one.
         }
@@ -761,6 +765,15 @@ impl Registry {
     /// its subscription) and read what it missed from the store.
     pub fn stream_catch_ups(&self) -> u64 {
         self.inner.stream_catch_ups.load(Ordering::Relaxed)
+    }
+
+    /// How many messages a game's actor dropped without answering: it
+    /// stopped while handling them (a panic; eviction and shutdown answer
+    /// everything queued first). Each was sent again to a fresh actor, which
+    /// loads the game from the log, so the caller still got its answer; a
+    /// count above 0 is a bug to look for in the logs.
+    pub fn actor_failures(&self) -> u64 {
+        self.inner.actor_failures.load(Ordering::Relaxed)
     }
 }
 

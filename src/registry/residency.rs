@@ -317,6 +317,41 @@ mod tests {
     }
 
     #[test]
+    fn over_the_memory_budget_idle_games_go_down_to_its_low_water_mark() {
+        let budget = Budget::new();
+        // 41 games of 10 bytes against a budget of 400: down to 380.
+        let mut actors = games(41, 10, &budget);
+        let limits = Limits {
+            games: 1000,
+            bytes: 400,
+        };
+        assert!(make_room(&mut actors, &budget, limits, 0, None));
+        assert_eq!(actors.len(), 38);
+        assert_eq!(budget.total(), 380);
+        assert!(!budget.over());
+    }
+
+    #[test]
+    fn with_every_game_busy_a_game_loaded_anyway_is_noted_over_the_limit() {
+        let budget = Budget::new();
+        let mut actors = games(2, 10, &budget);
+        for shared in actors.values() {
+            shared.queued(budget.tick());
+        }
+        let limits = Limits {
+            games: 2,
+            bytes: 1000,
+        };
+        // Two busy games fill the limit: a third would break it.
+        assert!(!make_room(&mut actors, &budget, limits, 1, None));
+        assert_eq!(actors.len(), 2);
+        assert!(budget.over(), "the excess is noted for settle");
+        // With none incoming the two fit, and the note is cleared.
+        assert!(make_room(&mut actors, &budget, limits, 0, None));
+        assert!(!budget.over());
+    }
+
+    #[test]
     fn over_the_memory_budget_idle_games_go_but_the_growing_one_and_busy_ones_stay() {
         let budget = Budget::new();
         let mut actors = games(4, 100, &budget);

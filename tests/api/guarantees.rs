@@ -189,7 +189,7 @@ async fn a_subscriber_that_reconnects_after_the_last_sequence_it_saw_misses_noth
                 .await
                 .unwrap();
         }
-        while let Some(item) = stream.message().await.unwrap() {
+        while let Some(item) = within(stream.message()).await.unwrap() {
             if let Some(pb::stream_events_response::Kind::Event(event)) = item.kind {
                 seen.push(event.sequence);
                 if seen.len() % 7 == 0 {
@@ -202,7 +202,7 @@ async fn a_subscriber_that_reconnects_after_the_last_sequence_it_saw_misses_noth
     let mut stream = follow(c, "resume", next).await;
     while *seen.last().unwrap() < 51 {
         if let Some(pb::stream_events_response::Kind::Event(event)) =
-            stream.message().await.unwrap().unwrap().kind
+            within(stream.message()).await.unwrap().unwrap().kind
         {
             seen.push(event.sequence);
         }

@@ -111,6 +111,20 @@ pub(crate) struct TestServer {
     task: Option<JoinHandle<()>>,
 }
 
+impl Drop for TestServer {
+    /// Every test also checks that no game actor died with a message in
+    /// hand (a panic the retry in `Registry::ask` would otherwise hide).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            assert_eq!(
+                self.registry.actor_failures(),
+                0,
+                "a game actor stopped without answering (it panicked)"
+            );
+        }
+    }
+}
+
 impl TestServer {
     /// A server on a fresh database.
     pub(crate) async fn start() -> Self {
@@ -212,6 +226,11 @@ impl TestServer {
 pub(crate) async fn channel(addr: SocketAddr) -> Channel {
     Channel::from_shared(format!("http://{addr}"))
         .unwrap()
+        // No call waits for ever: one the server never answers fails the
+        // test (DEADLINE_EXCEEDED) instead of hanging it. Streams' items
+        // are bounded by `within`.
+        .timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(10))
         .connect()
         .await
         .expect("connects")

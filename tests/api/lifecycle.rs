@@ -93,11 +93,11 @@ async fn stopping_the_server_ends_open_streams_with_unavailable() {
     let c = &mut server.client;
     create(c, "bye", mnk(3, 3, 3)).await;
     let mut stream = follow(c, "bye", 0).await;
-    stream.message().await.unwrap();
-    stream.message().await.unwrap();
+    within(stream.message()).await.unwrap();
+    within(stream.message()).await.unwrap();
     let stopping = tokio::spawn(server.stop());
     let status = loop {
-        match stream.message().await {
+        match within(stream.message()).await {
             Ok(Some(_)) => continue,
             Ok(None) => panic!("the stream ended without a status"),
             Err(status) => break status,

@@ -326,6 +326,9 @@ async fn legal_moves_are_listed_row_major_a_page_at_a_time_and_none_once_over() 
         if page.next_page_token.is_empty() {
             break;
         }
+        // Eight moves make three pages: a token that pages back fails
+        // here instead of looping.
+        assert!(pages.len() < 3, "pages {pages:?} and still a token");
         token = page.next_page_token;
     }
     // The last page says it is the last: no token to an empty page.

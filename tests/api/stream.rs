@@ -240,7 +240,7 @@ async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_f
 async fn streaming_an_unknown_game_is_not_found() {
     let mut server = TestServer::start().await;
     let mut stream = follow(&mut server.client, "ghost", 0).await;
-    let status = stream.message().await.expect_err("not found");
+    let status = within(stream.message()).await.expect_err("not found");
     assert_eq!(
         (status.code(), reason(&status).as_str()),
         (Code::NotFound, "GAME_NOT_FOUND")
