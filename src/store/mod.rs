@@ -13,7 +13,7 @@
 //!   other with LISTEN/NOTIFY ([`EventStore::changes`]).
 
 mod postgres;
-mod rows;
+mod reads;
 mod sqlite;
 
 pub use postgres::PostgresStore;

@@ -18,10 +18,10 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 use tokio::sync::mpsc;
 
-use super::rows::StoreRow;
+use super::reads::{self, Events, Reads, Requests};
 use super::{
     Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
-    StoreError, StoredEvent, clamp, classify,
+    StoreError, StoredEvent, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -169,37 +169,17 @@ impl EventStore for PostgresStore {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .execute(&mut *tx)
             .await?;
-        let events = sqlx::query(
-            "SELECT sequence, payload FROM events WHERE game_id = $1 ORDER BY sequence",
-        )
-        .bind(game_id)
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(StoreRow::stored_event)
-        .collect::<Result<Vec<_>, _>>()?;
+        let events = Reads::events(&mut *tx, game_id, Events::All).await?;
         if events.is_empty() {
             return Ok(None);
         }
-        let requests = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests WHERE game_id = $1",
-        )
-        .bind(game_id)
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(StoreRow::request_record)
-        .collect::<Result<Vec<_>, _>>()?;
-        let hashes: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = $1")
-                .bind(game_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let requests = Reads::requests(&mut *tx, game_id, Requests::All).await?;
+        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
         tx.commit().await?;
         Ok(Some(GameLog {
             events,
             requests,
-            seat_token_hashes: super::split_hashes(hashes)?,
+            seat_token_hashes,
         }))
     }
 
@@ -210,20 +190,7 @@ impl EventStore for PostgresStore {
         to: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT sequence, payload FROM events WHERE game_id = $1 AND sequence >= $2 AND sequence <= $3 \
-             ORDER BY sequence LIMIT $4",
-        )
-        .bind(game_id)
-        .bind(clamp(from))
-        .bind(clamp(to))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .iter()
-            .map(StoreRow::stored_event)
-            .collect::<Result<_, _>>()?)
+        Reads::events(&self.pool, game_id, Events::Range { from, to, limit }).await
     }
 
     async fn read_since(
@@ -235,69 +202,26 @@ impl EventStore for PostgresStore {
         // Separate statements, each on its own snapshot: the requests and
         // hashes are read after the events, so they include every commit the
         // events read saw (a request row commits with its events).
-        let events = sqlx::query(
-            "SELECT sequence, payload FROM events WHERE game_id = $1 AND sequence > $2 \
-             ORDER BY sequence LIMIT $3",
-        )
-        .bind(game_id)
-        .bind(clamp(after))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(StoreRow::stored_event)
-        .collect::<Result<Vec<_>, _>>()?;
+        let events = Reads::events(&self.pool, game_id, Events::After { after, limit }).await?;
         let Some(last) = events.last().map(|e| e.sequence) else {
             return Ok(LogTail::default());
         };
-        let requests = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
-             WHERE game_id = $1 AND last_sequence > $2 AND first_sequence <= $3",
-        )
-        .bind(game_id)
-        .bind(clamp(after))
-        .bind(clamp(last))
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(StoreRow::request_record)
-        .collect::<Result<Vec<_>, _>>()?;
-        let hashes: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = $1")
-                .bind(game_id)
-                .fetch_one(&self.pool)
-                .await?;
+        let requests =
+            Reads::requests(&self.pool, game_id, Requests::Overlapping { after, last }).await?;
+        let seat_token_hashes = Reads::seat_token_hashes(&self.pool, game_id).await?;
         Ok(LogTail {
             events,
             requests,
-            seat_token_hashes: super::split_hashes(hashes)?,
+            seat_token_hashes,
         })
     }
 
     async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
-             FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
-             WHERE g.pk > $1 ORDER BY g.pk LIMIT $2",
-        )
-        .bind(cursor)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(StoreRow::game_record)
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        Reads::games(&self.pool, cursor, limit).await
     }
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT game_id, create_fingerprint, seat_token_hashes FROM games WHERE create_request_id = $1",
-        )
-        .bind(request_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(StoreRow::creation_record).transpose()
+        Reads::creation(&self.pool, request_id).await
     }
 
     async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
@@ -308,8 +232,8 @@ impl EventStore for PostgresStore {
                 .await?;
         Ok(rows
             .into_iter()
-            .map(|(game_id, last)| (game_id, last as u64))
-            .collect())
+            .map(|(game_id, last)| Ok((game_id, reads::sequence("games.last_sequence", last)?)))
+            .collect::<Result<_, StoreError>>()?)
     }
 
     fn shared(&self) -> bool {

@@ -9,10 +9,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
-use super::rows::StoreRow;
+use super::reads::{Events, Reads, Requests};
 use super::{
     Append, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
-    StoreError, StoredEvent, clamp, classify,
+    StoreError, StoredEvent, classify,
 };
 
 /// Most writes one transaction commits together.
@@ -305,36 +305,17 @@ impl EventStore for SqliteStore {
         let mut conn = self.readers.acquire().await?;
         // One read transaction, so the events and requests are one snapshot.
         let mut tx = conn.begin().await?;
-        let events =
-            sqlx::query("SELECT sequence, payload FROM events WHERE game_id = ? ORDER BY sequence")
-                .bind(game_id)
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(StoreRow::stored_event)
-                .collect::<Result<Vec<_>, _>>()?;
+        let events = Reads::events(&mut *tx, game_id, Events::All).await?;
         if events.is_empty() {
             return Ok(None);
         }
-        let requests = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests WHERE game_id = ?",
-        )
-        .bind(game_id)
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(StoreRow::request_record)
-        .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        let hashes: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = ?")
-                .bind(game_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let requests = Reads::requests(&mut *tx, game_id, Requests::All).await?;
+        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
         tx.commit().await?;
         Ok(Some(GameLog {
             events,
             requests,
-            seat_token_hashes: super::split_hashes(hashes)?,
+            seat_token_hashes,
         }))
     }
 
@@ -345,20 +326,7 @@ impl EventStore for SqliteStore {
         to: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT sequence, payload FROM events WHERE game_id = ? AND sequence >= ? AND sequence <= ? \
-             ORDER BY sequence LIMIT ?",
-        )
-        .bind(game_id)
-        .bind(clamp(from))
-        .bind(clamp(to))
-        .bind(i64::from(limit))
-        .fetch_all(&self.readers)
-        .await?;
-        Ok(rows
-            .iter()
-            .map(StoreRow::stored_event)
-            .collect::<Result<_, _>>()?)
+        Reads::events(&self.readers, game_id, Events::Range { from, to, limit }).await
     }
 
     async fn read_since(
@@ -371,60 +339,23 @@ impl EventStore for SqliteStore {
         // One read transaction: the events, requests and hashes are one
         // snapshot.
         let mut tx = conn.begin().await?;
-        let events = sqlx::query(
-            "SELECT sequence, payload FROM events WHERE game_id = ? AND sequence > ? \
-             ORDER BY sequence LIMIT ?",
-        )
-        .bind(game_id)
-        .bind(clamp(after))
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(StoreRow::stored_event)
-        .collect::<Result<Vec<_>, _>>()?;
+        let events = Reads::events(&mut *tx, game_id, Events::After { after, limit }).await?;
         let Some(last) = events.last().map(|e| e.sequence) else {
             return Ok(LogTail::default());
         };
-        let requests = sqlx::query(
-            "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
-             WHERE game_id = ? AND last_sequence > ? AND first_sequence <= ?",
-        )
-        .bind(game_id)
-        .bind(clamp(after))
-        .bind(clamp(last))
-        .fetch_all(&mut *tx)
-        .await?
-        .iter()
-        .map(StoreRow::request_record)
-        .collect::<Result<Vec<_>, _>>()?;
-        let hashes: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = ?")
-                .bind(game_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let requests =
+            Reads::requests(&mut *tx, game_id, Requests::Overlapping { after, last }).await?;
+        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
         tx.commit().await?;
         Ok(LogTail {
             events,
             requests,
-            seat_token_hashes: super::split_hashes(hashes)?,
+            seat_token_hashes,
         })
     }
 
     async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
-             FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
-             WHERE g.pk > ? ORDER BY g.pk LIMIT ?",
-        )
-        .bind(cursor)
-        .bind(i64::from(limit))
-        .fetch_all(&self.readers)
-        .await?;
-        rows.iter()
-            .map(StoreRow::game_record)
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        Reads::games(&self.readers, cursor, limit).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
@@ -444,12 +375,6 @@ impl EventStore for SqliteStore {
     }
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT game_id, create_fingerprint, seat_token_hashes FROM games WHERE create_request_id = ?",
-        )
-        .bind(request_id)
-        .fetch_optional(&self.readers)
-        .await?;
-        row.as_ref().map(StoreRow::creation_record).transpose()
+        Reads::creation(&self.readers, request_id).await
     }
 }

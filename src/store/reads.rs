@@ -1,0 +1,341 @@
+//! The read side of both stores, written once: each query is one SQL text
+//! with `$1`, `$2`, ... parameters, which PostgreSQL and sqlx's SQLite driver
+//! both read; its rows decode with `#[derive(sqlx::FromRow)]`; and every
+//! stored integer is converted with a check (a negative sequence is a
+//! [`StoreError::Corrupt`] row, never a huge `u64`). Values are bound owned:
+//! generic code cannot shorten SQLite's argument lifetime to the call's. The stores choose the
+//! transaction or pool each read runs on, which is where they differ on
+//! purpose (see [`super::sqlite`] and [`super::postgres`]).
+
+use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
+
+use super::{CreationRecord, GameRecord, RequestRecord, StoreError, StoredEvent, TokenHash, clamp};
+
+/// Which events of a game to read.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Events {
+    /// Every event, from sequence 1.
+    All,
+    /// Sequences `from..=to`, at most `limit` of them.
+    Range { from: u64, to: u64, limit: u32 },
+    /// Sequences after `after`, at most `limit` of them.
+    After { after: u64, limit: u32 },
+}
+
+/// Which of a game's request records to read.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Requests {
+    /// Every one.
+    All,
+    /// Those that appended any sequence in `after + 1..=last`.
+    Overlapping { after: u64, last: u64 },
+}
+
+/// An `events` row.
+#[derive(FromRow)]
+pub(super) struct EventRow {
+    sequence: i64,
+    payload: Vec<u8>,
+}
+
+/// A `requests` row.
+#[derive(FromRow)]
+pub(super) struct RequestRow {
+    request_id: String,
+    fingerprint: Vec<u8>,
+    first_sequence: i64,
+    last_sequence: i64,
+}
+
+/// A `games` row joined with its first event's payload.
+#[derive(FromRow)]
+pub(super) struct GameRow {
+    pk: i64,
+    game_id: String,
+    created_at_ms: i64,
+    last_sequence: i64,
+    status: i32,
+    payload: Vec<u8>,
+}
+
+/// What a `games` row keeps of the request that created it.
+#[derive(FromRow)]
+pub(super) struct CreationRow {
+    game_id: String,
+    create_fingerprint: Option<Vec<u8>>,
+    seat_token_hashes: Option<Vec<u8>>,
+}
+
+/// A `games` row's seat token hashes.
+#[derive(FromRow)]
+pub(super) struct HashesRow {
+    seat_token_hashes: Option<Vec<u8>>,
+}
+
+/// A stored sequence as a `u64`.
+///
+/// # Errors
+/// [`StoreError::Corrupt`] when it is negative.
+pub(super) fn sequence(column: &str, value: i64) -> Result<u64, StoreError> {
+    u64::try_from(value)
+        .map_err(|_| StoreError::Corrupt(format!("{column} is {value}, not a sequence")))
+}
+
+/// The reads, for any database `DB` that binds text and 64-bit integers and
+/// decodes the rows above (SQLite and PostgreSQL). Each runs on the
+/// executor it is given (a pool, or a transaction's connection), whose
+/// database decides `DB`.
+pub(super) struct Reads<DB>(std::marker::PhantomData<DB>);
+
+impl<DB> Reads<DB>
+where
+    DB: Database,
+    for<'a> DB::Arguments<'a>: IntoArguments<'a, DB>,
+    for<'q> String: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    EventRow: for<'r> FromRow<'r, DB::Row>,
+    RequestRow: for<'r> FromRow<'r, DB::Row>,
+    GameRow: for<'r> FromRow<'r, DB::Row>,
+    CreationRow: for<'r> FromRow<'r, DB::Row>,
+    HashesRow: for<'r> FromRow<'r, DB::Row>,
+{
+    /// A game's events, in sequence order.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a negative sequence.
+    pub(super) async fn events<'c, E>(
+        executor: E,
+        game_id: &str,
+        which: Events,
+    ) -> Result<Vec<StoredEvent>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let game_id = game_id.to_owned();
+        let rows: Vec<EventRow> = match which {
+            Events::All => {
+                sqlx::query_as(
+                    "SELECT sequence, payload FROM events WHERE game_id = $1 ORDER BY sequence",
+                )
+                .bind(game_id)
+                .fetch_all(executor)
+                .await?
+            }
+            Events::Range { from, to, limit } => {
+                sqlx::query_as(
+                    "SELECT sequence, payload FROM events WHERE game_id = $1 \
+                 AND sequence >= $2 AND sequence <= $3 ORDER BY sequence LIMIT $4",
+                )
+                .bind(game_id)
+                .bind(clamp(from))
+                .bind(clamp(to))
+                .bind(i64::from(limit))
+                .fetch_all(executor)
+                .await?
+            }
+            Events::After { after, limit } => {
+                sqlx::query_as(
+                    "SELECT sequence, payload FROM events WHERE game_id = $1 \
+                 AND sequence > $2 ORDER BY sequence LIMIT $3",
+                )
+                .bind(game_id)
+                .bind(clamp(after))
+                .bind(i64::from(limit))
+                .fetch_all(executor)
+                .await?
+            }
+        };
+        rows.into_iter()
+            .map(|row| {
+                Ok(StoredEvent {
+                    sequence: sequence("events.sequence", row.sequence)?,
+                    payload: row.payload,
+                })
+            })
+            .collect()
+    }
+
+    /// A game's request records.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a negative sequence.
+    pub(super) async fn requests<'c, E>(
+        executor: E,
+        game_id: &str,
+        which: Requests,
+    ) -> Result<Vec<RequestRecord>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let game_id = game_id.to_owned();
+        let rows: Vec<RequestRow> =
+            match which {
+                Requests::All => sqlx::query_as(
+                    "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+                 WHERE game_id = $1",
+                )
+                .bind(game_id)
+                .fetch_all(executor)
+                .await?,
+                Requests::Overlapping { after, last } => sqlx::query_as(
+                    "SELECT request_id, fingerprint, first_sequence, last_sequence FROM requests \
+                 WHERE game_id = $1 AND last_sequence > $2 AND first_sequence <= $3",
+                )
+                .bind(game_id)
+                .bind(clamp(after))
+                .bind(clamp(last))
+                .fetch_all(executor)
+                .await?,
+            };
+        rows.into_iter()
+            .map(|row| {
+                Ok(RequestRecord {
+                    request_id: row.request_id,
+                    fingerprint: row.fingerprint,
+                    first_sequence: sequence("requests.first_sequence", row.first_sequence)?,
+                    last_sequence: sequence("requests.last_sequence", row.last_sequence)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A game's seat token hashes now (empty: the game takes no seat tokens).
+    ///
+    /// # Errors
+    /// Store failures (`RowNotFound` for a missing game);
+    /// [`StoreError::Corrupt`] for a column that is not whole hashes.
+    pub(super) async fn seat_token_hashes<'c, E>(
+        executor: E,
+        game_id: &str,
+    ) -> Result<Vec<TokenHash>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let row: HashesRow =
+            sqlx::query_as("SELECT seat_token_hashes FROM games WHERE game_id = $1")
+                .bind(game_id.to_owned())
+                .fetch_one(executor)
+                .await?;
+        super::split_hashes(row.seat_token_hashes)
+    }
+
+    /// Up to `limit` games created after `cursor`, in creation order.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a negative sequence.
+    pub(super) async fn games<'c, E>(
+        executor: E,
+        cursor: i64,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let rows: Vec<GameRow> = sqlx::query_as(
+            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
+         FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+         WHERE g.pk > $1 ORDER BY g.pk LIMIT $2",
+        )
+        .bind(cursor)
+        .bind(i64::from(limit))
+        .fetch_all(executor)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(GameRecord {
+                    cursor: row.pk,
+                    game_id: row.game_id,
+                    created_at_ms: row.created_at_ms,
+                    last_sequence: sequence("games.last_sequence", row.last_sequence)?,
+                    status: row.status,
+                    created_payload: row.payload,
+                })
+            })
+            .collect()
+    }
+
+    /// The game a CreateGame request id created, if any.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a hash column that is not
+    /// whole hashes.
+    pub(super) async fn creation<'c, E>(
+        executor: E,
+        request_id: &str,
+    ) -> Result<Option<CreationRecord>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let row: Option<CreationRow> = sqlx::query_as(
+            "SELECT game_id, create_fingerprint, seat_token_hashes FROM games \
+         WHERE create_request_id = $1",
+        )
+        .bind(request_id.to_owned())
+        .fetch_optional(executor)
+        .await?;
+        row.map(|row| {
+            Ok(CreationRecord {
+                game_id: row.game_id,
+                fingerprint: row.create_fingerprint.unwrap_or_default(),
+                seat_token_hashes: super::split_hashes(row.seat_token_hashes)?,
+            })
+        })
+        .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{EventStore, NewEvent, NewGame, SqliteOptions, SqliteStore};
+    use sqlx::Connection;
+
+    #[tokio::test]
+    async fn a_negative_sequence_in_a_real_file_reads_back_as_a_corrupt_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("corrupt.db");
+        let store = SqliteStore::open(&SqliteOptions::new(path.display().to_string()))
+            .await
+            .unwrap();
+        store
+            .create(NewGame {
+                game_id: "g".into(),
+                created: NewEvent {
+                    sequence: 1,
+                    event_type: "game_created",
+                    payload: vec![1, 2, 3],
+                    recorded_at_ms: 0,
+                },
+                request: None,
+                status: 1,
+                seat_token_hashes: Vec::new(),
+            })
+            .await
+            .unwrap();
+        let listed = store.list(0, 10).await.unwrap();
+        assert_eq!((listed.len(), listed[0].last_sequence), (1, 1));
+        let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("UPDATE games SET last_sequence = -3")
+            .execute(&mut raw)
+            .await
+            .unwrap();
+        let error = store.list(0, 10).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "corrupt row: games.last_sequence is -3, not a sequence"
+        );
+        store.close().await;
+    }
+
+    #[test]
+    fn a_negative_sequence_is_a_corrupt_row_not_a_huge_number() {
+        assert_eq!(sequence("events.sequence", 7).unwrap(), 7);
+        let error = sequence("events.sequence", -1).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "corrupt row: events.sequence is -1, not a sequence"
+        );
+    }
+}
