@@ -130,7 +130,7 @@ where
                         | tonic::Code::Unknown
                         | tonic::Code::Cancelled
                         | tonic::Code::DeadlineExceeded
-                ) =>
+                ) || lost_in_transport(&status) =>
             {
                 failed_at = Some(now_ms());
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -138,6 +138,13 @@ where
             Err(status) => return Err(status),
         }
     }
+}
+
+/// Whether the client's transport failed the call (e.g. a request sent as
+/// the server's GOAWAY arrived, which tonic reports as INTERNAL): the
+/// server's answer, if it made one, never arrived, so the call is retried.
+fn lost_in_transport(status: &tonic::Status) -> bool {
+    std::error::Error::source(status).is_some_and(|cause| cause.is::<tonic::transport::Error>())
 }
 
 /// An acknowledged move.
