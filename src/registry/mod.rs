@@ -348,8 +348,8 @@ impl Registry {
 
     /// Sends a message to the game's actor, spawning (and so loading) it when
     /// the game is not in memory. `make` builds the message around a fresh
-    /// reply channel; a message that finds its actor gone is sent again to a
-    /// new one.
+    /// reply channel; a message whose actor stopped without answering it is
+    /// sent again to a new one (up to three times).
     async fn ask<T>(
         &self,
         game_id: &str,
@@ -361,9 +361,11 @@ impl Registry {
             if let Ok(result) = answer.await {
                 return result;
             }
+            // The actor stopped before answering: eviction, shutdown and a
+            // failed load all answer what is queued, so it panicked. Count
+            // it (see `actor_failures`) and ask a fresh one, which loads the
+            // game from the log.
             self.inner.actor_failures.fetch_add(1, Ordering::Relaxed);
-            // The actor stopped before answering (evicted with this message
-            // still queued, which it never ran): ask a fresh one.
         }
         Err(RegistryError::Internal(format!(
             "game {game_id}: its actor stopped three times"
