@@ -12,8 +12,8 @@
 use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
 use plylog::rules::{Coord, GomokuRules, Move, Outcome, Overline, RuleSet, Seat};
 
-const PLAYOK: &str = include_str!("fixtures/gomoku/playok-15x15-exact5.tsv");
-const GOMOCUP: &str = include_str!("fixtures/gomoku/gomocup-1x0-16.psq");
+const PLAYOK: &str = include_str!("../fixtures/gomoku/playok-15x15-exact5.tsv");
+const GOMOCUP: &str = include_str!("../fixtures/gomoku/gomocup-1x0-16.psq");
 
 fn gomoku(side: i64, overline: Overline) -> GameConfig {
     let rules = RuleSet::Gomoku(

@@ -27,10 +27,10 @@ use plylog::rules::{Coord, MnkRules, Move, Outcome, Position, RuleSet, Seat, lin
 
 /// The UCI endgame rows: nine squares (`x`, `o`, `b`) then `positive` or
 /// `negative`, one board per line.
-const UCI_ENDGAME: &str = include_str!("fixtures/tictactoe/uci-tic-tac-toe-endgame.data");
+const UCI_ENDGAME: &str = include_str!("../fixtures/tictactoe/uci-tic-tac-toe-endgame.data");
 
 /// The published game-tree counts.
-const REFERENCE_COUNTS: &str = include_str!("fixtures/tictactoe/reference-counts.json");
+const REFERENCE_COUNTS: &str = include_str!("../fixtures/tictactoe/reference-counts.json");
 
 /// How many rows the UCI fixture holds (two thirds of the 958 boards).
 const UCI_ROWS: usize = 639;

@@ -8,9 +8,9 @@
 
 use plylog::rules::{Overshoot, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules};
 
-const LADDERS: &str = include_str!("fixtures/snakes-ladders/milton-bradley-ladders.txt");
-const CHUTES: &str = include_str!("fixtures/snakes-ladders/milton-bradley-chutes.txt");
-const EXPECTED: &str = include_str!("fixtures/snakes-ladders/milton-bradley-expected.json");
+const LADDERS: &str = include_str!("../fixtures/snakes-ladders/milton-bradley-ladders.txt");
+const CHUTES: &str = include_str!("../fixtures/snakes-ladders/milton-bradley-chutes.txt");
+const EXPECTED: &str = include_str!("../fixtures/snakes-ladders/milton-bradley-expected.json");
 
 /// Games simulated per figure.
 const GAMES: u64 = 200_000;
