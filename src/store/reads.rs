@@ -3,9 +3,10 @@
 //! both read; its rows decode with `#[derive(sqlx::FromRow)]`; and every
 //! stored integer is converted with a check (a negative sequence is a
 //! [`StoreError::Corrupt`] row, never a huge `u64`). Values are bound owned:
-//! generic code cannot shorten SQLite's argument lifetime to the call's. The stores choose the
-//! transaction or pool each read runs on, which is where they differ on
-//! purpose (see [`super::sqlite`] and [`super::postgres`]).
+//! generic code cannot shorten SQLite's argument lifetime to the call's.
+//! The stores choose the transaction or pool each read runs on, which is
+//! where they differ on purpose (see [`super::sqlite`] and
+//! [`super::postgres`]).
 
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
