@@ -434,11 +434,7 @@ pub(crate) async fn read_stream(
         .expect("stream opens")
         .into_inner();
     let mut items = Vec::new();
-    while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
-        .await
-        .expect("a stream item within 10 s")
-        .expect("stream item")
-    {
+    while let Some(item) = within(stream.message()).await.expect("stream item") {
         items.push(item.kind.unwrap());
     }
     items

@@ -5,9 +5,6 @@ use tonic::Streaming;
 
 use crate::helpers::*;
 
-/// Longest wait for one stream item (heartbeats come every 200 ms).
-const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
 fn sequences(items: &[Kind]) -> Vec<u64> {
     items
         .iter()
@@ -22,11 +19,11 @@ fn sequences(items: &[Kind]) -> Vec<u64> {
 }
 
 /// The next item of a stream; fails the test if none comes within
-/// [`READ_TIMEOUT`] (a missed event fails, it does not hang).
+/// [`within`]'s 10 s (a missed event fails, it does not hang; heartbeats
+/// come every 200 ms).
 async fn next(stream: &mut Streaming<pb::StreamEventsResponse>) -> Kind {
-    tokio::time::timeout(READ_TIMEOUT, stream.message())
+    within(stream.message())
         .await
-        .expect("a stream item within the read timeout")
         .expect("stream item")
         .expect("stream open")
         .kind
