@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plylog::rules::{Coord, MnkRules, Move, Position, RuleSet, Seat};
+use plylog::rules::{Coord, MnkRules, Move, Played, Position, RuleSet, Seat};
 
 /// A board of `side` x `side`, five in a row, with stones of both seats in a
 /// 7x7 checkerboard around the centre (no five anywhere).
@@ -22,11 +22,9 @@ fn setup(side: u32) -> (RuleSet, Position, Move) {
     for row in centre - 3..=centre + 3 {
         for col in centre - 3..=centre + 3 {
             if (row, col) != (centre, centre) {
-                rules.apply(
-                    &mut position,
-                    Seat(((row + col) % 2) as u8),
-                    Coord::new(row, col),
-                );
+                let at = Coord::new(row, col);
+                let stone = Played::placed(Move::Place(at), at, None);
+                rules.apply(&mut position, Seat(((row + col) % 2) as u8), &stone);
             }
         }
     }

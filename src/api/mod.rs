@@ -282,14 +282,9 @@ impl GameService for GameApi {
         // rules; the fingerprint keeps the seed as the caller sent it, so a
         // retry without one is still the same request.
         let mut rules = req.rules.clone();
-        let sent_seed = match rules.as_mut().and_then(|r| r.kind.as_mut()) {
-            Some(pb::rule_set::Kind::SnakesLadders(r)) => {
-                let sent = r.seed;
-                r.seed = Some(sent.unwrap_or_else(rand::random));
-                Some(sent)
-            }
-            _ => None,
-        };
+        let sent_seed = rules
+            .as_mut()
+            .and_then(|r| convert::fill_seed(r, rand::random));
         let config = convert::config_from_proto(
             rules.as_ref(),
             &req.seats,
@@ -300,11 +295,7 @@ impl GameService for GameApi {
         // Fingerprint the rules as the server reads them, so a retry that
         // spells out the defaults is still the same request.
         let mut rules = convert::rules_to_proto(config.rules());
-        if let (Some(pb::rule_set::Kind::SnakesLadders(r)), Some(sent)) =
-            (rules.kind.as_mut(), sent_seed)
-        {
-            r.seed = sent;
-        }
+        convert::restore_sent_seed(&mut rules, sent_seed);
         let normalized = pb::CreateGameRequest {
             rules: Some(rules),
             undo_policy: convert::undo_policy_to_proto(config.undo_policy()) as i32,

@@ -1,7 +1,7 @@
 //! The domain events of a game's log.
 
 use super::GameConfig;
-use crate::rules::{Coord, Move, Outcome, Roll, Seat};
+use crate::rules::{Coord, Played, Seat};
 
 /// One fact of a game's log, past tense. Each carries everything replay
 /// needs (the landing cell, the outcome), so evolve never re-derives them.
@@ -9,25 +9,18 @@ use crate::rules::{Coord, Move, Outcome, Roll, Seat};
 pub enum Event {
     /// The game was created with this configuration (always sequence 1).
     GameCreated(GameConfig),
-    /// `seat` played `mv`; the piece landed on `placement` (for a roll: row
-    /// 0, column = the square the token rests on).
+    /// `seat` played a move, and `played` is what it did (its `passes` are
+    /// empty: each pass is a [`Event::TurnPassed`] of its own).
     MovePlayed {
         /// The seat that moved.
         seat: Seat,
-        /// The move as requested.
-        mv: Move,
-        /// Where the piece landed.
-        placement: Coord,
         /// 1-based ply number of this move among the moves on the board.
         ply: u32,
-        /// Set when this move ended the game.
-        outcome: Option<Outcome>,
-        /// Discs the move turned to the mover's colour (Othello).
-        flips: Vec<Coord>,
-        /// The dice drawn and the token's path (snakes and ladders).
-        roll: Option<Roll>,
+        /// The move and everything it did, as the rules recorded it.
+        played: Played,
     },
-    /// `seat` had no legal move and passed (Othello).
+    /// `seat` had no legal move and passed (games where a seat can be left
+    /// without one, as [`Played::passes`] reports).
     TurnPassed {
         /// The seat that passed.
         seat: Seat,
@@ -39,9 +32,9 @@ pub enum Event {
         seat: Seat,
         /// The sequence of the MovePlayed event taken back.
         undone_sequence: u64,
-        /// The cell that was cleared (for a roll: the undone move's
-        /// placement).
-        placement: Coord,
+        /// The undone move's placement (see [`Played::placement`]); `None`
+        /// in games without cells.
+        placement: Option<Coord>,
         /// The seat that asked for the undo, when stated.
         requested_by: Option<Seat>,
     },

@@ -10,7 +10,11 @@
 //!   first (a corrupt log is a [`ReplayError`], never a panic).
 //!
 //! How a win is detected is the rules' business ([`crate::rules`]); storage,
-//! time and the network are not known here.
+//! time and the network are not known here, and no game is named: every
+//! game reaches this layer through [`crate::rules::RuleSet`].
+//!
+//! The crate's front page has a runnable example of [`decide`] and
+//! [`evolve`].
 
 mod config;
 mod event;

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Event, GameConfig, UndoPolicy};
-use crate::rules::{Coord, Effect, IllegalMove, Move, Outcome, Position, Roll, Seat};
+use crate::rules::{IllegalMove, Move, Outcome, Played, Position, Seat};
 
 /// What a seat asks of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,36 +94,16 @@ pub enum GameStatus {
     Drawn,
 }
 
-/// A move on the board, as the undo stack keeps it.
+/// A move on the board, as the undo stack keeps it: who played it, the
+/// sequence of its MovePlayed event, and what it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
-    /// The move as requested.
-    pub mv: Move,
-    /// Whose piece it is (the player's own, or in wild games the mark).
-    pub piece: Seat,
-    /// Where its piece is.
-    pub placement: Coord,
-    /// The discs it flipped (Othello).
-    pub flips: Vec<Coord>,
-    /// Its roll (snakes and ladders).
-    pub roll: Option<Roll>,
     /// The sequence of its MovePlayed event.
     pub sequence: u64,
-}
-
-impl PlayedMove {
-    /// What the move did, as the rules apply and take it back.
-    pub fn effect(&self) -> Effect<'_> {
-        Effect {
-            mv: self.mv,
-            piece: self.piece,
-            placement: self.placement,
-            flips: &self.flips,
-            roll: self.roll.as_ref(),
-        }
-    }
+    /// What it did, as the rules recorded it.
+    pub played: Played,
 }
 
 /// A game as the fold of its events: configuration, position, whose turn it
@@ -201,41 +181,11 @@ impl GameState {
     fn check(&self, event: &Event) -> Result<(), String> {
         match event {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
-            Event::MovePlayed {
-                seat,
-                mv,
-                placement,
-                flips,
-                roll,
-                ..
-            } => {
+            Event::MovePlayed { seat, played, .. } => {
                 self.check_turn(*seat)?;
-                self.config
-                    .rules()
-                    .check_move(*mv)
-                    .map_err(|e| e.to_string())?;
-                match (mv, roll) {
-                    (Move::Roll, Some(roll)) => return self.check_roll(*seat, *placement, roll),
-                    (Move::Roll, None) => return Err("a roll without its dice".into()),
-                    (_, Some(_)) => return Err("dice on a move that is not a roll".into()),
-                    (_, None) => {}
-                }
-                let board = self.position.board();
-                // A pop takes the mover's disc away; anything else lands on
-                // an empty cell.
-                let expected = matches!(mv, Move::Pop { .. }).then_some(*seat);
-                match board.get(placement.row.into(), placement.col.into()) {
-                    Some(found) if found == expected => {}
-                    Some(_) => return Err(format!("placement {placement} does not fit the move")),
-                    None => return Err(format!("placement {placement} is off the board")),
-                }
-                match flips
-                    .iter()
-                    .find(|at| !matches!(board.get(at.row.into(), at.col.into()), Some(Some(_))))
-                {
-                    Some(at) => Err(format!("flip of {at}, which holds no disc")),
-                    None => Ok(()),
-                }
+                let rules = self.config.rules();
+                rules.check_move(played.mv).map_err(|e| e.to_string())?;
+                rules.check_played(&self.position, *seat, played)
             }
             Event::TurnPassed { seat } => self.check_turn(*seat),
             Event::SeatTokenReissued { seat } => {
@@ -246,7 +196,13 @@ impl GameState {
                 placement,
                 ..
             } => match self.moves.last() {
-                Some(last) if last.sequence == *undone_sequence && last.placement == *placement => {
+                // Logs written before races had no cells record a roll's
+                // square as its placement: the sequence names the move.
+                Some(last)
+                    if last.sequence == *undone_sequence
+                        && (last.played.placement.is_none()
+                            || last.played.placement == *placement) =>
+                {
                     Ok(())
                 }
                 _ => Err(format!(
@@ -254,29 +210,6 @@ impl GameState {
                 )),
             },
         }
-    }
-
-    /// Whether a recorded roll fits the position: it starts from the
-    /// seat's square with the seat's run of sixes and rests on a square of
-    /// the board, named by its placement. The dice are not drawn again.
-    fn check_roll(&self, seat: Seat, placement: Coord, roll: &Roll) -> Result<(), String> {
-        let squares = match self.config.rules() {
-            crate::rules::RuleSet::SnakesLadders(r) => r.squares(),
-            _ => return Err("a roll in a game without dice".into()),
-        };
-        if roll.from != self.position.token(seat) || roll.sixes_before != self.position.sixes() {
-            return Err(format!(
-                "a roll from square {} after {} sixes, but {seat} is on square {} after {}",
-                roll.from,
-                roll.sixes_before,
-                self.position.token(seat),
-                self.position.sixes()
-            ));
-        }
-        if roll.to > squares || placement != Coord::new(0, roll.to) {
-            return Err(format!("a roll to square {} of {squares}", roll.to));
-        }
-        Ok(())
     }
 
     /// The configuration.
@@ -351,11 +284,6 @@ impl GameState {
         }
     }
 
-    /// The seat after `seat` in turn order.
-    fn next_seat(&self, seat: Seat) -> Seat {
-        Seat(((seat.index() + 1) % self.config.seats().len()) as u8)
-    }
-
     /// Whether `seat` names a seat at this table.
     fn seat(&self, seat: Seat) -> Result<Seat, GameError> {
         let count = self.config.seats().len();
@@ -397,31 +325,25 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                     to_move: state.to_move.0,
                 });
             }
-            let mut played = state.config.rules().play(&state.position, seat, mv)?;
-            if played.outcome.is_none() && state.config.rules().draws_on_repetition() {
+            let rules = state.config.rules();
+            let mut played = rules.play(&state.position, seat, mv)?;
+            if played.outcome.is_none() && rules.draws_on_repetition() {
                 // The third occurrence of a position is a draw.
                 let mut after = state.position.clone();
-                state
-                    .config
-                    .rules()
-                    .apply_move(&mut after, played.effect(mv));
-                let seen = state.repetitions.get(&key(&after, state.next_seat(seat)));
+                rules.apply(&mut after, seat, &played);
+                let next = rules.next_to_move(state.config.seats().len(), seat, &played);
+                let seen = state.repetitions.get(&key(&after, next));
                 if seen.is_some_and(|n| *n >= 2) {
                     played.outcome = Some(Outcome::Draw);
                 }
             }
-            let passes = played
-                .passes
+            let passes = std::mem::take(&mut played.passes)
                 .into_iter()
                 .map(|seat| Event::TurnPassed { seat });
             Ok(std::iter::once(Event::MovePlayed {
                 seat,
-                mv,
-                placement: played.placement,
                 ply: state.moves.len() as u32 + 1,
-                outcome: played.outcome,
-                flips: played.flips,
-                roll: played.roll,
+                played,
             })
             .chain(passes)
             .collect())
@@ -444,7 +366,7 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
             Ok(vec![Event::MoveUndone {
                 seat: last.seat,
                 undone_sequence: last.sequence,
-                placement: last.placement,
+                placement: last.played.placement,
                 requested_by,
             }])
         }
@@ -467,44 +389,28 @@ pub fn evolve(state: &mut GameState, event: &Event) {
     let rules = config.rules();
     match event {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
-        Event::MovePlayed {
-            seat,
-            mv,
-            placement,
-            outcome,
-            flips,
-            roll,
-            ..
-        } => {
-            let played = PlayedMove {
+        Event::MovePlayed { seat, played, .. } => {
+            rules.apply(&mut state.position, *seat, played);
+            state.outcome = played.outcome.clone();
+            state.to_move = rules.next_to_move(config.seats().len(), *seat, played);
+            state.moves.push(PlayedMove {
                 seat: *seat,
-                mv: *mv,
-                piece: mv.piece(*seat),
-                placement: *placement,
-                flips: flips.clone(),
-                roll: roll.clone(),
                 sequence: state.sequence,
-            };
-            rules.apply_move(&mut state.position, played.effect());
-            state.moves.push(played);
-            state.outcome = outcome.clone();
-            // A six with extra turns on lets the seat roll again.
-            let again = roll.as_ref().is_some_and(|r| r.extra_turn);
-            state.to_move = if again { *seat } else { state.next_seat(*seat) };
+                played: played.clone(),
+            });
             state.count_position(1);
         }
-        Event::TurnPassed { seat } => state.to_move = state.next_seat(*seat),
+        Event::TurnPassed { seat } => {
+            state.to_move = seat.next(config.seats().len());
+        }
         Event::SeatTokenReissued { .. } => {}
         Event::MoveUndone { seat, .. } => {
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
-                rules.undo_move(&mut state.position, undone.effect());
+                rules.undo(&mut state.position, undone.seat, &undone.played);
             }
             state.outcome = None;
             state.to_move = *seat;
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

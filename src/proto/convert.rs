@@ -12,7 +12,7 @@ use crate::game::{
 };
 use crate::rules::{
     ConnectFourRules, Coord, Forfeit, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
-    Overshoot, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules,
+    Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules,
     WildRules,
 };
 
@@ -498,6 +498,33 @@ fn outcome_from_proto(outcome: &pb::Outcome) -> Result<Outcome, FieldError> {
     }
 }
 
+/// The seed field of rules that draw dice, `None` for rules without chance.
+fn seed_field(rules: &mut pb::RuleSet) -> Option<&mut Option<u64>> {
+    match rules.kind.as_mut() {
+        Some(pb::rule_set::Kind::SnakesLadders(r)) => Some(&mut r.seed),
+        _ => None,
+    }
+}
+
+/// Gives rules that draw dice a seed from `draw` when the caller sent none
+/// (the server draws it, outside the pure rules). Returns the seed field as
+/// the caller sent it, for [`restore_sent_seed`]; `None` for rules without
+/// chance.
+pub fn fill_seed(rules: &mut pb::RuleSet, draw: impl FnOnce() -> u64) -> Option<Option<u64>> {
+    let seed = seed_field(rules)?;
+    let sent = *seed;
+    *seed = Some(sent.unwrap_or_else(draw));
+    Some(sent)
+}
+
+/// Puts back the seed field as sent (see [`fill_seed`]), so that a request
+/// fingerprinted from `rules` is the same on a retry that sends no seed.
+pub fn restore_sent_seed(rules: &mut pb::RuleSet, sent: Option<Option<u64>>) {
+    if let (Some(seed), Some(sent)) = (seed_field(rules), sent) {
+        *seed = sent;
+    }
+}
+
 /// The GameEvent oneof case name of `event`, stored as the row's type.
 pub fn event_type(event: &Event) -> &'static str {
     match event {
@@ -523,22 +550,18 @@ pub fn event_to_proto(
             seats: config.seats().iter().map(seat_to_proto).collect(),
             undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
         }),
-        Event::MovePlayed {
-            seat,
-            mv,
-            placement,
-            ply,
-            outcome,
-            flips,
-            roll,
-        } => Kind::MovePlayed(pb::MovePlayed {
+        Event::MovePlayed { seat, ply, played } => Kind::MovePlayed(pb::MovePlayed {
             seat: seat.0.into(),
-            r#move: Some(move_to_proto(*mv)),
-            placement: Some(cell_to_proto(*placement)),
+            r#move: Some(move_to_proto(played.mv)),
+            // The wire names a roll's square as the cell (0, square).
+            placement: played
+                .placement
+                .or_else(|| played.roll.as_ref().map(|r| Coord::new(0, r.to)))
+                .map(cell_to_proto),
             ply: *ply,
-            outcome: outcome.as_ref().map(outcome_to_proto),
-            flipped: flips.iter().copied().map(cell_to_proto).collect(),
-            roll: roll.as_ref().map(roll_to_proto),
+            outcome: played.outcome.as_ref().map(outcome_to_proto),
+            flipped: played.flips.iter().copied().map(cell_to_proto).collect(),
+            roll: played.roll.as_ref().map(roll_to_proto),
         }),
         Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
             seat: seat.0.into(),
@@ -554,7 +577,7 @@ pub fn event_to_proto(
         } => Kind::MoveUndone(pb::MoveUndone {
             seat: seat.0.into(),
             undone_sequence: *undone_sequence,
-            placement: Some(cell_to_proto(*placement)),
+            placement: placement.map(cell_to_proto),
             requested_by: requested_by.map(|s| s.0.into()),
         }),
     };
@@ -590,19 +613,38 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
             )
             .map(Event::GameCreated)
         }
-        Some(Kind::MovePlayed(m)) => Ok(Event::MovePlayed {
-            seat: seat_from_proto(m.seat, "move_played.seat")?,
-            mv: move_from_proto(m.r#move.as_ref(), "move_played.move")?,
-            placement: cell_from_proto(m.placement.as_ref(), "move_played.placement")?,
-            ply: m.ply,
-            outcome: m.outcome.as_ref().map(outcome_from_proto).transpose()?,
-            flips: m
-                .flipped
-                .iter()
-                .map(|c| cell_from_proto(Some(c), "move_played.flipped"))
-                .collect::<Result<_, _>>()?,
-            roll: m.roll.as_ref().map(roll_from_proto).transpose()?,
-        }),
+        Some(Kind::MovePlayed(m)) => {
+            let mv = move_from_proto(m.r#move.as_ref(), "move_played.move")?;
+            let roll = m.roll.as_ref().map(roll_from_proto).transpose()?;
+            let placement = cell_from_proto(m.placement.as_ref(), "move_played.placement")?;
+            // A roll's placement on the wire is its square: see above.
+            let placement = match (mv, &roll) {
+                (Move::Roll, Some(roll)) if placement == Coord::new(0, roll.to) => None,
+                (Move::Roll, Some(_)) => {
+                    return Err(FieldError::invalid(
+                        "move_played.placement",
+                        "a roll's placement is (0, the square it rests on)",
+                    ));
+                }
+                _ => Some(placement),
+            };
+            Ok(Event::MovePlayed {
+                seat: seat_from_proto(m.seat, "move_played.seat")?,
+                ply: m.ply,
+                played: Played {
+                    mv,
+                    placement,
+                    flips: m
+                        .flipped
+                        .iter()
+                        .map(|c| cell_from_proto(Some(c), "move_played.flipped"))
+                        .collect::<Result<_, _>>()?,
+                    roll,
+                    passes: Vec::new(),
+                    outcome: m.outcome.as_ref().map(outcome_from_proto).transpose()?,
+                },
+            })
+        }
         Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
             seat: seat_from_proto(p.seat, "turn_passed.seat")?,
         }),
@@ -612,7 +654,11 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
         Some(Kind::MoveUndone(u)) => Ok(Event::MoveUndone {
             seat: seat_from_proto(u.seat, "move_undone.seat")?,
             undone_sequence: u.undone_sequence,
-            placement: cell_from_proto(u.placement.as_ref(), "move_undone.placement")?,
+            placement: u
+                .placement
+                .as_ref()
+                .map(|c| cell_from_proto(Some(c), "move_undone.placement"))
+                .transpose()?,
             requested_by: u
                 .requested_by
                 .map(|s| seat_from_proto(s, "move_undone.requested_by"))
@@ -636,7 +682,9 @@ pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
 /// board, so the cost is O(moves), not O(cells). The text rows
 /// are drawn only for boards of at most [`MAX_TEXT_CELLS`] cells.
 pub fn board_to_proto(state: &GameState) -> pb::Board {
-    let board = state.position().board();
+    let Some(board) = state.position().board() else {
+        return pb::Board::default();
+    };
     let scan = board.cells() <= MAX_SCAN_CELLS || !state.config().rules().pieces_stay_put();
     let pieces: Vec<(Coord, Seat)> = if scan {
         board.pieces().collect()
@@ -644,24 +692,19 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
         let mut pieces: Vec<_> = state
             .moves()
             .iter()
-            .map(|m| (m.placement, m.piece))
+            .filter_map(|m| Some((m.played.placement?, m.played.mv.piece(m.seat))))
             .collect();
         pieces.sort_unstable_by_key(|(at, _)| *at);
         pieces
     };
     let text = if board.cells() <= MAX_TEXT_CELLS {
-        let seats = state.config().seats();
-        (0..board.rows())
-            .map(|row| {
-                (0..board.cols())
-                    .map(|col| {
-                        board
-                            .at(Coord::new(row, col))
-                            .map_or(EMPTY_CELL, |s| seats[s.index()].symbol.as_str())
-                    })
-                    .collect::<String>()
-            })
-            .collect()
+        let symbols: Vec<&str> = state
+            .config()
+            .seats()
+            .iter()
+            .map(|s| s.symbol.as_str())
+            .collect();
+        state.position().render(&symbols, EMPTY_CELL)
     } else {
         Vec::new()
     };
@@ -689,7 +732,7 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
         seat_to_move: state.to_move().map(|s| s.0.into()),
         outcome: state.outcome().map(outcome_to_proto),
         board: Some(board_to_proto(state)),
-        squares: state.position().tokens().to_vec(),
+        squares: state.position().squares().to_vec(),
     }
 }
 

@@ -88,17 +88,12 @@ pub(super) fn decode(
 /// state need not be copied before the append is durable).
 fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
     events.iter().fold(status, |status, event| match event {
-        Event::MovePlayed {
-            outcome: Some(Outcome::Win { .. }),
-            ..
-        } => GameStatus::Won,
-        Event::MovePlayed {
-            outcome: Some(Outcome::Draw),
-            ..
-        } => GameStatus::Drawn,
-        Event::MovePlayed { outcome: None, .. } | Event::MoveUndone { .. } => {
-            GameStatus::InProgress
-        }
+        Event::MovePlayed { played, .. } => match played.outcome {
+            Some(Outcome::Win { .. }) => GameStatus::Won,
+            Some(Outcome::Draw) => GameStatus::Drawn,
+            None => GameStatus::InProgress,
+        },
+        Event::MoveUndone { .. } => GameStatus::InProgress,
         Event::GameCreated(_) | Event::TurnPassed { .. } | Event::SeatTokenReissued { .. } => {
             status
         }

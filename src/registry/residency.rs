@@ -29,7 +29,7 @@ pub(super) const ACTOR_OVERHEAD_BYTES: usize = 8 * 1024;
 const BROADCAST_SLOT_BYTES: usize = 48;
 
 /// Bytes a move on the board costs in the state, beyond the board itself
-/// (the undo stack entry, an Othello move's flips or a roll's path, a
+/// (the undo stack entry, a move's flips or a roll's path, a
 /// repetition count), on average.
 const MOVE_BYTES: usize = 128;
 

@@ -5,13 +5,16 @@ use super::{Coord, Seat};
 /// A rows x cols grid stored flat in row-major order, each cell empty or
 /// holding one seat's piece. Reads through [`Board::get`] take signed
 /// coordinates and return `None` off the board, so line scans need no bounds
-/// arithmetic of their own.
+/// arithmetic of their own. It counts its pieces, so a full board is
+/// known in O(1).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Board {
     rows: u32,
     cols: u32,
     /// 0 = empty, otherwise seat index + 1.
     cells: Vec<u8>,
+    /// How many cells hold a piece.
+    filled: u64,
 }
 
 impl Board {
@@ -19,7 +22,71 @@ impl Board {
     /// its cell limit.
     pub fn new(rows: u32, cols: u32) -> Self {
         let cells = vec![0; rows as usize * cols as usize];
-        Board { rows, cols, cells }
+        Board {
+            rows,
+            cols,
+            cells,
+            filled: 0,
+        }
+    }
+
+    /// How many cells hold a piece.
+    pub fn filled(&self) -> u64 {
+        self.filled
+    }
+
+    /// Whether every cell holds a piece.
+    pub fn is_full(&self) -> bool {
+        self.filled == self.cells()
+    }
+
+    /// The heap memory the board holds, in bytes: one per cell.
+    pub fn heap_bytes(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Puts `seat`'s piece on the empty cell `at`.
+    ///
+    /// # Panics
+    /// When `at` is off the board.
+    pub fn put(&mut self, at: Coord, seat: Seat) {
+        debug_assert!(self.at(at).is_none(), "{at} already occupied");
+        self.set(at, Some(seat));
+        self.filled += 1;
+    }
+
+    /// Empties the occupied cell `at`, the inverse of [`Board::put`].
+    ///
+    /// # Panics
+    /// When `at` is off the board.
+    pub fn clear(&mut self, at: Coord) {
+        debug_assert!(self.at(at).is_some(), "{at} already empty");
+        self.set(at, None);
+        self.filled -= 1;
+    }
+
+    /// Changes the owner of the occupied cell `at` (a flip).
+    ///
+    /// # Panics
+    /// When `at` is off the board.
+    pub fn recolor(&mut self, at: Coord, seat: Seat) {
+        debug_assert!(self.at(at).is_some(), "{at} is empty");
+        self.set(at, Some(seat));
+    }
+
+    /// The board drawn as text, one string per row (row 0 first), each cell
+    /// the owner's symbol from `symbols` (by seat index) or `empty`.
+    pub fn render(&self, symbols: &[&str], empty: &str) -> Vec<String> {
+        (0..self.rows)
+            .map(|row| {
+                (0..self.cols)
+                    .map(|col| {
+                        self.at(Coord::new(row, col))
+                            .map_or(empty, |s| symbols[s.index()])
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// Number of rows.
@@ -61,7 +128,7 @@ impl Board {
             .expect("coordinate on the board")
     }
 
-    pub(super) fn set(&mut self, at: Coord, seat: Option<Seat>) {
+    fn set(&mut self, at: Coord, seat: Option<Seat>) {
         assert!(
             at.row < self.rows && at.col < self.cols,
             "{at} off the board"

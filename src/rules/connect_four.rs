@@ -8,11 +8,92 @@
 //! the player who popped wins). A full board is not a draw while the player
 //! to move can pop. To guarantee termination, a position (pieces and player
 //! to move) that occurs for the third time is a draw; the game layer keeps
-//! that count from [`super::Position::digest`].
+//! that count from [`super::GamePosition::digest`].
 
-use super::lines::{Overline, winning_run};
-use super::mnk::check_board;
-use super::{Coord, IllegalMove, InvalidRules, Move, Outcome, Played, Position, Seat};
+use super::lines::{Overline, placement_outcome, winning_run};
+use super::mnk::{check_board, placement};
+use super::{
+    Board, Coord, Game, GamePosition, IllegalMove, InvalidRules, MAX_SEATS, Move, Outcome, Played,
+    Seat, check_landing,
+};
+
+/// A Connect Four position: the board and how many discs each column holds,
+/// so a drop finds its row in O(1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectFourPosition {
+    board: Board,
+    /// Discs per column; a column's lowest empty row is `rows - 1 - height`.
+    heights: Vec<u32>,
+}
+
+impl ConnectFourPosition {
+    /// The empty rows x cols board.
+    fn empty(rows: u32, cols: u32) -> Self {
+        ConnectFourPosition {
+            board: Board::new(rows, cols),
+            heights: vec![0; cols as usize],
+        }
+    }
+
+    /// How many discs column `col` holds (0 when `col` is off the board).
+    pub fn height(&self, col: u32) -> u32 {
+        self.heights.get(col as usize).copied().unwrap_or(0)
+    }
+
+    /// Puts `seat`'s disc on `at`, the lowest empty cell of its column.
+    fn put(&mut self, at: Coord, seat: Seat) {
+        self.board.put(at, seat);
+        self.heights[at.col as usize] += 1;
+    }
+
+    /// Takes the top disc of `at`'s column away: the inverse of
+    /// [`ConnectFourPosition::put`].
+    fn clear(&mut self, at: Coord) {
+        self.board.clear(at);
+        self.heights[at.col as usize] -= 1;
+    }
+
+    /// Removes the bottom disc of column `col` and lets the discs above fall
+    /// one row.
+    fn pop(&mut self, col: u32) {
+        self.restack(col, |discs| {
+            discs.remove(0);
+        });
+    }
+
+    /// Puts `seat`'s disc back under column `col`, lifting the discs above
+    /// one row: the inverse of [`ConnectFourPosition::pop`].
+    fn unpop(&mut self, col: u32, seat: Seat) {
+        self.restack(col, |discs| discs.insert(0, seat));
+    }
+
+    /// Takes column `col`'s discs out (bottom first), lets `change` edit the
+    /// stack, and puts them back from the bottom row up. O(rows).
+    fn restack(&mut self, col: u32, change: impl FnOnce(&mut Vec<Seat>)) {
+        let rows = self.board.rows();
+        let mut discs = Vec::with_capacity(rows as usize);
+        while self.height(col) > 0 {
+            let top = Coord::new(rows - self.height(col), col);
+            discs.push(self.board.at(top).expect("a gravity column has no gaps"));
+            self.clear(top);
+        }
+        discs.reverse();
+        change(&mut discs);
+        for (i, seat) in discs.into_iter().enumerate() {
+            self.put(Coord::new(rows - 1 - i as u32, col), seat);
+        }
+    }
+}
+
+impl GamePosition for ConnectFourPosition {
+    fn board(&self) -> Option<&Board> {
+        Some(&self.board)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.board.heap_bytes() + 4 * self.heights.len()
+    }
+}
 
 /// Who wins when a pop completes lines for both players at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,7 +179,7 @@ impl ConnectFourRules {
 
     /// Where a disc dropped into `column` lands: the lowest empty row, or
     /// `None` when the column is full.
-    fn landing(&self, position: &Position, column: u32) -> Option<Coord> {
+    fn landing(&self, position: &ConnectFourPosition, column: u32) -> Option<Coord> {
         let height = position.height(column);
         (height < self.rows).then(|| Coord::new(self.rows - 1 - height, column))
     }
@@ -131,28 +212,30 @@ impl ConnectFourRules {
 
     /// Checks a pop of `seat`'s bottom disc in `column` and works out what it
     /// does: lines completed by the discs that fell, for either player.
-    pub(super) fn play_pop(
+    fn play_pop(
         &self,
-        position: &Position,
+        position: &ConnectFourPosition,
         seat: Seat,
         column: u32,
     ) -> Result<Played, IllegalMove> {
         let bottom = Coord::new(self.rows - 1, column);
-        match position.board().at(bottom) {
+        match position.board.at(bottom) {
             None => return Err(IllegalMove::ColumnEmpty { column }),
             Some(owner) if owner != seat => return Err(IllegalMove::NotYourDisc { column }),
             Some(_) => {}
         }
         let mut after = position.clone();
         after.pop(column);
+        let height = after.height(column);
+        let after = &after.board;
         let opponent = Seat(1 - seat.0);
         let mut lines = [None, None];
-        for row in self.rows - after.height(column)..self.rows {
+        for row in self.rows - height..self.rows {
             let at = Coord::new(row, column);
-            if let Some(owner) = after.board().at(at) {
+            if let Some(owner) = after.at(at) {
                 let slot = &mut lines[owner.index()];
                 if slot.is_none() {
-                    *slot = winning_run(after.board(), at, owner, self.k, Overline::Wins);
+                    *slot = winning_run(after, at, owner, self.k, Overline::Wins);
                 }
             }
         }
@@ -178,35 +261,104 @@ impl ConnectFourRules {
             }
             (None, None) => None,
         };
-        Ok(Played {
-            placement: bottom,
-            piece: seat,
-            flips: Vec::new(),
-            passes: Vec::new(),
-            roll: None,
-            outcome,
-        })
+        Ok(Played::placed(Move::Pop { column }, bottom, outcome))
     }
 
     /// Whether `seat` could pop now (Pop Out, a disc of theirs in the
     /// bottom row).
-    pub(super) fn can_pop(&self, position: &Position, seat: Seat) -> bool {
+    fn can_pop(&self, position: &ConnectFourPosition, seat: Seat) -> bool {
         self.pop_out.is_some()
             && (0..self.cols)
-                .any(|col| position.board().at(Coord::new(self.rows - 1, col)) == Some(seat))
+                .any(|col| position.board.at(Coord::new(self.rows - 1, col)) == Some(seat))
     }
 
-    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
-        let column = self.check(mv)?;
-        self.landing(position, column)
-            .ok_or(IllegalMove::ColumnFull { column })
-    }
-
-    /// Drops into every column with room, left to right; then, in Pop Out,
-    /// pops of every column whose bottom disc is `seat`'s, left to right.
-    pub(super) fn legal_moves<'a>(
+    /// Checks a drop into `column` and works out what it does: K in a row
+    /// through the landing cell wins; the last empty cell draws, except in
+    /// Pop Out while the opponent can still pop.
+    fn play_drop(
         &self,
-        position: &'a Position,
+        position: &ConnectFourPosition,
+        seat: Seat,
+        column: u32,
+    ) -> Result<Played, IllegalMove> {
+        let at = self
+            .landing(position, column)
+            .ok_or(IllegalMove::ColumnFull { column })?;
+        let mut outcome =
+            placement_outcome(&position.board, at, seat, seat, self.k, Overline::Wins);
+        if outcome == Some(Outcome::Draw) && self.pop_out.is_some() {
+            let mut after = position.clone();
+            after.put(at, seat);
+            if self.can_pop(&after, Seat(1 - seat.0)) {
+                outcome = None;
+            }
+        }
+        Ok(Played::placed(Move::Drop { column }, at, outcome))
+    }
+}
+
+/// Connect Four and Pop Out: drops fall to the lowest empty row; pops take
+/// the mover's bottom disc out. Up to [`MAX_SEATS`] seats without Pop Out,
+/// two with it.
+impl Game for ConnectFourRules {
+    type Position = ConnectFourPosition;
+
+    fn initial_position(&self, _seats: usize) -> ConnectFourPosition {
+        ConnectFourPosition::empty(self.rows, self.cols)
+    }
+
+    fn seat_range(&self) -> (usize, usize) {
+        match self.pop_out {
+            Some(_) => (2, 2),
+            None => (2, MAX_SEATS),
+        }
+    }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
+
+    fn play(
+        &self,
+        position: &ConnectFourPosition,
+        seat: Seat,
+        mv: Move,
+    ) -> Result<Played, IllegalMove> {
+        let column = self.check(mv)?;
+        match mv {
+            Move::Pop { .. } => self.play_pop(position, seat, column),
+            _ => self.play_drop(position, seat, column),
+        }
+    }
+
+    fn apply(&self, position: &mut ConnectFourPosition, seat: Seat, played: &Played) {
+        match played.mv {
+            Move::Pop { column } => position.pop(column),
+            _ => position.put(placement(played), seat),
+        }
+    }
+
+    fn undo(&self, position: &mut ConnectFourPosition, seat: Seat, played: &Played) {
+        match played.mv {
+            Move::Pop { column } => position.unpop(column, seat),
+            _ => position.clear(placement(played)),
+        }
+    }
+
+    /// A pop takes the mover's own disc away; a drop lands on an empty cell.
+    fn check_played(
+        &self,
+        position: &ConnectFourPosition,
+        seat: Seat,
+        played: &Played,
+    ) -> Result<(), String> {
+        let expected = matches!(played.mv, Move::Pop { .. }).then_some(seat);
+        check_landing(Some(&position.board), played, expected)
+    }
+
+    fn legal_moves<'a>(
+        &'a self,
+        position: &'a ConnectFourPosition,
         seat: Seat,
     ) -> impl Iterator<Item = Move> + 'a {
         let (rows, cols, pop_out) = (self.rows, self.cols, self.pop_out.is_some());
@@ -214,20 +366,30 @@ impl ConnectFourRules {
             .filter(move |c| position.height(*c) < rows)
             .map(|column| Move::Drop { column });
         let pops = (0..cols)
-            .filter(move |c| pop_out && position.board().at(Coord::new(rows - 1, *c)) == Some(seat))
+            .filter(move |c| pop_out && position.board.at(Coord::new(rows - 1, *c)) == Some(seat))
             .map(|column| Move::Pop { column });
         drops.chain(pops)
+    }
+
+    /// Pops repeat positions, so Pop Out draws on a third repetition.
+    fn draws_on_repetition(&self) -> bool {
+        self.pop_out.is_some()
+    }
+
+    /// Pops move discs down their column.
+    fn pieces_stay_put(&self) -> bool {
+        self.pop_out.is_none()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::RuleSet;
+    use super::super::{Position, RuleSet};
     use super::*;
 
     fn drop(rules: &RuleSet, pos: &mut Position, seat: u8, column: u32) -> Option<Outcome> {
         let played = rules.play(pos, Seat(seat), Move::Drop { column }).unwrap();
-        rules.apply(pos, Seat(seat), played.placement);
+        rules.apply(pos, Seat(seat), &played);
         played.outcome
     }
 
@@ -236,10 +398,10 @@ mod tests {
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
         let mut pos = rules.initial_position(2);
         let first = rules.play(&pos, Seat(0), Move::Drop { column: 3 }).unwrap();
-        assert_eq!(first.placement, Coord::new(5, 3));
-        rules.apply(&mut pos, Seat(0), first.placement);
+        assert_eq!(first.placement, Some(Coord::new(5, 3)));
+        rules.apply(&mut pos, Seat(0), &first);
         let second = rules.play(&pos, Seat(1), Move::Drop { column: 3 }).unwrap();
-        assert_eq!(second.placement, Coord::new(4, 3));
+        assert_eq!(second.placement, Some(Coord::new(4, 3)));
     }
 
     #[test]
@@ -290,7 +452,7 @@ mod tests {
     /// A 6x7 Pop Out position from rows of `X` (seat 0), `O` (seat 1) and
     /// `.`, top row first.
     fn pop_out_position(rows: &[&str]) -> Position {
-        let mut pos = Position::empty(rows.len() as u32, rows[0].len() as u32);
+        let mut pos = ConnectFourPosition::empty(rows.len() as u32, rows[0].len() as u32);
         // Fill bottom-up so every column stays a gravity column.
         for (r, line) in rows.iter().enumerate().rev() {
             for (c, ch) in line.chars().enumerate() {
@@ -302,7 +464,7 @@ mod tests {
                 pos.put(Coord::new(r as u32, c as u32), seat);
             }
         }
-        pos
+        Position::ConnectFour(pos)
     }
 
     fn pop_out(both_lines: PopBothLines) -> RuleSet {
@@ -326,17 +488,17 @@ mod tests {
         let played = rules.play(&pos, Seat(0), Move::Pop { column: 0 }).unwrap();
         assert_eq!(
             (played.placement, played.outcome.clone()),
-            (Coord::new(5, 0), None)
+            (Some(Coord::new(5, 0)), None)
         );
         let before = pos.clone();
-        rules.apply_move(&mut pos, played.effect(Move::Pop { column: 0 }));
+        rules.apply(&mut pos, Seat(0), &played);
         assert_eq!(
             pos,
             pop_out_position(&[
                 ".......", ".......", ".......", ".......", "O......", "O......"
             ])
         );
-        rules.undo_move(&mut pos, played.effect(Move::Pop { column: 0 }));
+        rules.undo(&mut pos, Seat(0), &played);
         assert_eq!(pos, before);
         let legal: Vec<Move> = rules.legal_moves(&before, Seat(0)).collect();
         assert_eq!(legal.last(), Some(&Move::Pop { column: 0 }));

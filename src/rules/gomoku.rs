@@ -5,7 +5,7 @@
 //! gomoku rule sets; see e.g. <https://gomocup.org/detail-information/>.)
 
 use super::lines::Overline;
-use super::{Coord, IllegalMove, InvalidRules, MnkRules, Move, Position};
+use super::{Board, Coord, Game, IllegalMove, InvalidRules, MnkRules, Move, Played, Seat};
 
 /// A validated gomoku configuration: an m,n,k board plus the overline rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,10 +60,44 @@ impl GomokuRules {
             other => other,
         })
     }
+}
 
-    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
+/// Gomoku: an m,n,k-game whose overline rule is an option. Everything but
+/// the win test is the m,n,k-game's.
+impl Game for GomokuRules {
+    type Position = Board;
+
+    fn initial_position(&self, seats: usize) -> Board {
+        self.board.initial_position(seats)
+    }
+
+    fn seat_range(&self) -> (usize, usize) {
+        self.board.seat_range()
+    }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
+
+    fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
         self.check(mv)?;
-        self.board.placement(position, mv)
+        self.board.place(board, seat, mv, self.overline)
+    }
+
+    fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
+        self.board.apply(board, seat, played);
+    }
+
+    fn undo(&self, board: &mut Board, seat: Seat, played: &Played) {
+        self.board.undo(board, seat, played);
+    }
+
+    fn legal_moves<'a>(&'a self, board: &'a Board, seat: Seat) -> impl Iterator<Item = Move> + 'a {
+        self.board.legal_moves(board, seat)
+    }
+
+    fn legal_move_count(&self, board: &Board, seat: Seat) -> usize {
+        self.board.legal_move_count(board, seat)
     }
 }
 
@@ -84,7 +118,7 @@ mod tests {
                 let played = rules
                     .play(&position, seat, Move::Place(Coord::new(r, c)))
                     .unwrap();
-                rules.apply(&mut position, seat, played.placement);
+                rules.apply(&mut position, seat, &played);
                 played.outcome
             })
             .collect()

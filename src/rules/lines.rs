@@ -3,7 +3,7 @@
 //! Only the four axes through the new piece are walked, at most K-1 cells
 //! each way, so a check costs O(K) whatever the board size: no board scan.
 
-use super::{Board, Coord, Seat};
+use super::{Board, Coord, Outcome, Seat};
 
 /// The four axes as (row step, col step): horizontal, vertical, and the two
 /// diagonals.
@@ -67,6 +67,25 @@ pub fn winning_run(
     None
 }
 
+/// What putting `piece` on the empty cell `at` does for `seat`, the mover:
+/// a win for `seat` when it completes a winning run of `piece` through `at`
+/// (see [`winning_run`]; in wild games the piece may be the other seat's
+/// mark), else a draw when it fills the last empty cell, else nothing. The
+/// board is read before the piece is put down. O(K).
+pub fn placement_outcome(
+    board: &Board,
+    at: Coord,
+    seat: Seat,
+    piece: Seat,
+    k: u32,
+    overline: Overline,
+) -> Option<Outcome> {
+    if let Some(line) = winning_run(board, at, piece, k, overline) {
+        return Some(Outcome::Win { seat, line });
+    }
+    (board.filled() + 1 >= board.cells()).then_some(Outcome::Draw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,11 +95,11 @@ mod tests {
         for (r, line) in rows.iter().enumerate() {
             for (c, ch) in line.chars().enumerate() {
                 let seat = match ch {
-                    'X' => Some(Seat(0)),
-                    'O' => Some(Seat(1)),
-                    _ => None,
+                    'X' => Seat(0),
+                    'O' => Seat(1),
+                    _ => continue,
                 };
-                board.set(Coord::new(r as u32, c as u32), seat);
+                board.put(Coord::new(r as u32, c as u32), seat);
             }
         }
         board

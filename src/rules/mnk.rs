@@ -1,7 +1,8 @@
 //! The m,n,k-game family: place a piece on any empty cell; K in a row wins.
 //! Tic-tac-toe is the 3,3,3-game.
 
-use super::{Coord, IllegalMove, InvalidRules, Move, Position};
+use super::lines::{Overline, placement_outcome};
+use super::{Board, Coord, Game, IllegalMove, InvalidRules, MAX_SEATS, Move, Played, Seat};
 
 /// A validated m,n,k configuration: `rows` x `cols` board, `k` in a row wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,23 +70,79 @@ impl MnkRules {
         Ok(at)
     }
 
-    pub(super) fn placement(&self, position: &Position, mv: Move) -> Result<Coord, IllegalMove> {
-        let at = self.check(mv)?;
-        match position.board().at(at) {
-            Some(_) => Err(IllegalMove::CellOccupied {
+    /// Plays `piece` (the mover's, or in wild games a mark) on the cell
+    /// `at` of `board` for `seat`: refused when the cell is occupied; wins
+    /// for `seat` on K in a row of `piece` under `overline`, draws on the
+    /// last empty cell. O(K).
+    ///
+    /// # Errors
+    /// [`IllegalMove::CellOccupied`].
+    pub(super) fn place(
+        &self,
+        board: &Board,
+        seat: Seat,
+        mv: Move,
+        overline: Overline,
+    ) -> Result<Played, IllegalMove> {
+        let (Move::Place(at) | Move::PlaceMark { at, .. }) = mv else {
+            unreachable!("checked to be a placement")
+        };
+        if board.at(at).is_some() {
+            return Err(IllegalMove::CellOccupied {
                 row: at.row,
                 col: at.col,
-            }),
-            None => Ok(at),
+            });
         }
+        let outcome = placement_outcome(board, at, seat, mv.piece(seat), self.k, overline);
+        Ok(Played::placed(mv, at, outcome))
+    }
+}
+
+/// The m,n,k-game: any number of seats take turns placing their own piece on
+/// an empty cell.
+impl Game for MnkRules {
+    type Position = Board;
+
+    fn initial_position(&self, _seats: usize) -> Board {
+        Board::new(self.rows, self.cols)
     }
 
-    pub(super) fn legal_moves<'a>(
-        &self,
-        position: &'a Position,
-    ) -> impl Iterator<Item = Move> + 'a {
-        position.board().empty_cells().map(Move::Place)
+    fn seat_range(&self) -> (usize, usize) {
+        (2, MAX_SEATS)
     }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
+
+    fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+        self.check(mv)?;
+        self.place(board, seat, mv, Overline::Wins)
+    }
+
+    fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
+        board.put(placement(played), played.mv.piece(seat));
+    }
+
+    fn undo(&self, board: &mut Board, _seat: Seat, played: &Played) {
+        board.clear(placement(played));
+    }
+
+    fn legal_moves<'a>(&'a self, board: &'a Board, _seat: Seat) -> impl Iterator<Item = Move> + 'a {
+        board.empty_cells().map(Move::Place)
+    }
+
+    fn legal_move_count(&self, board: &Board, _seat: Seat) -> usize {
+        (board.cells() - board.filled()) as usize
+    }
+}
+
+/// The cell of a recorded placement.
+///
+/// # Panics
+/// When the record has none (it is not a placement).
+pub(super) fn placement(played: &Played) -> Coord {
+    played.placement.expect("a placement records its cell")
 }
 
 /// The checks every K-in-a-row board shares: sizes at least 1, the cell
@@ -125,8 +182,13 @@ pub(super) fn check_board(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Outcome, RuleSet, Seat};
+    use super::super::{Outcome, Position, RuleSet, Seat};
     use super::*;
+
+    /// Puts `seat`'s piece on `at`, whatever the turn.
+    fn put(rules: &RuleSet, position: &mut Position, seat: Seat, at: Coord) {
+        rules.apply(position, seat, &Played::placed(Move::Place(at), at, None));
+    }
 
     #[test]
     fn impossible_configurations_are_refused_with_the_field_named() {
@@ -150,7 +212,7 @@ mod tests {
     fn a_move_onto_an_occupied_or_off_board_cell_is_illegal() {
         let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
         let mut pos = rules.initial_position(2);
-        rules.apply(&mut pos, Seat(0), Coord::new(1, 1));
+        put(&rules, &mut pos, Seat(0), Coord::new(1, 1));
         assert_eq!(
             rules.play(&pos, Seat(1), Move::Place(Coord::new(1, 1))),
             Err(IllegalMove::CellOccupied { row: 1, col: 1 })
@@ -181,7 +243,7 @@ mod tests {
             (2, 1, 0),
         ];
         for (r, c, s) in cells {
-            rules.apply(&mut pos, Seat(s), Coord::new(r, c));
+            put(&rules, &mut pos, Seat(s), Coord::new(r, c));
         }
         let last = Move::Place(Coord::new(2, 2));
         assert_eq!(

@@ -1,21 +1,65 @@
-//! Pure board-game rules: cells, legality, where a move lands and whether a
-//! placement ends the game.
+//! Pure board-game rules: what a move does to a position, and whether it
+//! ends the game.
 //!
 //! This layer knows nothing of turns, time, players' identities, storage or
-//! the network: it is given a position, the seat whose piece is played and a
-//! move, and answers with a placement and an optional outcome, or an
-//! [`IllegalMove`].
+//! the network: it is given a position, the seat whose turn it is and a
+//! move, and answers with a [`Played`] record (where the piece lands, what
+//! else changed, the outcome) or an [`IllegalMove`]. It never reads a clock
+//! or entropy: the dice of a race are drawn from the seed its rules carry.
 //!
-//! Map of the module:
-//! - [`Coord`]: a 0-based (row, col) cell, (0,0) top-left, row-major.
-//! - [`Board`]: a flat rows x cols grid whose off-board reads return `None`.
-//! - [`lines`]: K-in-a-row detection through the square just played.
-//! - [`MnkRules`], [`ConnectFourRules`], [`GomokuRules`], [`WildRules`],
-//!   [`OthelloRules`], [`SnakesLaddersRules`]: one file per game family.
-//! - [`RuleSet`]: the data-carrying enum that delegates to each family, beside
-//!   the fieldless [`Variant`].
-//! - [`Position`]: the board plus the per-family bookkeeping (filled-cell
-//!   counter, column heights, each seat's square in a race).
+//! # Map
+//! - [`Game`]: the trait each game implements in its own file, with its own
+//!   position type ([`GamePosition`]). Provided methods cover what most
+//!   games share; a game overrides only what it does differently.
+//! - One file per game: [`MnkRules`] (mnk.rs), [`GomokuRules`] (gomoku.rs),
+//!   [`WildRules`] (wild.rs), [`ConnectFourRules`] with its
+//!   [`ConnectFourPosition`] (connect_four.rs), [`OthelloRules`]
+//!   (othello.rs), [`SnakesLaddersRules`] with its [`Race`] (snakes.rs).
+//! - Shared machinery the games call, naming no game: [`Board`] (a flat grid
+//!   that counts its pieces), [`lines`] (K-in-a-row through the last cell
+//!   and the outcome of a placement), [`Coord`].
+//! - [`RuleSet`] and [`Position`]: the enums the game layer holds, one arm
+//!   per game, delegating every call with one line per game.
+//!
+//! # Example: play a move through the rules
+//! ```
+//! use plylog::rules::{Coord, MnkRules, Move, Outcome, RuleSet, Seat};
+//!
+//! let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
+//! let mut position = rules.initial_position(2);
+//! // X on the top row, O in the middle row: X completes the row on move 5.
+//! for (ply, col) in [0, 0, 1, 1, 2].into_iter().enumerate() {
+//!     let seat = Seat((ply % 2) as u8);
+//!     let mv = Move::Place(Coord::new(ply as u32 % 2, col));
+//!     let played = rules.play(&position, seat, mv).expect("a legal move");
+//!     rules.apply(&mut position, seat, &played);
+//!     if ply == 4 {
+//!         let Some(Outcome::Win { seat, line }) = played.outcome else { panic!() };
+//!         assert_eq!((seat, line.len()), (Seat(0), 3));
+//!     }
+//! }
+//! assert_eq!(rules.legal_move_count(&position, Seat(1)), 4);
+//! ```
+//!
+//! # Adding a game: the checklist
+//! A new game is one new file here plus these touch points, and nothing in
+//! `src/game`, `src/registry`, `src/api` or `src/store`:
+//! 1. `src/rules/<game>.rs`: its rules struct (validated constructor
+//!    returning [`InvalidRules`] naming the field), its position type
+//!    implementing [`GamePosition`], and `impl Game`; unit tests beside it.
+//! 2. This file: the `mod` line and re-export, one arm in [`RuleSet`] and in
+//!    [`Position`], and one line in the delegation macros (`each_game!`).
+//!    A new kind of move (not place, place-a-mark, drop, pop or roll) is a
+//!    new [`Move`] arm.
+//! 3. `proto/plylog/v1/plylog.proto`: the rules message and its arm in the
+//!    `RuleSet` oneof (and the move's arm in `Move`, if new).
+//! 4. `src/proto/convert.rs`: the rules (and move) conversion arms.
+//! 5. `src/rules/error.rs` and `src/api/status.rs`: new [`IllegalMove`]
+//!    arms, if any, and their reason codes in the error table.
+//! 6. Tests and fixtures: an oracle or published reference (OpenSpiel traces
+//!    in `tests/fixtures/openspiel`, checked by `tests/rules`), a case in the
+//!    game layer's property test, and an API test of one game.
+//! 7. README: a section with the grpcurl call that creates one.
 
 mod board;
 mod connect_four;
@@ -25,20 +69,18 @@ mod gomoku;
 pub mod lines;
 mod mnk;
 mod othello;
-mod position;
 mod snakes;
 mod wild;
 
 pub use board::Board;
-pub use connect_four::{ConnectFourRules, PopBothLines};
+pub use connect_four::{ConnectFourPosition, ConnectFourRules, PopBothLines};
 pub use coord::Coord;
 pub use error::{IllegalMove, InvalidRules};
 pub use gomoku::GomokuRules;
 pub use lines::Overline;
 pub use mnk::MnkRules;
 pub use othello::OthelloRules;
-pub use position::Position;
-pub use snakes::{Forfeit, Overshoot, Roll, SnakesLaddersOptions, SnakesLaddersRules};
+pub use snakes::{Forfeit, Overshoot, Race, Roll, SnakesLaddersOptions, SnakesLaddersRules};
 pub use wild::WildRules;
 
 /// The hard upper bound on seats any rule set supports: a board cell stores
@@ -54,6 +96,11 @@ impl Seat {
     /// The 0-based index of the seat.
     pub fn index(self) -> usize {
         usize::from(self.0)
+    }
+
+    /// The seat after this one in turn order, of `seats` (wrapping to 0).
+    pub fn next(self, seats: usize) -> Seat {
+        Seat(((self.index() + 1) % seats) as u8)
     }
 }
 
@@ -107,88 +154,237 @@ impl Move {
 /// How a game ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// `seat` made K in a row; `line` is the run through the last placement,
-    /// in order along its axis (at least K cells). Othello (won on discs)
-    /// and snakes and ladders (won on reaching the last square) have no line.
+    /// `seat` won. `line` is the run of K in a row through the last
+    /// placement, in order along its axis (at least K cells), where the game
+    /// is won on a line; empty where it is won otherwise (Othello on discs, a
+    /// race on reaching the last square).
     Win {
         /// The winner.
         seat: Seat,
         /// The winning run of cells.
         line: Vec<Coord>,
     },
-    /// The board is full and nobody made K in a row.
+    /// Nobody won: the board filled without a win, equal disc counts, or a
+    /// position repeated.
     Draw,
 }
 
-/// What a legal move does: the cell where the piece lands and, when the move
-/// ends the game, the outcome.
+/// What a legal move did: the one record of a move, as the rules return it
+/// from [`Game::play`], as the game's log stores it and as [`Game::apply`]
+/// and [`Game::undo`] take it to play the move again or take it back. It
+/// holds every fact replay needs, so the rules never re-derive them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Played {
-    /// The cell the piece lands on; for a roll, (0, the square the token
-    /// rests on).
-    pub placement: Coord,
-    /// Whose piece lands there (the mover's, or in wild games the mark).
-    pub piece: Seat,
-    /// Discs that change to `piece` (Othello), in no particular order.
+    /// The move as requested.
+    pub mv: Move,
+    /// The cell whose piece the move put down (or, for a pop, took away);
+    /// `None` in games without cells (a race).
+    pub placement: Option<Coord>,
+    /// Discs that changed to the mover's colour (Othello), in no particular
+    /// order.
     pub flips: Vec<Coord>,
-    /// Seats that have no move after this one and must pass, in turn order
-    /// (Othello).
-    pub passes: Vec<Seat>,
     /// The dice and the token's path (snakes and ladders).
     pub roll: Option<Roll>,
-    /// `Some` when this placement ends the game.
+    /// Seats that have no move after this one and must pass, in turn order
+    /// (Othello). The game layer records each as its own event, so a
+    /// recorded move holds none.
+    pub passes: Vec<Seat>,
+    /// `Some` when this move ends the game.
     pub outcome: Option<Outcome>,
 }
 
 impl Played {
-    /// What playing `mv` did, as [`RuleSet::apply_move`] takes it.
-    pub fn effect(&self, mv: Move) -> Effect<'_> {
-        Effect {
+    /// A move that put a piece on `placement` and changed nothing else.
+    pub fn placed(mv: Move, placement: Coord, outcome: Option<Outcome>) -> Self {
+        Played {
             mv,
-            piece: self.piece,
-            placement: self.placement,
-            flips: &self.flips,
-            roll: self.roll.as_ref(),
+            placement: Some(placement),
+            flips: Vec::new(),
+            roll: None,
+            passes: Vec::new(),
+            outcome,
         }
     }
 }
 
-/// A played move as recorded, borrowed: what [`RuleSet::apply_move`] needs
-/// to play it again and [`RuleSet::undo_move`] to take it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Effect<'a> {
-    /// The move as requested.
-    pub mv: Move,
-    /// Whose piece landed (see [`Played::piece`]); for a roll, the mover.
-    pub piece: Seat,
-    /// Where it landed (see [`Played::placement`]).
-    pub placement: Coord,
-    /// The discs it turned to `piece` (Othello).
-    pub flips: &'a [Coord],
-    /// The roll (snakes and ladders).
-    pub roll: Option<&'a Roll>,
+/// A game's position: what the game layer and the wire read of it without
+/// knowing the game.
+pub trait GamePosition: std::fmt::Debug + Clone + PartialEq + Eq + Send + Sync {
+    /// The board, `None` in games without cells (a race).
+    fn board(&self) -> Option<&Board>;
+
+    /// Each seat's square in a race, by seat index (0: off the board); empty
+    /// in board games.
+    fn squares(&self) -> &[u32] {
+        &[]
+    }
+
+    /// A 64-bit digest of the pieces (SipHash with fixed keys, so equal on
+    /// every run), for telling repeated positions apart. The default hashes
+    /// the board and the squares.
+    fn digest(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.board().hash(&mut hasher);
+        self.squares().hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// The heap memory the position holds, in bytes.
+    fn heap_bytes(&self) -> usize;
+
+    /// The position as text, one string per line: by default the board's
+    /// rows, each cell its owner's symbol from `symbols` (by seat index) or
+    /// `empty`; a race lists each seat's square.
+    fn render(&self, symbols: &[&str], empty: &str) -> Vec<String> {
+        match self.board() {
+            Some(board) => board.render(symbols, empty),
+            None => self
+                .squares()
+                .iter()
+                .zip(symbols)
+                .map(|(square, symbol)| format!("{symbol} {square}"))
+                .collect(),
+        }
+    }
 }
 
-/// The game families, without their configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// An m,n,k-game (tic-tac-toe, gomoku-style boards).
-    Mnk,
-    /// Connect Four with gravity.
-    ConnectFour,
-    /// Gomoku, freestyle or exactly five.
-    Gomoku,
-    /// Wild tic-tac-toe: either mark, any player.
-    Wild,
-    /// Othello (Reversi).
-    Othello,
-    /// Snakes and ladders, with server-drawn dice.
-    SnakesLadders,
+/// The rules of one game, implemented in the game's own file: a validated
+/// configuration (board size, K, options) that answers every question the
+/// game layer asks about a position of its own type. Pure: no clock, no
+/// entropy, no I/O.
+pub trait Game {
+    /// This game's position.
+    type Position: GamePosition;
+
+    /// The starting position for `seats` seats.
+    fn initial_position(&self, seats: usize) -> Self::Position;
+
+    /// How many seats a game of these rules seats: (fewest, most). Default:
+    /// exactly two.
+    fn seat_range(&self) -> (usize, usize) {
+        (2, 2)
+    }
+
+    /// Checks what can be checked of `mv` without a position: that its kind
+    /// fits this game and that it names a cell or column on the board.
+    ///
+    /// # Errors
+    /// [`IllegalMove::WrongMoveKind`], [`IllegalMove::UnexpectedMark`],
+    /// [`IllegalMove::CellOffBoard`], [`IllegalMove::ColumnOffBoard`],
+    /// [`IllegalMove::NoSuchMark`].
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove>;
+
+    /// Checks `mv` for `seat` on `position` and says what it does. The
+    /// position is not changed. Work is O(K) per placement in the K-in-a-row
+    /// games, whatever the board size.
+    ///
+    /// # Errors
+    /// [`IllegalMove`] when the move is of the wrong kind, off the board, or
+    /// not allowed on this position (occupied cell, full column, ...).
+    fn play(&self, position: &Self::Position, seat: Seat, mv: Move) -> Result<Played, IllegalMove>;
+
+    /// Applies a move [`Game::play`] accepted (or a recorded one), from the
+    /// facts it recorded.
+    ///
+    /// # Panics
+    /// When the record does not fit the position (a cell off the board).
+    fn apply(&self, position: &mut Self::Position, seat: Seat, played: &Played);
+
+    /// Takes back the last move applied with [`Game::apply`].
+    ///
+    /// # Panics
+    /// As for [`Game::apply`].
+    fn undo(&self, position: &mut Self::Position, seat: Seat, played: &Played);
+
+    /// Whether a recorded move (read from a stored log) fits `position`, so
+    /// that [`Game::apply`] can take it: the default checks that its piece
+    /// lands on an empty cell of the board, that its flips hold discs and
+    /// that it carries no dice. The move itself was checked with
+    /// [`Game::check_move`] and the turn by the caller.
+    ///
+    /// # Errors
+    /// What does not fit, in words.
+    fn check_played(
+        &self,
+        position: &Self::Position,
+        seat: Seat,
+        played: &Played,
+    ) -> Result<(), String> {
+        let _ = seat;
+        check_landing(position.board(), played, None)
+    }
+
+    /// Every legal move of `seat` on `position`, in a fixed order (row-major
+    /// for cells, left to right for columns), lazily: paging through them
+    /// skips without building the list. Empty when `seat` must pass or the
+    /// board is full; whether the game is over is the caller's concern.
+    fn legal_moves<'a>(
+        &'a self,
+        position: &'a Self::Position,
+        seat: Seat,
+    ) -> impl Iterator<Item = Move> + 'a;
+
+    /// How many legal moves [`Game::legal_moves`] yields; override where the
+    /// game counts faster than listing.
+    fn legal_move_count(&self, position: &Self::Position, seat: Seat) -> usize {
+        self.legal_moves(position, seat).count()
+    }
+
+    /// The seat to move after `seat` played `played`, of `seats`: by default
+    /// the next in turn order.
+    fn next_to_move(&self, seats: usize, seat: Seat, played: &Played) -> Seat {
+        let _ = played;
+        seat.next(seats)
+    }
+
+    /// Whether a position (pieces and seat to move) that occurs for the
+    /// third time is a draw. Default: no.
+    fn draws_on_repetition(&self) -> bool {
+        false
+    }
+
+    /// Whether a piece, once placed, stays where it is and whose it is, so
+    /// the moves on the board list the pieces. Default: yes.
+    fn pieces_stay_put(&self) -> bool {
+        true
+    }
 }
 
-/// A validated rule set: one variant with its configuration. Build it through
-/// the families' validating constructors ([`MnkRules::new`],
-/// [`ConnectFourRules::new`]).
+/// The default [`Game::check_played`]: the record names a cell of `board`
+/// that holds `expected` (`None`: empty), its flips hold discs, and it
+/// carries no dice.
+///
+/// # Errors
+/// What does not fit, in words.
+pub fn check_landing(
+    board: Option<&Board>,
+    played: &Played,
+    expected: Option<Seat>,
+) -> Result<(), String> {
+    if played.roll.is_some() {
+        return Err("dice on a move that is not a roll".into());
+    }
+    let (Some(board), Some(at)) = (board, played.placement) else {
+        return Err("a move without its placement".into());
+    };
+    match board.get(at.row.into(), at.col.into()) {
+        Some(found) if found == expected => {}
+        Some(_) => return Err(format!("placement {at} does not fit the move")),
+        None => return Err(format!("placement {at} is off the board")),
+    }
+    match played
+        .flips
+        .iter()
+        .find(|at| !matches!(board.get(at.row.into(), at.col.into()), Some(Some(_))))
+    {
+        Some(at) => Err(format!("flip of {at}, which holds no disc")),
+        None => Ok(()),
+    }
+}
+
+/// A validated rule set: one game with its configuration, as a game is
+/// created with it. Every method delegates to the game's [`Game`] impl.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleSet {
     /// An m,n,k-game.
@@ -205,306 +401,192 @@ pub enum RuleSet {
     SnakesLadders(SnakesLaddersRules),
 }
 
+/// A position of any game, as the game layer holds it beside its
+/// [`RuleSet`] (always of the same game).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Position {
+    /// An m,n,k-game's board.
+    Mnk(Board),
+    /// A Connect Four board with its column heights.
+    ConnectFour(ConnectFourPosition),
+    /// A gomoku board.
+    Gomoku(Board),
+    /// A wild tic-tac-toe board.
+    Wild(Board),
+    /// An Othello board.
+    Othello(Board),
+    /// Where each seat's token is in a race.
+    SnakesLadders(Race),
+}
+
+/// `$body` with `$r` bound to the game's rules and, when a position is
+/// given, `$p` to its position of the same game: one line per game. A rule
+/// set and a position of different games is a bug of the caller's.
+macro_rules! each_game {
+    ($rules:expr, |$r:ident| $body:expr) => {
+        match $rules {
+            RuleSet::Mnk($r) => $body,
+            RuleSet::ConnectFour($r) => $body,
+            RuleSet::Gomoku($r) => $body,
+            RuleSet::Wild($r) => $body,
+            RuleSet::Othello($r) => $body,
+            RuleSet::SnakesLadders($r) => $body,
+        }
+    };
+    ($rules:expr, $position:expr, |$r:ident, $p:ident| $body:expr) => {
+        match ($rules, $position) {
+            (RuleSet::Mnk($r), Position::Mnk($p)) => $body,
+            (RuleSet::ConnectFour($r), Position::ConnectFour($p)) => $body,
+            (RuleSet::Gomoku($r), Position::Gomoku($p)) => $body,
+            (RuleSet::Wild($r), Position::Wild($p)) => $body,
+            (RuleSet::Othello($r), Position::Othello($p)) => $body,
+            (RuleSet::SnakesLadders($r), Position::SnakesLadders($p)) => $body,
+            (rules, position) => {
+                panic!("{rules:?} cannot read a position of another game: {position:?}")
+            }
+        }
+    };
+    (position $position:expr, |$p:ident| $body:expr) => {
+        match $position {
+            Position::Mnk($p)
+            | Position::Gomoku($p)
+            | Position::Wild($p)
+            | Position::Othello($p) => $body,
+            Position::ConnectFour($p) => $body,
+            Position::SnakesLadders($p) => $body,
+        }
+    };
+}
+
 impl RuleSet {
-    /// The family of this rule set.
-    pub fn variant(&self) -> Variant {
-        match self {
-            RuleSet::Mnk(_) => Variant::Mnk,
-            RuleSet::ConnectFour(_) => Variant::ConnectFour,
-            RuleSet::Gomoku(_) => Variant::Gomoku,
-            RuleSet::Wild(_) => Variant::Wild,
-            RuleSet::Othello(_) => Variant::Othello,
-            RuleSet::SnakesLadders(_) => Variant::SnakesLadders,
-        }
-    }
-
-    /// Board height in rows (0 for snakes and ladders, a race without cells).
-    pub fn rows(&self) -> u32 {
-        match self {
-            RuleSet::Mnk(r) => r.rows(),
-            RuleSet::ConnectFour(r) => r.rows(),
-            RuleSet::Gomoku(r) => r.board().rows(),
-            RuleSet::Wild(r) => r.board().rows(),
-            RuleSet::Othello(r) => r.side(),
-            RuleSet::SnakesLadders(_) => 0,
-        }
-    }
-
-    /// Board width in columns (0 for snakes and ladders).
-    pub fn cols(&self) -> u32 {
-        match self {
-            RuleSet::Mnk(r) => r.cols(),
-            RuleSet::ConnectFour(r) => r.cols(),
-            RuleSet::Gomoku(r) => r.board().cols(),
-            RuleSet::Wild(r) => r.board().cols(),
-            RuleSet::Othello(r) => r.side(),
-            RuleSet::SnakesLadders(_) => 0,
-        }
-    }
-
     /// How many seats a game of these rules seats: (fewest, most).
     pub fn seat_range(&self) -> (usize, usize) {
-        match self {
-            RuleSet::Wild(_) | RuleSet::Othello(_) => (2, 2),
-            RuleSet::ConnectFour(r) if r.pop_out().is_some() => (2, 2),
-            RuleSet::Mnk(_) | RuleSet::ConnectFour(_) | RuleSet::Gomoku(_) => (2, MAX_SEATS),
-            RuleSet::SnakesLadders(_) => (1, MAX_SEATS),
-        }
+        each_game!(self, |r| r.seat_range())
     }
 
-    /// Pieces in a row needed to win (0 for Othello, won on count, and for
-    /// snakes and ladders).
-    pub fn k(&self) -> u32 {
-        match self {
-            RuleSet::Mnk(r) => r.k(),
-            RuleSet::ConnectFour(r) => r.k(),
-            RuleSet::Gomoku(r) => r.board().k(),
-            RuleSet::Wild(r) => r.board().k(),
-            RuleSet::Othello(_) | RuleSet::SnakesLadders(_) => 0,
-        }
-    }
-
-    /// The starting position for `seats` seats: an empty board (Othello: the
-    /// four centre discs), or every token off the board in a race.
+    /// The starting position for `seats` seats.
     pub fn initial_position(&self, seats: usize) -> Position {
         match self {
-            RuleSet::Othello(r) => r.initial_position(),
-            RuleSet::SnakesLadders(_) => Position::race(seats),
-            _ => Position::empty(self.rows(), self.cols()),
+            RuleSet::Mnk(r) => Position::Mnk(r.initial_position(seats)),
+            RuleSet::ConnectFour(r) => Position::ConnectFour(r.initial_position(seats)),
+            RuleSet::Gomoku(r) => Position::Gomoku(r.initial_position(seats)),
+            RuleSet::Wild(r) => Position::Wild(r.initial_position(seats)),
+            RuleSet::Othello(r) => Position::Othello(r.initial_position(seats)),
+            RuleSet::SnakesLadders(r) => Position::SnakesLadders(r.initial_position(seats)),
         }
     }
 
-    /// Checks what can be checked of `mv` without a position: that its kind
-    /// fits this rule set and that it names a cell or column on the board.
+    /// See [`Game::check_move`].
     ///
     /// # Errors
-    /// [`IllegalMove::WrongMoveKind`], [`IllegalMove::CellOffBoard`],
-    /// [`IllegalMove::ColumnOffBoard`].
+    /// As there.
     pub fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
-        match self {
-            RuleSet::Mnk(r) => r.check(mv).map(drop),
-            RuleSet::ConnectFour(r) => r.check(mv).map(drop),
-            RuleSet::Gomoku(r) => r.check(mv).map(drop),
-            RuleSet::Wild(r) => r.check(mv).map(drop),
-            RuleSet::Othello(r) => r.check(mv).map(drop),
-            RuleSet::SnakesLadders(r) => r.check(mv),
-        }
+        each_game!(self, |r| r.check_move(mv))
     }
 
-    /// Checks `mv` for `seat` on `position` and says where it lands and
-    /// whether it ends the game. The position is not changed.
+    /// See [`Game::play`].
     ///
     /// # Errors
-    /// [`IllegalMove`] when the move is off the board, of the wrong kind for
-    /// this rule set, onto an occupied cell or into a full column.
+    /// As there.
+    ///
+    /// # Panics
+    /// When `position` is of another game.
     pub fn play(&self, position: &Position, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
-        let placement = match self {
-            RuleSet::Mnk(r) => r.placement(position, mv)?,
-            RuleSet::ConnectFour(r) => match mv {
-                Move::Pop { column } => {
-                    r.check(mv)?;
-                    return r.play_pop(position, seat, column);
-                }
-                _ => r.placement(position, mv)?,
-            },
-            RuleSet::Gomoku(r) => r.placement(position, mv)?,
-            RuleSet::Wild(r) => r.placement(position, mv)?.0,
-            RuleSet::Othello(r) => return r.play(position, seat, mv),
-            RuleSet::SnakesLadders(r) => {
-                r.check(mv)?;
-                return Ok(r.roll(position, seat));
-            }
-        };
-        let piece = mv.piece(seat);
-        let outcome = self
-            .outcome_of(position, piece, placement)
-            .map(|outcome| match outcome {
-                // A line of either mark wins for the seat that completed it.
-                Outcome::Win { line, .. } => Outcome::Win { seat, line },
-                Outcome::Draw => Outcome::Draw,
-            });
-        Ok(Played {
-            placement,
-            piece,
-            flips: Vec::new(),
-            passes: Vec::new(),
-            roll: None,
-            outcome,
-        })
+        each_game!(self, position, |r, p| r.play(p, seat, mv))
     }
 
-    /// Whether placing `seat`'s piece on the empty `placement` ends the game
-    /// (a win is reported for `seat`, the piece's owner):
-    /// a win when it completes K in a row through `placement` (exactly K
-    /// where overlines do not win; O(K) work along four axes), else a draw
-    /// when it fills the last empty cell.
-    fn outcome_of(&self, position: &Position, seat: Seat, placement: Coord) -> Option<Outcome> {
-        let overline = match self {
-            RuleSet::Gomoku(r) => r.overline(),
-            RuleSet::Mnk(_)
-            | RuleSet::ConnectFour(_)
-            | RuleSet::Wild(_)
-            | RuleSet::Othello(_)
-            | RuleSet::SnakesLadders(_) => Overline::Wins,
-        };
-        if let Some(line) =
-            lines::winning_run(position.board(), placement, seat, self.k(), overline)
-        {
-            return Some(Outcome::Win { seat, line });
-        }
-        if position.filled() + 1 < position.board().cells() {
-            return None;
-        }
-        // A full board draws, except in Pop Out while the other player can
-        // still pop.
-        if let RuleSet::ConnectFour(r) = self
-            && r.pop_out().is_some()
-        {
-            let mut after = position.clone();
-            after.put(placement, seat);
-            if r.can_pop(&after, Seat(1 - seat.0)) {
-                return None;
-            }
-        }
-        Some(Outcome::Draw)
-    }
-
-    /// Puts `piece` (see [`Played::piece`]) on `placement`, trusting that
-    /// [`RuleSet::play`] accepted it (used by evolve and replay).
+    /// See [`Game::apply`].
     ///
     /// # Panics
-    /// When `placement` is off the board.
-    pub fn apply(&self, position: &mut Position, piece: Seat, placement: Coord) {
-        position.put(placement, piece);
+    /// As there, and when `position` is of another game.
+    pub fn apply(&self, position: &mut Position, seat: Seat, played: &Played) {
+        each_game!(self, position, |r, p| r.apply(p, seat, played))
     }
 
-    /// Applies a move [`RuleSet::play`] accepted, from the facts it
-    /// recorded: the piece lands on the placement (or, for a pop, leaves it
-    /// and the column falls), the flips turn to the piece, or the roll moves
-    /// the mover's token.
+    /// See [`Game::undo`].
     ///
     /// # Panics
-    /// When a cell is off the board, or a roll move carries no roll or names
-    /// no seat of the race.
-    pub fn apply_move(&self, position: &mut Position, effect: Effect<'_>) {
-        let Effect { mv, piece, .. } = effect;
-        match mv {
-            Move::Pop { column } => position.pop(column),
-            Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
-                self.apply(position, piece, effect.placement)
-            }
-            Move::Roll => {
-                let roll = effect.roll.expect("a roll move records its roll");
-                let sixes = if roll.extra_turn {
-                    roll.sixes_before + 1
-                } else {
-                    0
-                };
-                position.advance(piece, roll.to, sixes);
-            }
-        }
-        self.flip(position, effect.flips, piece);
+    /// As for [`RuleSet::apply`].
+    pub fn undo(&self, position: &mut Position, seat: Seat, played: &Played) {
+        each_game!(self, position, |r, p| r.undo(p, seat, played))
     }
 
-    /// Takes back the last move applied with [`RuleSet::apply_move`].
+    /// See [`Game::check_played`].
     ///
-    /// # Panics
-    /// As for [`RuleSet::apply_move`].
-    pub fn undo_move(&self, position: &mut Position, effect: Effect<'_>) {
-        let Effect { mv, piece, .. } = effect;
-        self.unflip(position, effect.flips, piece);
-        match mv {
-            Move::Pop { column } => position.unpop(column, piece),
-            Move::Place(_) | Move::PlaceMark { .. } | Move::Drop { .. } => {
-                self.unapply(position, effect.placement)
-            }
-            Move::Roll => {
-                let roll = effect.roll.expect("a roll move records its roll");
-                position.retreat(piece, roll.from, roll.sixes_before);
-            }
-        }
+    /// # Errors
+    /// As there.
+    pub fn check_played(
+        &self,
+        position: &Position,
+        seat: Seat,
+        played: &Played,
+    ) -> Result<(), String> {
+        each_game!(self, position, |r, p| r.check_played(p, seat, played))
     }
 
-    /// Whether a piece, once placed, stays where it is and whose it is, so
-    /// the moves on the board list the pieces: false where pops move discs
-    /// (Pop Out) or flips change them (Othello).
-    pub fn pieces_stay_put(&self) -> bool {
-        match self {
-            RuleSet::ConnectFour(r) => r.pop_out().is_none(),
-            RuleSet::Othello(_) => false,
-            RuleSet::Mnk(_) | RuleSet::Gomoku(_) | RuleSet::Wild(_) | RuleSet::SnakesLadders(_) => {
-                true
-            }
-        }
-    }
-
-    /// Whether a position that occurs for the third time is a draw (Pop
-    /// Out, where pops can repeat positions forever).
-    pub fn draws_on_repetition(&self) -> bool {
-        matches!(self, RuleSet::ConnectFour(r) if r.pop_out().is_some())
-    }
-
-    /// Turns the discs on `cells` to `piece` (the flips of a [`Played`]).
-    ///
-    /// # Panics
-    /// When a cell is off the board.
-    pub fn flip(&self, position: &mut Position, cells: &[Coord], piece: Seat) {
-        cells.iter().for_each(|at| position.recolor(*at, piece));
-    }
-
-    /// Turns back the discs `piece`'s move flipped (Othello: to the other
-    /// seat), the inverse of [`RuleSet::flip`].
-    ///
-    /// # Panics
-    /// When a cell is off the board.
-    pub fn unflip(&self, position: &mut Position, cells: &[Coord], piece: Seat) {
-        // Only Othello flips, and it seats two: a flipped disc was the other's.
-        if let RuleSet::Othello(_) = self {
-            self.flip(position, cells, Seat(1 - piece.0));
-        }
-    }
-
-    /// Removes the piece on `placement`, the inverse of [`RuleSet::apply`]
-    /// for the last piece placed.
-    ///
-    /// # Panics
-    /// When `placement` is off the board.
-    pub fn unapply(&self, position: &mut Position, placement: Coord) {
-        position.clear(placement);
-    }
-
-    /// Every legal move of `seat` on `position`, in a fixed order: row-major
-    /// for placements, left to right for drops; the one roll in a race. Empty on a full board (and in
-    /// Othello when `seat` must pass). Whether the game is already over is
-    /// the caller's concern.
+    /// See [`Game::legal_moves`].
     pub fn legal_moves<'a>(
         &'a self,
         position: &'a Position,
         seat: Seat,
     ) -> Box<dyn Iterator<Item = Move> + 'a> {
-        match self {
-            RuleSet::Mnk(r) => Box::new(r.legal_moves(position)),
-            RuleSet::ConnectFour(r) => Box::new(r.legal_moves(position, seat)),
-            RuleSet::Gomoku(r) => Box::new(r.board().legal_moves(position)),
-            RuleSet::Wild(r) => Box::new(r.legal_moves(position)),
-            RuleSet::Othello(_) => Box::new(OthelloRules::legal_moves(position, seat)),
-            RuleSet::SnakesLadders(_) => Box::new(std::iter::once(Move::Roll)),
-        }
+        each_game!(self, position, |r, p| Box::new(r.legal_moves(p, seat)))
     }
 
-    /// How many legal moves [`RuleSet::legal_moves`] yields, without listing
-    /// them where the family can count faster.
+    /// See [`Game::legal_move_count`].
     pub fn legal_move_count(&self, position: &Position, seat: Seat) -> usize {
-        match self {
-            RuleSet::Mnk(_) | RuleSet::Gomoku(_) => {
-                (position.board().cells() - position.filled()) as usize
-            }
-            RuleSet::Wild(_) => {
-                WildRules::MARKS.len() * (position.board().cells() - position.filled()) as usize
-            }
-            RuleSet::ConnectFour(r) => r.legal_moves(position, seat).count(),
-            RuleSet::Othello(_) => OthelloRules::legal_moves(position, seat).count(),
-            RuleSet::SnakesLadders(_) => 1,
-        }
+        each_game!(self, position, |r, p| r.legal_move_count(p, seat))
+    }
+
+    /// See [`Game::next_to_move`].
+    pub fn next_to_move(&self, seats: usize, seat: Seat, played: &Played) -> Seat {
+        each_game!(self, |r| r.next_to_move(seats, seat, played))
+    }
+
+    /// See [`Game::draws_on_repetition`].
+    pub fn draws_on_repetition(&self) -> bool {
+        each_game!(self, |r| r.draws_on_repetition())
+    }
+
+    /// See [`Game::pieces_stay_put`].
+    pub fn pieces_stay_put(&self) -> bool {
+        each_game!(self, |r| r.pieces_stay_put())
+    }
+}
+
+impl Position {
+    /// See [`GamePosition::board`].
+    pub fn board(&self) -> Option<&Board> {
+        each_game!(position self, |p| p.board())
+    }
+
+    /// See [`GamePosition::squares`].
+    pub fn squares(&self) -> &[u32] {
+        each_game!(position self, |p| p.squares())
+    }
+
+    /// See [`GamePosition::digest`].
+    pub fn digest(&self) -> u64 {
+        each_game!(position self, |p| p.digest())
+    }
+
+    /// See [`GamePosition::heap_bytes`].
+    pub fn heap_bytes(&self) -> usize {
+        each_game!(position self, |p| p.heap_bytes())
+    }
+
+    /// See [`GamePosition::render`].
+    pub fn render(&self, symbols: &[&str], empty: &str) -> Vec<String> {
+        each_game!(position self, |p| p.render(symbols, empty))
+    }
+}
+
+impl GamePosition for Board {
+    fn board(&self) -> Option<&Board> {
+        Some(self)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        Board::heap_bytes(self)
     }
 }

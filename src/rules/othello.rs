@@ -5,7 +5,8 @@
 //! and the seat with more discs wins (equal counts draw). Rules as published
 //! by the World Othello Federation (<https://www.worldothello.org/about/about-othello/othello-rules/official-rules/english>).
 
-use super::{Coord, IllegalMove, InvalidRules, Move, Outcome, Played, Position, Seat};
+use super::mnk::placement;
+use super::{Board, Coord, Game, IllegalMove, InvalidRules, Move, Outcome, Played, Seat};
 
 /// The eight directions a line of flips may run.
 const DIRECTIONS: [(i64, i64); 8] = [
@@ -51,8 +52,8 @@ impl OthelloRules {
 
     /// The standard opening: seat 1 (white) on the two centre cells of the
     /// main diagonal, seat 0 (black) on the other two.
-    pub(super) fn initial_position(&self) -> Position {
-        let mut position = Position::empty(self.side, self.side);
+    fn opening(&self) -> Board {
+        let mut position = Board::new(self.side, self.side);
         let (a, b) = (self.side / 2 - 1, self.side / 2);
         for (row, col, seat) in [(a, a, 1), (b, b, 1), (a, b, 0), (b, a, 0)] {
             position.put(Coord::new(row, col), Seat(seat));
@@ -86,8 +87,7 @@ impl OthelloRules {
     }
 
     /// The opponent's discs that `seat` placing on the empty `at` would flip.
-    fn flips(position: &Position, seat: Seat, at: Coord) -> Vec<Coord> {
-        let board = position.board();
+    fn flips(board: &Board, seat: Seat, at: Coord) -> Vec<Coord> {
         let mut flips = Vec::new();
         for (dr, dc) in DIRECTIONS {
             let (mut row, mut col) = (i64::from(at.row) + dr, i64::from(at.col) + dc);
@@ -106,31 +106,22 @@ impl OthelloRules {
     }
 
     /// Every cell where `seat` may play, row-major.
-    pub(super) fn legal_moves<'a>(
-        position: &'a Position,
-        seat: Seat,
-    ) -> impl Iterator<Item = Move> + 'a {
+    fn moves_of<'a>(position: &'a Board, seat: Seat) -> impl Iterator<Item = Move> + 'a {
         position
-            .board()
             .empty_cells()
             .filter(move |at| !Self::flips(position, seat, *at).is_empty())
             .map(Move::Place)
     }
 
-    fn has_move(position: &Position, seat: Seat) -> bool {
-        Self::legal_moves(position, seat).next().is_some()
+    fn has_move(position: &Board, seat: Seat) -> bool {
+        Self::moves_of(position, seat).next().is_some()
     }
 
     /// Checks a move and works out its flips, who must pass after it, and
     /// whether it ends the game (neither seat can move: most discs wins).
-    pub(super) fn play(
-        &self,
-        position: &Position,
-        seat: Seat,
-        mv: Move,
-    ) -> Result<Played, IllegalMove> {
+    fn play_disc(&self, position: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
         let at = self.check(mv)?;
-        if position.board().at(at).is_some() {
+        if position.at(at).is_some() {
             return Err(IllegalMove::CellOccupied {
                 row: at.row,
                 col: at.col,
@@ -152,7 +143,7 @@ impl OthelloRules {
         } else if Self::has_move(&after, seat) {
             (vec![opponent], None)
         } else {
-            let mine = after.board().pieces().filter(|(_, s)| *s == seat).count();
+            let mine = after.pieces().filter(|(_, s)| *s == seat).count();
             let theirs = after.filled() as usize - mine;
             let outcome = match mine.cmp(&theirs) {
                 std::cmp::Ordering::Greater => Outcome::Win {
@@ -168,19 +159,55 @@ impl OthelloRules {
             (Vec::new(), Some(outcome))
         };
         Ok(Played {
-            placement: at,
-            piece: seat,
             flips,
             passes,
-            roll: None,
-            outcome,
+            ..Played::placed(mv, at, outcome)
         })
+    }
+}
+
+/// Othello: two seats; a disc that brackets a line flips it; a seat
+/// without a move passes.
+impl Game for OthelloRules {
+    type Position = Board;
+
+    fn initial_position(&self, _seats: usize) -> Board {
+        self.opening()
+    }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
+
+    fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+        self.play_disc(board, seat, mv)
+    }
+
+    fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
+        board.put(placement(played), seat);
+        played.flips.iter().for_each(|at| board.recolor(*at, seat));
+    }
+
+    /// A flipped disc was the other seat's (Othello seats two).
+    fn undo(&self, board: &mut Board, seat: Seat, played: &Played) {
+        let other = Seat(1 - seat.0);
+        played.flips.iter().for_each(|at| board.recolor(*at, other));
+        board.clear(placement(played));
+    }
+
+    fn legal_moves<'a>(&'a self, board: &'a Board, seat: Seat) -> impl Iterator<Item = Move> + 'a {
+        Self::moves_of(board, seat)
+    }
+
+    /// Flips change whose a disc is.
+    fn pieces_stay_put(&self) -> bool {
+        false
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::RuleSet;
+    use super::super::{Position, RuleSet};
     use super::*;
 
     fn place(row: u32, col: u32) -> Move {
@@ -221,9 +248,12 @@ mod tests {
         // long; instead build a position where black's move leaves neither
         // seat a move.
         let rules = RuleSet::Othello(OthelloRules::new(Some(4)).unwrap());
-        let mut position = Position::empty(4, 4);
-        position.put(Coord::new(0, 0), Seat(0));
-        position.put(Coord::new(0, 1), Seat(1));
+        let mut position = Position::Othello(Board::new(4, 4));
+        let Position::Othello(board) = &mut position else {
+            unreachable!()
+        };
+        board.put(Coord::new(0, 0), Seat(0));
+        board.put(Coord::new(0, 1), Seat(1));
         let played = rules.play(&position, Seat(0), place(0, 2)).unwrap();
         assert_eq!(played.flips, vec![Coord::new(0, 1)]);
         assert_eq!(

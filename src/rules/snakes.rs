@@ -27,7 +27,76 @@ use rand::SeedableRng;
 use rand::distr::{Distribution, Uniform};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Coord, IllegalMove, InvalidRules, Move, Outcome, Played, Position, Seat};
+use super::{
+    Board, Game, GamePosition, IllegalMove, InvalidRules, MAX_SEATS, Move, Outcome, Played, Seat,
+};
+
+/// A race in progress: each seat's square, the rolls made and the current
+/// run of sixes. No board cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Race {
+    /// Each seat's square (0: off the board), by seat index.
+    tokens: Vec<u32>,
+    /// Rolls on the board (made minus undone): the next roll's number.
+    rolls: u64,
+    /// Sixes in a row the seat to move has rolled in its current turn.
+    sixes: u32,
+}
+
+impl Race {
+    /// The start: every one of `seats` tokens off the board, on square 0.
+    pub fn new(seats: usize) -> Self {
+        Race {
+            tokens: vec![0; seats],
+            rolls: 0,
+            sixes: 0,
+        }
+    }
+
+    /// `seat`'s square (0 when it has none).
+    pub fn token(&self, seat: Seat) -> u32 {
+        self.tokens.get(seat.index()).copied().unwrap_or(0)
+    }
+
+    /// Rolls on the board: made minus undone.
+    pub fn rolls(&self) -> u64 {
+        self.rolls
+    }
+
+    /// Sixes in a row the seat to move has rolled in its current turn.
+    pub fn sixes(&self) -> u32 {
+        self.sixes
+    }
+
+    /// Moves `seat`'s token to `to` after a roll; `sixes` is the new run of
+    /// sixes of the seat to move next.
+    fn advance(&mut self, seat: Seat, to: u32, sixes: u32) {
+        self.tokens[seat.index()] = to;
+        self.rolls += 1;
+        self.sixes = sixes;
+    }
+
+    /// Takes back the last roll: the inverse of [`Race::advance`].
+    fn retreat(&mut self, seat: Seat, from: u32, sixes: u32) {
+        self.tokens[seat.index()] = from;
+        self.rolls -= 1;
+        self.sixes = sixes;
+    }
+}
+
+impl GamePosition for Race {
+    fn board(&self) -> Option<&Board> {
+        None
+    }
+
+    fn squares(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    fn heap_bytes(&self) -> usize {
+        4 * self.tokens.len()
+    }
+}
 
 /// What a roll that would carry a token past the last square does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -404,7 +473,7 @@ impl SnakesLaddersRules {
 
     /// Rolls for `seat` on `position`: draws the dice and moves the token.
     /// The position is not changed.
-    pub(super) fn roll(&self, position: &Position, seat: Seat) -> Played {
+    fn roll(&self, position: &Race, seat: Seat) -> Played {
         let dice = self.draw(position.rolls());
         let from = position.token(seat);
         let sixes_before = position.sixes();
@@ -422,8 +491,8 @@ impl SnakesLaddersRules {
             line: Vec::new(),
         });
         Played {
-            placement: Coord::new(0, to),
-            piece: seat,
+            mv: Move::Roll,
+            placement: None,
             flips: Vec::new(),
             passes: Vec::new(),
             roll: Some(Roll {
@@ -437,6 +506,80 @@ impl SnakesLaddersRules {
                 forfeit,
             }),
             outcome,
+        }
+    }
+}
+
+/// Snakes and ladders: one seat or more race their tokens; a move is a roll
+/// of dice the rules draw from the game's seed.
+impl Game for SnakesLaddersRules {
+    type Position = Race;
+
+    fn initial_position(&self, seats: usize) -> Race {
+        Race::new(seats)
+    }
+
+    fn seat_range(&self) -> (usize, usize) {
+        (1, MAX_SEATS)
+    }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv)
+    }
+
+    fn play(&self, race: &Race, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+        self.check(mv)?;
+        Ok(self.roll(race, seat))
+    }
+
+    /// # Panics
+    /// When the record carries no roll.
+    fn apply(&self, race: &mut Race, seat: Seat, played: &Played) {
+        let roll = played.roll.as_ref().expect("a roll records its dice");
+        let sixes = if roll.extra_turn {
+            roll.sixes_before + 1
+        } else {
+            0
+        };
+        race.advance(seat, roll.to, sixes);
+    }
+
+    fn undo(&self, race: &mut Race, seat: Seat, played: &Played) {
+        let roll = played.roll.as_ref().expect("a roll records its dice");
+        race.retreat(seat, roll.from, roll.sixes_before);
+    }
+
+    /// A recorded roll fits when it starts from the seat's square with the
+    /// seat's run of sixes and rests on a square of the board. The dice are
+    /// not drawn again.
+    fn check_played(&self, race: &Race, seat: Seat, played: &Played) -> Result<(), String> {
+        let Some(roll) = &played.roll else {
+            return Err("a roll without its dice".into());
+        };
+        if roll.from != race.token(seat) || roll.sixes_before != race.sixes() {
+            return Err(format!(
+                "a roll from square {} after {} sixes, but {seat} is on square {} after {}",
+                roll.from,
+                roll.sixes_before,
+                race.token(seat),
+                race.sixes()
+            ));
+        }
+        if roll.to > self.squares {
+            return Err(format!("a roll to square {} of {}", roll.to, self.squares));
+        }
+        Ok(())
+    }
+
+    fn legal_moves<'a>(&'a self, _race: &'a Race, _seat: Seat) -> impl Iterator<Item = Move> + 'a {
+        std::iter::once(Move::Roll)
+    }
+
+    /// A six with extra turns on lets the seat roll again.
+    fn next_to_move(&self, seats: usize, seat: Seat, played: &Played) -> Seat {
+        match &played.roll {
+            Some(roll) if roll.extra_turn => seat,
+            _ => seat.next(seats),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! (Wild tic-tac-toe as described in Berlekamp, Conway and Guy, *Winning
 //! Ways for your Mathematical Plays*, and on Wikipedia's "Wild tic-tac-toe".)
 
-use super::{Coord, IllegalMove, InvalidRules, MnkRules, Move, Position, Seat};
+use super::lines::Overline;
+use super::{Board, Coord, Game, IllegalMove, InvalidRules, MnkRules, Move, Played, Seat};
 
 /// A validated wild configuration: an m,n,k board whose two marks are the
 /// two seats' symbols.
@@ -55,26 +56,42 @@ impl WildRules {
         self.board.check(Move::Place(at))?;
         Ok((at, mark))
     }
+}
 
-    pub(super) fn placement(
-        &self,
-        position: &Position,
-        mv: Move,
-    ) -> Result<(Coord, Seat), IllegalMove> {
-        let (at, mark) = self.check(mv)?;
-        self.board.placement(position, Move::Place(at))?;
-        Ok((at, mark))
+/// Wild tic-tac-toe: two seats, either mark; whoever completes a line of
+/// one mark wins. Placing and taking back are the m,n,k-game's.
+impl Game for WildRules {
+    type Position = Board;
+
+    fn initial_position(&self, seats: usize) -> Board {
+        self.board.initial_position(seats)
     }
 
-    /// Every empty cell with each mark, row-major, seat 0's mark first.
-    pub(super) fn legal_moves<'a>(
-        &self,
-        position: &'a Position,
-    ) -> impl Iterator<Item = Move> + 'a {
-        position
-            .board()
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
+
+    fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+        self.check(mv)?;
+        self.board.place(board, seat, mv, Overline::Wins)
+    }
+
+    fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
+        self.board.apply(board, seat, played);
+    }
+
+    fn undo(&self, board: &mut Board, seat: Seat, played: &Played) {
+        self.board.undo(board, seat, played);
+    }
+
+    fn legal_moves<'a>(&'a self, board: &'a Board, _seat: Seat) -> impl Iterator<Item = Move> + 'a {
+        board
             .empty_cells()
             .flat_map(|at| Self::MARKS.map(|mark| Move::PlaceMark { at, mark }))
+    }
+
+    fn legal_move_count(&self, board: &Board, _seat: Seat) -> usize {
+        Self::MARKS.len() * (board.cells() - board.filled()) as usize
     }
 }
 
@@ -98,13 +115,13 @@ mod tests {
         for (seat, mv) in [(0, mark(0, 0, 1)), (1, mark(2, 2, 1)), (0, mark(1, 0, 0))] {
             let played = rules.play(&position, Seat(seat), mv).unwrap();
             assert_eq!(played.outcome, None);
-            rules.apply(&mut position, played.piece, played.placement);
+            rules.apply(&mut position, Seat(seat), &played);
         }
         let last = rules.play(&position, Seat(1), mark(1, 1, 1)).unwrap();
         let Some(Outcome::Win { seat, line }) = last.outcome else {
             panic!("a win")
         };
-        assert_eq!((seat, last.piece), (Seat(1), Seat(1)));
+        assert_eq!((seat, last.mv.piece(Seat(1))), (Seat(1), Seat(1)));
         assert_eq!(
             line,
             vec![Coord::new(0, 0), Coord::new(1, 1), Coord::new(2, 2)]

@@ -10,7 +10,7 @@
 //!   second player completes five with the 16th stone.
 
 use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
-use plylog::rules::{Coord, GomokuRules, Move, Outcome, Overline, RuleSet, Seat};
+use plylog::rules::{Coord, GomokuRules, Move, Outcome, Overline, Played, RuleSet, Seat};
 
 const PLAYOK: &str = include_str!("../fixtures/gomoku/playok-15x15-exact5.tsv");
 const GOMOCUP: &str = include_str!("../fixtures/gomoku/gomocup-1x0-16.psq");
@@ -44,7 +44,11 @@ fn play(config: GameConfig, stones: &[Coord]) -> Option<(usize, Outcome)> {
             Ok(events) => {
                 for event in &events {
                     if let Event::MovePlayed {
-                        outcome: Some(outcome),
+                        played:
+                            Played {
+                                outcome: Some(outcome),
+                                ..
+                            },
                         ..
                     } = event
                     {

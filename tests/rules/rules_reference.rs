@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use plylog::game::{
     Command, Event, GameConfig, GameError, GameState, SeatInfo, SeatLimits, decide, evolve,
 };
-use plylog::rules::{Coord, MnkRules, Move, Outcome, Position, RuleSet, Seat, lines};
+use plylog::rules::{Coord, MnkRules, Move, Outcome, Played, Position, RuleSet, Seat, lines};
 
 /// The UCI endgame rows: nine squares (`x`, `o`, `b`) then `positive` or
 /// `negative`, one board per line.
@@ -142,7 +142,7 @@ fn uci_endgame_boards() -> Vec<EndgameBoard> {
 /// Whether `seat` has K in a row anywhere on `position`, asking the rules'
 /// own detector through each of its pieces.
 fn has_a_line(position: &Position, seat: Seat) -> bool {
-    let board = position.board();
+    let board = position.board().expect("a board");
     board
         .pieces()
         .filter(|&(_, owner)| owner == seat)
@@ -167,7 +167,7 @@ fn submit(state: &mut GameState, command: Command) -> Vec<Event> {
 /// `state` is left on the full target board, and every event is pushed onto
 /// `log`.
 fn play_to(state: &mut GameState, target: &EndgameBoard, log: &mut Vec<Event>) -> bool {
-    if state.position().filled() == target.piece_count() {
+    if state.position().board().expect("a board").filled() == target.piece_count() {
         return true;
     }
     let Some(seat) = state.to_move() else {
@@ -176,7 +176,9 @@ fn play_to(state: &mut GameState, target: &EndgameBoard, log: &mut Vec<Event>) -
     };
     let candidates: Vec<Coord> = target
         .pieces()
-        .filter(|&(at, owner)| owner == seat && state.position().board().at(at).is_none())
+        .filter(|&(at, owner)| {
+            owner == seat && state.position().board().expect("a board").at(at).is_none()
+        })
         .map(|(at, _)| at)
         .collect();
     for at in candidates {
@@ -236,10 +238,14 @@ fn every_uci_endgame_board_is_judged_as_its_label_says() {
     for board in &boards {
         let mut position = rules.initial_position(2);
         for (at, seat) in board.pieces() {
-            rules.apply(&mut position, seat, at);
+            rules.apply(
+                &mut position,
+                seat,
+                &Played::placed(Move::Place(at), at, None),
+            );
         }
         let (x_line, o_line) = (has_a_line(&position, X), has_a_line(&position, O));
-        let full = position.filled() == position.board().cells();
+        let full = position.board().expect("a board").is_full();
         let (line, picture) = (board.line, board.picture());
         if x_line != board.x_has_a_line {
             failures.push(format!(
@@ -302,10 +308,10 @@ fn every_uci_endgame_board_is_reached_by_legal_play_and_ends_as_labelled() {
         let ended_as_labelled = match state.outcome() {
             Some(Outcome::Win { seat, line: run }) => {
                 let run_is_the_winners = run.len() >= K as usize
-                    && run.contains(&last.placement)
-                    && run
-                        .iter()
-                        .all(|&at| state.position().board().at(at) == Some(*seat));
+                    && last.played.placement.is_some_and(|at| run.contains(&at))
+                    && run.iter().all(|&at| {
+                        state.position().board().expect("a board").at(at) == Some(*seat)
+                    });
                 run_is_the_winners && (*seat == X) == board.x_has_a_line && *seat == last.seat
             }
             Some(Outcome::Draw) => !board.x_has_a_line && board.piece_count() == CELLS as u64,
@@ -345,7 +351,7 @@ struct Tree {
 }
 
 fn board_key(position: &Position) -> u32 {
-    let board = position.board();
+    let board = position.board().expect("a board");
     (0..CELLS).fold(0, |key, i| {
         let square = match board.at(cell(i)) {
             None => 0,
@@ -398,8 +404,8 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
         assert!(
             matches!(
                 events.as_slice(),
-                [Event::MovePlayed { seat: s, placement, ply, .. }]
-                    if *s == seat && Move::Place(*placement) == mv && *ply as usize == played.len() + 1
+                [Event::MovePlayed { seat: s, played: p, ply }]
+                    if *s == seat && p.placement.map(Move::Place) == Some(mv) && *ply as usize == played.len() + 1
             ),
             "playing {mv:?} for {seat} gave {events:?}"
         );

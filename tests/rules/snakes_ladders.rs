@@ -46,7 +46,7 @@ fn turns_to_finish(rules: SnakesLaddersRules) -> u32 {
     loop {
         let mv = rules.legal_moves(&position, Seat(0)).next().unwrap();
         let played = rules.play(&position, Seat(0), mv).unwrap();
-        rules.apply_move(&mut position, played.effect(mv));
+        rules.apply(&mut position, Seat(0), &played);
         turns += 1;
         if played.outcome.is_some() {
             return turns;

@@ -1,12 +1,17 @@
-//! Given events / when command / then events, and property tests.
+//! The game aggregate ([`plylog::game`]) over every game: given events /
+//! when command / then events, and property tests. They live here, not
+//! beside the aggregate, because they name the games the aggregate must not.
 
 use proptest::prelude::*;
 
-use super::*;
-use crate::game::{SeatInfo, SeatLimits, UndoPolicy};
-use crate::rules::{
-    ConnectFourRules, GomokuRules, MnkRules, OthelloRules, Overline, Overshoot, PopBothLines, Roll,
-    RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
+use plylog::game::{
+    Command, Event, GameConfig, GameError, GameState, GameStatus, SeatInfo, SeatLimits, UndoPolicy,
+    decide, evolve,
+};
+use plylog::rules::{
+    ConnectFourRules, Coord, GomokuRules, IllegalMove, MnkRules, Move, OthelloRules, Outcome,
+    Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
+    SnakesLaddersRules, WildRules,
 };
 
 /// A game of `rules` for `seats` seats where any seat may undo.
@@ -110,8 +115,12 @@ fn three_in_a_row_wins_and_then_nothing_more_is_played() {
     let events = decide(&state, &last).unwrap();
     let [
         Event::MovePlayed {
-            outcome: Some(Outcome::Win { seat, line }),
             ply: 5,
+            played:
+                Played {
+                    outcome: Some(Outcome::Win { seat, line }),
+                    ..
+                },
             ..
         },
     ] = events.as_slice()
@@ -148,7 +157,7 @@ fn undoing_a_winning_move_puts_the_game_back_in_play() {
         Some(&Event::MoveUndone {
             seat: Seat(0),
             undone_sequence: 6,
-            placement: Coord::new(0, 2),
+            placement: Some(Coord::new(0, 2)),
             requested_by: Some(Seat(1)),
         })
     );
@@ -217,14 +226,11 @@ fn three_seats_take_turns_in_seat_order() {
 #[test]
 fn replay_refuses_a_log_that_does_not_fit() {
     let (_, mut log) = given(tic_tac_toe(), &[place(0, 1, 1)]);
+    let mv = Move::Place(Coord::new(1, 1));
     log.push(Event::MovePlayed {
         seat: Seat(1),
-        mv: Move::Place(Coord::new(1, 1)),
-        placement: Coord::new(1, 1),
         ply: 2,
-        outcome: None,
-        flips: Vec::new(),
-        roll: None,
+        played: Played::placed(mv, Coord::new(1, 1), None),
     });
     assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
     assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
@@ -239,7 +245,7 @@ fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
         corrupt.push(Event::MoveUndone {
             seat: Seat(1),
             undone_sequence,
-            placement,
+            placement: Some(placement),
             requested_by: None,
         });
         assert_eq!(
@@ -252,7 +258,7 @@ fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
     fits.push(Event::MoveUndone {
         seat: Seat(1),
         undone_sequence: 3,
-        placement: Coord::new(0, 0),
+        placement: Some(Coord::new(0, 0)),
         requested_by: None,
     });
     assert!(GameState::replay(fits).is_ok());
@@ -276,54 +282,36 @@ fn replay_refuses_a_roll_that_does_not_fit_the_position() {
             mv: Move::Roll,
         }],
     );
-    let Some(Event::MovePlayed {
-        roll: Some(roll),
-        placement,
-        ..
-    }) = log.last().cloned()
-    else {
+    let Some(Event::MovePlayed { played, .. }) = log.last().cloned() else {
         panic!("a roll")
     };
-    let replayed = |roll: Roll, placement: Coord| {
+    let roll = played.roll.clone().expect("a roll records its dice");
+    let replayed = |roll: Option<Roll>| {
         let mut corrupt = log[..1].to_vec();
         corrupt.push(Event::MovePlayed {
             seat: Seat(0),
-            mv: Move::Roll,
-            placement,
             ply: 1,
-            outcome: None,
-            flips: Vec::new(),
-            roll: Some(roll),
+            played: Played {
+                roll,
+                ..played.clone()
+            },
         });
         GameState::replay(corrupt)
     };
-    assert!(replayed(roll.clone(), placement).is_ok());
+    assert!(replayed(Some(roll.clone())).is_ok());
     let elsewhere = Roll {
         from: roll.from + 1,
         ..roll.clone()
     };
-    assert_eq!(replayed(elsewhere, placement).unwrap_err().sequence, 2);
+    assert_eq!(replayed(Some(elsewhere)).unwrap_err().sequence, 2);
     let after_sixes = Roll {
         sixes_before: 1,
         ..roll.clone()
     };
-    assert_eq!(replayed(after_sixes, placement).unwrap_err().sequence, 2);
-    let off_the_board = Roll {
-        to: 101,
-        ..roll.clone()
-    };
-    assert_eq!(
-        replayed(off_the_board, Coord::new(0, 101))
-            .unwrap_err()
-            .sequence,
-        2
-    );
-    assert_eq!(
-        replayed(roll.clone(), Coord::new(0, roll.to + 1))
-            .unwrap_err()
-            .sequence,
-        2
-    );
+    assert_eq!(replayed(Some(after_sixes)).unwrap_err().sequence, 2);
+    let off_the_board = Roll { to: 101, ..roll };
+    assert_eq!(replayed(Some(off_the_board)).unwrap_err().sequence, 2);
+    assert_eq!(replayed(None).unwrap_err().sequence, 2);
 }
 
 /// A random game: the rule set, the seat count, and a script of choices
@@ -434,7 +422,7 @@ proptest! {
             let Ok(events) = decide(&state, &command) else { continue };
             let was_over = state.outcome().is_some();
             for event in events {
-                if let Event::MovePlayed { outcome: Some(_), .. } = &event {
+                if let Event::MovePlayed { played: Played { outcome: Some(_), .. }, .. } = &event {
                     prop_assert!(!was_over, "a second outcome");
                 }
                 evolve(&mut state, &event);
@@ -451,10 +439,10 @@ fn undoing_an_othello_move_turns_its_flipped_discs_back() {
     let cfg = config(RuleSet::Othello(OthelloRules::new(None).unwrap()), 2);
     let start = GameState::new(cfg.clone());
     let (state, log) = given(cfg, &[place(0, 2, 3), Command::Undo { requested_by: None }]);
-    let Event::MovePlayed { flips, .. } = &log[1] else {
+    let Event::MovePlayed { played, .. } = &log[1] else {
         panic!("a move")
     };
-    assert_eq!(flips, &vec![Coord::new(3, 3)]);
+    assert_eq!(played.flips, vec![Coord::new(3, 3)]);
     assert_eq!(state.position(), start.position());
     assert_eq!(state.to_move(), Some(Seat(0)));
 }
@@ -480,7 +468,10 @@ fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
     assert!(matches!(
         events.as_slice(),
         [Event::MovePlayed {
-            outcome: Some(Outcome::Draw),
+            played: Played {
+                outcome: Some(Outcome::Draw),
+                ..
+            },
             ..
         }]
     ));
@@ -494,7 +485,10 @@ fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
     assert!(decide(&state, &round[3]).unwrap().iter().any(|e| matches!(
         e,
         Event::MovePlayed {
-            outcome: Some(Outcome::Draw),
+            played: Played {
+                outcome: Some(Outcome::Draw),
+                ..
+            },
             ..
         }
     )));
@@ -523,23 +517,15 @@ fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
     let mut wrong_seat = log.clone();
     wrong_seat.push(Event::MovePlayed {
         seat: Seat(0),
-        mv: Move::Place(Coord::new(0, 0)),
-        placement: Coord::new(0, 0),
         ply: 2,
-        outcome: None,
-        flips: Vec::new(),
-        roll: None,
+        played: Played::placed(Move::Place(Coord::new(0, 0)), Coord::new(0, 0), None),
     });
     assert_eq!(GameState::replay(wrong_seat).unwrap_err().sequence, 3);
     let (_, mut won) = given(tic_tac_toe(), &x_wins_top_row());
     won.push(Event::MovePlayed {
         seat: Seat(1),
-        mv: Move::Place(Coord::new(2, 2)),
-        placement: Coord::new(2, 2),
         ply: 6,
-        outcome: None,
-        flips: Vec::new(),
-        roll: None,
+        played: Played::placed(Move::Place(Coord::new(2, 2)), Coord::new(2, 2), None),
     });
     assert_eq!(GameState::replay(won).unwrap_err().sequence, 7);
 }
