@@ -52,7 +52,8 @@ impl MnkRules {
         let at = match mv {
             Move::Place(at) => at,
             Move::PlaceMark { .. } => return Err(IllegalMove::UnexpectedMark { variant: "mnk" }),
-            Move::Drop { .. } | Move::Pop { .. } | Move::Roll => {
+            // Any other kind of move, including kinds added later.
+            _ => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "mnk",
                     expected: "place moves",

@@ -68,7 +68,8 @@ impl OthelloRules {
             Move::PlaceMark { .. } => {
                 return Err(IllegalMove::UnexpectedMark { variant: "othello" });
             }
-            Move::Drop { .. } | Move::Pop { .. } | Move::Roll => {
+            // Any other kind of move, including kinds added later.
+            _ => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "othello",
                     expected: "place moves",

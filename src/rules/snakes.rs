@@ -454,12 +454,11 @@ impl SnakesLaddersRules {
             Move::PlaceMark { .. } => Err(IllegalMove::UnexpectedMark {
                 variant: "snakes and ladders",
             }),
-            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } => {
-                Err(IllegalMove::WrongMoveKind {
-                    variant: "snakes and ladders",
-                    expected: "roll moves",
-                })
-            }
+            // Any other kind of move, including kinds added later.
+            _ => Err(IllegalMove::WrongMoveKind {
+                variant: "snakes and ladders",
+                expected: "roll moves",
+            }),
         }
     }
 
