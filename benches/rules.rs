@@ -6,11 +6,18 @@
 //! landing cell, K-in-a-row along four axes, draw counter) on a position with
 //! a few dozen stones around the centre; compare the two sizes' times as a
 //! ratio within one run (`cargo bench --bench rules`).
+//!
+//! Hex's budget is the same: its union-find makes a move (check, place with
+//! its unions, take back with the rollback) cost about as much on 100x100 as
+//! on 11x11, never a flood fill of the board.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plylog::rules::{Coord, MnkRules, Move, Played, Position, RuleSet, Seat};
+use plylog::rules::{Coord, HexRules, MnkRules, Move, Played, Position, RuleSet, Seat};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 
 /// A board of `side` x `side`, five in a row, with stones of both seats in a
 /// 7x7 checkerboard around the centre (no five anywhere).
@@ -42,5 +49,49 @@ fn per_move_cost(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_move_cost);
+/// A `side` x `side` Hex game with 40% of the cells filled by a seeded
+/// random game in which no move won, and the next move (which does not win
+/// either).
+fn hex_setup(side: u32) -> (RuleSet, Position, Seat, Move) {
+    const SEED: u64 = 20261130;
+    let rules = RuleSet::Hex(HexRules::new(Some(side.into()), false, 1_000_000).expect("valid"));
+    let mut position = rules.initial_position(2);
+    let mut cells: Vec<Coord> = (0..side)
+        .flat_map(|row| (0..side).map(move |col| Coord::new(row, col)))
+        .collect();
+    cells.shuffle(&mut ChaCha8Rng::seed_from_u64(SEED));
+    let mut placed = 0;
+    let mut seat = Seat(0);
+    for at in cells {
+        let played = rules.play(&position, seat, Move::Place(at)).expect("empty");
+        if played.outcome.is_some() {
+            continue;
+        }
+        if placed * 10 >= side * side * 4 {
+            return (rules, position, seat, Move::Place(at));
+        }
+        rules.apply(&mut position, seat, &played);
+        placed += 1;
+        seat = Seat(1 - seat.0);
+    }
+    panic!("no move left that does not win (seed {SEED})");
+}
+
+fn hex_move_cost(c: &mut Criterion) {
+    let mut group = c.benchmark_group("hex: play, place and take back one move");
+    for side in [11, 100] {
+        let (rules, mut position, seat, mv) = hex_setup(side);
+        group.bench_function(format!("{side}x{side}"), |b| {
+            b.iter(|| {
+                let played = rules.play(black_box(&position), seat, black_box(mv));
+                let played = played.expect("legal");
+                rules.apply(&mut position, seat, &played);
+                rules.undo(&mut position, seat, &played);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_move_cost, hex_move_cost);
 criterion_main!(benches);

@@ -15,10 +15,15 @@ Rules used: m,n,k / tic-tac-toe / gomoku = first line of >= k stones in any of
 the 4 directions wins (overlines win), full board = draw; connect four = same
 with gravity; othello = standard 8x8, black (seat 0) first, d4/e5 white and
 d5/e4 black with row 0 = rank 1 at the top, a player with no capturing move
-must pass, the game ends when neither side can move, more discs wins.
+must pass, the game ends when neither side can move, more discs wins;
+hex = seat 0 wins by joining row 0 to the last row, seat 1 by joining column 0
+to the last column, with the six neighbours (r-1,c) (r-1,c+1) (r,c-1) (r,c+1)
+(r+1,c-1) (r+1,c) (breadth-first search over the mover's stones), no swap
+rule, no draws (a full board must have a winner).
 
 Also prints per-file counts and how many games were won by an overline (the
-winning move made a run longer than k) and how many othello passes occur.
+winning move made a run longer than k) and how many othello passes occur (for
+hex: how many games filled the whole board).
 
 Run: python3 scripts/check_openspiel_traces.py tests/fixtures/openspiel
 """
@@ -27,9 +32,35 @@ import glob
 import json
 import os
 import sys
+from collections import deque
 
 DIRS4 = [(0, 1), (1, 0), (1, 1), (1, -1)]
 DIRS8 = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
+HEX_NEIGHBOURS = [(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)]
+
+
+def hex_connected(board, rows, cols, player):
+    """Does `player` join its two edges? Seat 0: top row to bottom row;
+    seat 1: left column to right column."""
+    if player == 0:
+        start = [(0, c) for c in range(cols)]
+        at_goal = lambda r, c: r == rows - 1
+    else:
+        start = [(r, 0) for r in range(rows)]
+        at_goal = lambda r, c: c == cols - 1
+    seen = {rc for rc in start if board[rc[0]][rc[1]] == player}
+    todo = deque(seen)
+    while todo:
+        r, c = todo.popleft()
+        if at_goal(r, c):
+            return True
+        for dr, dc in HEX_NEIGHBOURS:
+            rr, cc = r + dr, c + dc
+            if (0 <= rr < rows and 0 <= cc < cols and (rr, cc) not in seen
+                    and board[rr][cc] == player):
+                seen.add((rr, cc))
+                todo.append((rr, cc))
+    return False
 
 
 def run_through(board, rows, cols, r, c):
@@ -71,11 +102,13 @@ def replay(g):
     moves, legal = g["moves"], g["legal"]
     assert len(moves) == len(legal) > 0
     board = [[None] * cols for _ in range(rows)]
-    stats = {"overline": False, "passes": 0}
+    stats = {"overline": False, "passes": 0, "full": False}
     if kind == "othello":
         assert (rows, cols) == (8, 8) and k is None
         board[3][3] = board[4][4] = 1
         board[3][4] = board[4][3] = 0
+    if kind == "hex":
+        assert rows >= 2 and cols >= 2 and k is None
     player, winner, over = 0, None, False
     for i, (m, lg) in enumerate(zip(moves, legal)):
         assert not over, "moves after the game ended"
@@ -101,6 +134,17 @@ def replay(g):
                     n0 = sum(row.count(0) for row in board)
                     n1 = sum(row.count(1) for row in board)
                     winner = 0 if n0 > n1 else 1 if n1 > n0 else None
+        elif kind == "hex":
+            r, c = m
+            board[r][c] = player
+            full = all(x is not None for row in board for x in row)
+            # only the mover can have completed a connection
+            assert not hex_connected(board, rows, cols, 1 - player), i
+            if hex_connected(board, rows, cols, player):
+                over, winner = True, player
+                stats["full"] = full
+            else:
+                assert not full, "full hex board without a winner"
         else:
             if kind == "connect_four":
                 c = m
@@ -125,7 +169,7 @@ def main():
     total_games = total_bytes = 0
     for path in sorted(glob.glob(os.path.join(d, "*.jsonl"))):
         res = [0, 0, 0]
-        overlines = passes = plies = 0
+        overlines = passes = plies = full = 0
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 g = json.loads(line)
@@ -136,6 +180,7 @@ def main():
                 res[2 if winner is None else winner] += 1
                 overlines += st["overline"]
                 passes += st["passes"]
+                full += st["full"]
                 plies += len(g["moves"])
         games = sum(res)
         size = os.path.getsize(path)
@@ -144,7 +189,8 @@ def main():
         print("%-26s %4d games (seat0 %d, seat1 %d, draw %d) %6d plies "
               "overline wins %d, passes %d, %d bytes"
               % (os.path.basename(path), games, res[0], res[1], res[2], plies,
-                 overlines, passes, size))
+                 overlines, passes, size)
+              + (", full boards %d" % full if g["game"] == "hex" else ""))
     print("total: %d games, %d bytes" % (total_games, total_bytes))
 
 

@@ -14,6 +14,7 @@ JSON object per line (JSONL). One file per game configuration:
                                rows / columns / x_in_row parameters)
     gomoku_9x9_k5.jsonl  gomoku_15x15_k5.jsonl   (freestyle)
     othello_8x8.jsonl
+    hex_5x5.jsonl  hex_7x7.jsonl  hex_11x11.jsonl
 
 Names are ``<game>_<rows>x<cols>_k<k>``: rows first, then columns.
 
@@ -28,17 +29,21 @@ Line format (see tests/fixtures/openspiel/README.md for the full description):
 * a cell is [row, col], 0-based, row 0 = TOP row, col 0 = LEFT column;
 * connect_four moves are 0-based column numbers; othello's pass is "pass";
 * legal[i] is the sorted list of legal moves in the position before moves[i];
-* winner null = draw; "k" is omitted for othello.
+* winner null = draw (never in hex); "k" is omitted for othello and hex.
 
 Coordinate conversion (OpenSpiel action id -> [row, col]) is ``divmod(id,
-cols)`` for tic_tac_toe, mnk, gomoku and othello (othello id 64 = pass); for
-connect_four the action id is the column. The script checks this on EVERY ply
-by parsing ``str(state)`` before and after the move (the first printed board
-line is row 0) and asserting that the new stone appears exactly at the cell
-the trace records (for connect_four: in the recorded column, directly above
-the highest stone, with the printed top line being the top row), and that the
-legal list derived from the printed board matches OpenSpiel's where that is a
-simple function of the board. A mismatch aborts the run.
+cols)`` for tic_tac_toe, mnk, gomoku, othello (othello id 64 = pass) and hex;
+for connect_four the action id is the column. The script checks this on EVERY
+ply by parsing ``str(state)`` before and after the move (the first printed
+board line is row 0) and asserting that the new stone appears exactly at the
+cell the trace records (for connect_four: in the recorded column, directly
+above the highest stone, with the printed top line being the top row), and
+that the legal list derived from the printed board matches OpenSpiel's where
+that is a simple function of the board. A mismatch aborts the run. For hex it
+also checks that printed line r is indented by exactly r spaces, that
+OpenSpiel's action name is <column letter><row + 1> (action 1 on any board =
+"b1" = [0, 1]), and that the game ends with returns +1/-1 for the last mover
+(no draws, no swap action).
 
 How to run
 ----------
@@ -94,6 +99,20 @@ CONFIGS = [
      {"size": 15, "connect": 5, "dims": 2, "anti": False, "wrap": False},
      15, 15, 5, 100, 4002),
     ("othello_8x8", "othello", "othello", {}, 8, 8, None, 200, 5001),
+    # OpenSpiel hex: player 0 = black "x" joins the top and bottom rows,
+    # player 1 = white "o" joins the left and right columns; the neighbours
+    # of (r, c) are (r-1,c) (r-1,c+1) (r,c-1) (r,c+1) (r+1,c-1) (r+1,c).
+    # board_size alone would set both num_rows and num_cols; all three are
+    # given to be explicit. swap=False: no pie/swap rule (also the default).
+    ("hex_5x5", "hex", "hex",
+     {"board_size": 5, "num_rows": 5, "num_cols": 5, "swap": False},
+     5, 5, None, 150, 6001),
+    ("hex_7x7", "hex", "hex",
+     {"board_size": 7, "num_rows": 7, "num_cols": 7, "swap": False},
+     7, 7, None, 100, 6002),
+    ("hex_11x11", "hex", "hex",
+     {"board_size": 11, "num_rows": 11, "num_cols": 11, "swap": False},
+     11, 11, None, 60, 6003),
 ]
 
 OTHELLO_PASS = 64
@@ -117,8 +136,10 @@ def sort_key(move):
 def parse_board(kind, rows, cols, text):
     """str(state) -> list of row strings, row 0 = first printed row (top).
 
-    Cell characters: '.' empty for mnk/tic_tac_toe/connect_four/gomoku,
+    Cell characters: '.' empty for mnk/tic_tac_toe/connect_four/gomoku/hex,
     '-' empty for othello; 'x'/'b' = player 0, 'o'/'w' = player 1.
+    Hex prints row r as r spaces followed by "c " per cell (a rhombus leaning
+    right, so (r, c) touches (r-1, c+1) and (r+1, c-1)).
     """
     lines = text.split("\n")
     if kind in ("mnk", "tic_tac_toe"):
@@ -136,6 +157,11 @@ def parse_board(kind, rows, cols, text):
             if len(parts) == cols + 2 and parts[0].isdigit():
                 assert int(parts[0]) == len(board) + 1, text
                 board.append("".join(parts[1:-1]))
+    elif kind == "hex":
+        board = []
+        for r, ln in enumerate(lines):
+            assert ln.startswith(" " * r) and ln[r:r + 1] != " ", (r, text)
+            board.append("".join(ln.split()))
     else:
         raise ValueError(kind)
     assert len(board) == rows and all(len(r) == cols for r in board), text
@@ -143,9 +169,9 @@ def parse_board(kind, rows, cols, text):
 
 
 EMPTY = {"mnk": ".", "tic_tac_toe": ".", "connect_four": ".", "gomoku": ".",
-         "othello": "-"}
+         "othello": "-", "hex": "."}
 STONE = {"mnk": "xo", "tic_tac_toe": "xo", "connect_four": "xo", "gomoku": "bw",
-         "othello": "xo"}
+         "othello": "xo", "hex": "xo"}
 
 
 def check_ply(kind, rows, cols, before, after, player, move, legal):
@@ -177,7 +203,7 @@ def check_ply(kind, rows, cols, before, after, player, move, legal):
                 assert after[rr][cc] == stone, (rr, cc)
         assert len(diff) >= 2, "an othello move flips at least one disc"
         return
-    # mnk / tic_tac_toe / gomoku: legal = all empty cells, row-major
+    # mnk / tic_tac_toe / gomoku / hex: legal = all empty cells, row-major
     exp_legal = [[r, c] for r in range(rows) for c in range(cols)
                  if before[r][c] == empty]
     assert legal == exp_legal, (legal, exp_legal)
@@ -197,6 +223,9 @@ def check_action_string(kind, state, player, action, move):
         assert s == exp, (s, move)
     elif kind == "connect_four":
         assert s == "%s%d" % ("xo"[player], move), (s, move)
+    elif kind == "hex":
+        # letter = column (a = left), number = row + 1 (1 = top printed row)
+        assert s == "%s%d" % (chr(ord("a") + move[1]), move[0] + 1), (s, move)
 
 
 def play_game(game, kind, rows, cols, rng):
@@ -222,6 +251,11 @@ def play_game(game, kind, rows, cols, rng):
         moves.append(move)
         legal_lists.append(legal)
     returns = state.returns()
+    if kind == "hex":
+        # no draws in hex; the player who made the last move has won
+        assert returns in ([1.0, -1.0], [-1.0, 1.0]), returns
+        assert returns[player] == 1.0, (returns, player)
+        assert all(a < rows * cols for a in state.history()), "no swap move"
     if returns[0] > returns[1]:
         winner = 0
     elif returns[1] > returns[0]:
@@ -262,7 +296,7 @@ def main():
             for _ in range(count):
                 moves, legal, winner = play_game(game, kind, rows, cols, rng)
                 rec = {"game": kind, "rows": rows, "cols": cols}
-                if kind != "othello":
+                if k is not None:
                     rec["k"] = k
                 rec["moves"] = moves
                 rec["legal"] = legal

@@ -111,6 +111,9 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::Illegal(IllegalMove::NoFlip { .. }) => {
                     (Code::FailedPrecondition, R::NoFlip)
                 }
+                GameError::Illegal(IllegalMove::SwapNotAllowed) => {
+                    (Code::FailedPrecondition, R::SwapNotAllowed)
+                }
                 GameError::Illegal(IllegalMove::ColumnEmpty { .. }) => {
                     (Code::FailedPrecondition, R::ColumnEmpty)
                 }

@@ -11,9 +11,9 @@ use crate::game::{
     EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits, UndoPolicy,
 };
 use crate::rules::{
-    ConnectFourRules, Coord, Forfeit, GomokuRules, MnkRules, Move, OthelloRules, Outcome, Overline,
-    Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions, SnakesLaddersRules,
-    WildRules,
+    ConnectFourRules, Coord, Forfeit, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Outcome,
+    Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
+    SnakesLaddersRules, WildRules,
 };
 
 /// Boards with at most this many cells have their pieces read off the board
@@ -94,6 +94,10 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
         }),
         RuleSet::Othello(r) => pb::rule_set::Kind::Othello(pb::OthelloRules {
             size: Some(r.side() as i32),
+        }),
+        RuleSet::Hex(r) => pb::rule_set::Kind::Hex(pb::HexRules {
+            size: Some(r.size() as i32),
+            swap: r.swap(),
         }),
         RuleSet::Wild(r) => pb::rule_set::Kind::Wild(pb::WildRules {
             rows: Some(r.board().rows() as i32),
@@ -197,6 +201,9 @@ pub fn rules_from_proto(
             .map(RuleSet::Gomoku)
             .map_err(|e| invalid("rules.gomoku", e))
         }
+        Some(pb::rule_set::Kind::Hex(h)) => HexRules::new(h.size.map(i64::from), h.swap, max_cells)
+            .map(RuleSet::Hex)
+            .map_err(|e| invalid("rules.hex", e)),
         Some(pb::rule_set::Kind::Othello(o)) => OthelloRules::new(o.size.map(i64::from))
             .map(RuleSet::Othello)
             .map_err(|e| invalid("rules.othello", e)),
@@ -360,6 +367,7 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
             column: column as i32,
         }),
         Move::Roll => pb::r#move::Kind::Roll(pb::RollDice {}),
+        Move::Swap => pb::r#move::Kind::Swap(pb::Swap {}),
     };
     pb::Move { kind: Some(kind) }
 }
@@ -374,7 +382,7 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
     match mv.and_then(|m| m.kind.as_ref()) {
         None => Err(FieldError::invalid(
             field,
-            "a move is required (place, drop, pop or roll)",
+            "a move is required (place, drop, pop, roll or swap)",
         )),
         Some(pb::r#move::Kind::Place(p)) => {
             let at = coord(p.row, p.col, &format!("{field}.place"))?;
@@ -395,6 +403,7 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
                 .map(|column| Move::Pop { column })
         }
         Some(pb::r#move::Kind::Roll(_)) => Ok(Move::Roll),
+        Some(pb::r#move::Kind::Swap(_)) => Ok(Move::Swap),
     }
 }
 

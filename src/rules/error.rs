@@ -89,6 +89,10 @@ pub enum IllegalMove {
         /// The rule set's name.
         variant: &'static str,
     },
+    /// A swap when the swap rule does not allow one: only seat 1, only as
+    /// its first move, only while seat 0's first stone is the only one.
+    #[error("a swap is only allowed as seat 1's first move")]
+    SwapNotAllowed,
     /// The move's kind does not belong to this rule set.
     #[error("{variant} games take {expected}")]
     WrongMoveKind {

@@ -14,7 +14,8 @@
 //! - One file per game: [`MnkRules`] (mnk.rs), [`GomokuRules`] (gomoku.rs),
 //!   [`WildRules`] (wild.rs), [`ConnectFourRules`] with its
 //!   [`ConnectFourPosition`] (connect_four.rs), [`OthelloRules`]
-//!   (othello.rs), [`SnakesLaddersRules`] with its [`Race`] (snakes.rs).
+//!   (othello.rs), [`SnakesLaddersRules`] with its [`Race`] (snakes.rs),
+//!   [`HexRules`] with its [`HexPosition`] (hex.rs).
 //! - Shared machinery the games call, naming no game: [`Board`] (a flat grid
 //!   that counts its pieces), [`lines`] (K-in-a-row through the last cell
 //!   and the outcome of a placement), [`Coord`].
@@ -66,6 +67,7 @@ mod connect_four;
 mod coord;
 mod error;
 mod gomoku;
+mod hex;
 pub mod lines;
 mod mnk;
 mod othello;
@@ -77,6 +79,7 @@ pub use connect_four::{ConnectFourPosition, ConnectFourRules, PopBothLines};
 pub use coord::Coord;
 pub use error::{IllegalMove, InvalidRules};
 pub use gomoku::GomokuRules;
+pub use hex::{HexPosition, HexRules};
 pub use lines::Overline;
 pub use mnk::MnkRules;
 pub use othello::OthelloRules;
@@ -138,6 +141,9 @@ pub enum Move {
     /// Roll the dice and move the token (snakes and ladders); the rules
     /// draw the dice.
     Roll,
+    /// Take over the opponent's first stone instead of placing one (the
+    /// swap rule of Hex).
+    Swap,
 }
 
 impl Move {
@@ -146,7 +152,7 @@ impl Move {
     pub fn piece(self, seat: Seat) -> Seat {
         match self {
             Move::PlaceMark { mark, .. } => mark,
-            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } | Move::Roll => seat,
+            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } | Move::Roll | Move::Swap => seat,
         }
     }
 }
@@ -399,6 +405,8 @@ pub enum RuleSet {
     Othello(OthelloRules),
     /// Snakes and ladders.
     SnakesLadders(SnakesLaddersRules),
+    /// Hex.
+    Hex(HexRules),
 }
 
 /// A position of any game, as the game layer holds it beside its
@@ -417,6 +425,8 @@ pub enum Position {
     Othello(Board),
     /// Where each seat's token is in a race.
     SnakesLadders(Race),
+    /// A Hex board with its connected groups.
+    Hex(HexPosition),
 }
 
 /// `$body` with `$r` bound to the game's rules and, when a position is
@@ -431,6 +441,7 @@ macro_rules! each_game {
             RuleSet::Wild($r) => $body,
             RuleSet::Othello($r) => $body,
             RuleSet::SnakesLadders($r) => $body,
+            RuleSet::Hex($r) => $body,
         }
     };
     ($rules:expr, $position:expr, |$r:ident, $p:ident| $body:expr) => {
@@ -441,6 +452,7 @@ macro_rules! each_game {
             (RuleSet::Wild($r), Position::Wild($p)) => $body,
             (RuleSet::Othello($r), Position::Othello($p)) => $body,
             (RuleSet::SnakesLadders($r), Position::SnakesLadders($p)) => $body,
+            (RuleSet::Hex($r), Position::Hex($p)) => $body,
             (rules, position) => {
                 panic!("{rules:?} cannot read a position of another game: {position:?}")
             }
@@ -454,6 +466,7 @@ macro_rules! each_game {
             | Position::Othello($p) => $body,
             Position::ConnectFour($p) => $body,
             Position::SnakesLadders($p) => $body,
+            Position::Hex($p) => $body,
         }
     };
 }
@@ -473,6 +486,7 @@ impl RuleSet {
             RuleSet::Wild(r) => Position::Wild(r.initial_position(seats)),
             RuleSet::Othello(r) => Position::Othello(r.initial_position(seats)),
             RuleSet::SnakesLadders(r) => Position::SnakesLadders(r.initial_position(seats)),
+            RuleSet::Hex(r) => Position::Hex(r.initial_position(seats)),
         }
     }
 

@@ -60,11 +60,12 @@ fn optional(rng: &mut StdRng) -> Option<i32> {
 
 fn a_move(rng: &mut StdRng) -> Option<pb::Move> {
     use pb::r#move::Kind;
-    let kind = match rng.random_range(0..6) {
+    let kind = match rng.random_range(0..7) {
         0 => return None,
         1 => Kind::Drop(pb::Drop { column: int(rng) }),
         2 => Kind::Pop(pb::Pop { column: int(rng) }),
         3 => Kind::Roll(pb::RollDice {}),
+        4 => Kind::Swap(pb::Swap {}),
         _ => Kind::Place(pb::Place {
             row: int(rng),
             col: int(rng),
@@ -78,7 +79,7 @@ fn a_move(rng: &mut StdRng) -> Option<pb::Move> {
 
 fn rules(rng: &mut StdRng) -> Option<pb::RuleSet> {
     use pb::rule_set::Kind;
-    let kind = match rng.random_range(0..7) {
+    let kind = match rng.random_range(0..8) {
         0 => return None,
         1 => Kind::Mnk(pb::MnkRules {
             rows: int(rng),
@@ -105,6 +106,10 @@ fn rules(rng: &mut StdRng) -> Option<pb::RuleSet> {
         }),
         5 => Kind::Othello(pb::OthelloRules {
             size: optional(rng),
+        }),
+        6 => Kind::Hex(pb::HexRules {
+            size: optional(rng),
+            swap: rng.random(),
         }),
         _ => Kind::SnakesLadders(pb::SnakesLaddersRules {
             squares: optional(rng).map(|n| n.saturating_mul(4)),

@@ -621,3 +621,65 @@ async fn an_othello_pass_is_appended_right_after_the_move_that_causes_it() {
     let game = get_game(c, "pass").await;
     assert_eq!(game.last_sequence, sequence);
 }
+
+#[tokio::test]
+async fn hex_swaps_once_wins_by_connection_and_undoes_the_swap() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let hex = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Hex(pb::HexRules {
+            size: Some(3),
+            swap: true,
+        })),
+    };
+    create(c, "hex", hex).await;
+    let swap = pb::Move {
+        kind: Some(pb::r#move::Kind::Swap(pb::Swap {})),
+    };
+    play(c, "hex", 0, place(0, 1)).await.unwrap();
+    let reply = play(c, "hex", 1, swap).await.unwrap();
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &reply.events[0].kind else {
+        panic!("a move")
+    };
+    assert_eq!(
+        (played.r#move, played.placement),
+        (Some(swap), Some(pb::Cell { row: 1, col: 0 }))
+    );
+    assert_eq!(board_text(&reply.game.unwrap()), ["...", "O..", "..."]);
+    // Seat 0 moves next; nobody may swap again.
+    assert_rejected(
+        play(c, "hex", 0, swap).await,
+        Code::FailedPrecondition,
+        "SWAP_NOT_ALLOWED",
+    );
+    // Seat 0 joins top to bottom along (0,2), (1,1), (2,0).
+    let moves = [
+        place(0, 2),
+        place(0, 0),
+        place(1, 1),
+        place(2, 2),
+        place(2, 0),
+    ];
+    let reply = play_all(c, "hex", &moves).await;
+    let Some(pb::game_event::Kind::MovePlayed(won)) = &reply.events[0].kind else {
+        panic!("a move")
+    };
+    let outcome = won.outcome.clone().and_then(|o| o.kind);
+    assert!(
+        matches!(outcome, Some(pb::outcome::Kind::Win(ref w)) if w.seat == 0),
+        "{outcome:?}"
+    );
+    // Undo everything back to the swap, then the swap itself.
+    for seat in [0, 1, 0, 1, 0, 1] {
+        c.undo(pb::UndoRequest {
+            game_id: "hex".into(),
+            seat: Some(seat),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    }
+    let game = get_game(c, "hex").await;
+    assert_eq!(board_text(&game), [".X.", "...", "..."]);
+    assert_eq!(position(&game).seat_to_move, Some(1));
+}

@@ -9,8 +9,8 @@ use plylog::game::{
     decide, evolve,
 };
 use plylog::rules::{
-    ConnectFourRules, Coord, GomokuRules, IllegalMove, MnkRules, Move, OthelloRules, Outcome,
-    Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
+    ConnectFourRules, Coord, GomokuRules, HexRules, IllegalMove, MnkRules, Move, OthelloRules,
+    Outcome, Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
     SnakesLaddersRules, WildRules,
 };
 
@@ -340,6 +340,8 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
                 .map(RuleSet::Wild)
         }),
         (2i64..5).prop_map(|half| RuleSet::Othello(OthelloRules::new(Some(2 * half)).unwrap())),
+        (2i64..7, any::<bool>())
+            .prop_map(|(size, swap)| RuleSet::Hex(HexRules::new(Some(size), swap, 100).unwrap())),
         (2i64..6, 2i64..6, 2i64..4, any::<bool>()).prop_filter_map("k fits", |(r, c, k, mover)| {
             let both_lines = if mover {
                 PopBothLines::MoverWins
@@ -396,11 +398,13 @@ fn any_game() -> impl Strategy<Value = (GameConfig, Vec<(bool, usize)>)> {
 
 proptest! {
     /// Replay of the log equals the live state; every listed legal move is
-    /// accepted; an outcome is recorded exactly once and ends the game.
+    /// accepted; an outcome is recorded exactly once and ends the game; an
+    /// undo gives back exactly the position before the move it takes back.
     #[test]
     fn replay_equals_live_state_and_listed_moves_are_accepted((cfg, script) in any_game()) {
         let mut state = GameState::new(cfg.clone());
         let mut log = vec![Event::GameCreated(cfg)];
+        let mut before_each_move = Vec::new();
         for (undo, pick) in script {
             let seat = state.to_move().unwrap_or(Seat(0));
             let rules = state.config().rules();
@@ -420,6 +424,15 @@ proptest! {
                 Command::Play { seat, mv: legal[pick % legal.len()] }
             };
             let Ok(events) = decide(&state, &command) else { continue };
+            match command {
+                Command::Play { .. } => before_each_move.push(state.position().clone()),
+                _ => {
+                    let before = before_each_move.pop();
+                    let mut undone = state.clone();
+                    events.iter().for_each(|e| evolve(&mut undone, e));
+                    prop_assert_eq!(Some(undone.position()), before.as_ref(), "undo restores");
+                }
+            }
             let was_over = state.outcome().is_some();
             for event in events {
                 if let Event::MovePlayed { played: Played { outcome: Some(_), .. }, .. } = &event {
