@@ -92,15 +92,7 @@ impl HexRules {
                 });
             }
         };
-        if at.row >= self.size || at.col >= self.size {
-            return Err(IllegalMove::CellOffBoard {
-                row: at.row.into(),
-                col: at.col.into(),
-                rows: self.size,
-                cols: self.size,
-            });
-        }
-        Ok(Some(at))
+        at.on_board(self.size, self.size).map(Some)
     }
 
     /// Seat 0's only stone, when `seat` may swap it now: seat 1, on a board

@@ -60,15 +60,7 @@ impl MnkRules {
                 });
             }
         };
-        if at.row >= self.rows || at.col >= self.cols {
-            return Err(IllegalMove::CellOffBoard {
-                row: i64::from(at.row),
-                col: i64::from(at.col),
-                rows: self.rows,
-                cols: self.cols,
-            });
-        }
-        Ok(at)
+        at.on_board(self.rows, self.cols)
     }
 
     /// Plays `piece` (the mover's, or in wild games a mark) on the cell

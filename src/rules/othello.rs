@@ -76,15 +76,7 @@ impl OthelloRules {
                 });
             }
         };
-        if at.row >= self.side || at.col >= self.side {
-            return Err(IllegalMove::CellOffBoard {
-                row: at.row.into(),
-                col: at.col.into(),
-                rows: self.side,
-                cols: self.side,
-            });
-        }
-        Ok(at)
+        at.on_board(self.side, self.side)
     }
 
     /// The opponent's discs that `seat` placing on the empty `at` would flip.
