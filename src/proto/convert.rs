@@ -811,6 +811,46 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_roll_whose_placement_is_not_its_square_is_refused() {
+        let roll = Roll {
+            dice: vec![3],
+            from: 0,
+            passed: vec![1, 2, 3],
+            jumps: Vec::new(),
+            to: 3,
+            sixes_before: 0,
+            extra_turn: false,
+            forfeit: None,
+        };
+        let event = Event::MovePlayed {
+            seat: Seat(0),
+            ply: 1,
+            played: Played {
+                mv: Move::Roll,
+                placement: None,
+                flips: Vec::new(),
+                roll: Some(roll),
+                passes: Vec::new(),
+                outcome: None,
+            },
+        };
+        let mut wire = event_to_proto("g", 2, 0, &event);
+        let Some(pb::game_event::Kind::MovePlayed(played)) = wire.kind.as_mut() else {
+            panic!("a move")
+        };
+        assert_eq!(played.placement, Some(pb::Cell { row: 0, col: 3 }));
+        assert_eq!(event_from_proto(&wire).unwrap(), event);
+        let Some(pb::game_event::Kind::MovePlayed(played)) = wire.kind.as_mut() else {
+            panic!("a move")
+        };
+        played.placement = Some(pb::Cell { row: 0, col: 4 });
+        assert_eq!(
+            event_from_proto(&wire).unwrap_err().field,
+            "move_played.placement"
+        );
+    }
+
+    #[test]
     fn negative_coordinates_are_out_of_bounds_with_the_field_named() {
         let mv = pb::Move {
             kind: Some(pb::r#move::Kind::Place(pb::Place {
