@@ -49,9 +49,11 @@
 //!    returning [`InvalidRules`] naming the field), its position type
 //!    implementing [`GamePosition`], and `impl Game`; unit tests beside it.
 //! 2. This file: the `mod` line and re-export, one arm in [`RuleSet`] and in
-//!    [`Position`], and one line in the delegation macros (`each_game!`).
-//!    A new kind of move (not place, place-a-mark, drop, pop or roll) is a
-//!    new [`Move`] arm.
+//!    [`Position`], one line in each of the three forms of the delegation
+//!    macro (`each_game!`) and one in [`RuleSet::initial_position`]. A new
+//!    kind of move (not place, place-a-mark, drop, pop, roll or swap) is a
+//!    new [`Move`] arm; the other games refuse it through their wildcard
+//!    arm, unchanged.
 //! 3. `proto/plylog/v1/plylog.proto`: the rules message and its arm in the
 //!    `RuleSet` oneof (and the move's arm in `Move`, if new).
 //! 4. `src/proto/convert.rs`: the rules (and move) conversion arms.
