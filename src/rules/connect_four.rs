@@ -345,14 +345,26 @@ impl Game for ConnectFourRules {
         }
     }
 
-    /// A pop takes the mover's own disc away; a drop lands on an empty cell.
+    /// A drop lands on its column's lowest empty cell; a pop takes the
+    /// mover's own disc from the bottom of its column. Anything else would
+    /// break the columns' stacking, so it is refused here.
     fn check_played(
         &self,
         position: &ConnectFourPosition,
         seat: Seat,
         played: &Played,
     ) -> Result<(), String> {
-        let expected = matches!(played.mv, Move::Pop { .. }).then_some(seat);
+        let (cell, expected) = match played.mv {
+            Move::Pop { column } => (Some(Coord::new(self.rows - 1, column)), Some(seat)),
+            Move::Drop { column } => (self.landing(position, column), None),
+            _ => (None, None),
+        };
+        if cell.is_none() || played.placement != cell {
+            return Err(format!(
+                "{:?} recorded at {:?}, not where it lands",
+                played.mv, played.placement
+            ));
+        }
         check_landing(Some(&position.board), played, expected)
     }
 

@@ -237,6 +237,39 @@ fn replay_refuses_a_log_that_does_not_fit() {
 }
 
 #[test]
+fn replay_refuses_a_drop_or_pop_recorded_anywhere_but_where_it_lands() {
+    let cfg = cfg_again();
+    let drop = |seat, column| Command::Play {
+        seat: Seat(seat),
+        mv: Move::Drop { column },
+    };
+    let (_, log) = given(cfg, &[drop(0, 3), drop(1, 3)]);
+    let recorded = |seat, mv, at| Event::MovePlayed {
+        seat: Seat(seat),
+        ply: 3,
+        played: Played::placed(mv, at, None),
+    };
+    // Column 3 holds two discs: the next lands on row 3.
+    let fits = [
+        log.clone(),
+        vec![recorded(0, Move::Drop { column: 3 }, Coord::new(3, 3))],
+    ];
+    assert!(GameState::replay(fits.concat()).is_ok());
+    for (mv, at) in [
+        (Move::Drop { column: 3 }, Coord::new(0, 3)),
+        (Move::Drop { column: 3 }, Coord::new(5, 4)),
+        (Move::Pop { column: 3 }, Coord::new(4, 3)),
+    ] {
+        let corrupt = [log.clone(), vec![recorded(0, mv, at)]].concat();
+        assert_eq!(
+            GameState::replay(corrupt).unwrap_err().sequence,
+            4,
+            "{mv:?} recorded at {at}"
+        );
+    }
+}
+
+#[test]
 fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
     let (_, log) = given(tic_tac_toe(), &[place(0, 1, 1), place(1, 0, 0)]);
     // The last move is sequence 3 on (0, 0).
