@@ -61,6 +61,13 @@ impl HexRules {
         }
         let (size, _, _) = check_board(size, size, 1, max_cells)
             .map_err(|e| InvalidRules { field: "size", ..e })?;
+        // Union-find nodes are u32: the cells and the four edges.
+        if u64::from(size) * u64::from(size) + 4 > u64::from(u32::MAX) {
+            return Err(InvalidRules::new(
+                "size",
+                format!("size={size} has more cells than the union-find can number"),
+            ));
+        }
         Ok(HexRules { size, swap })
     }
 
@@ -330,6 +337,12 @@ impl Game for HexRules {
     ) -> impl Iterator<Item = Move> + 'a {
         let swap = (self.swap && Self::swappable(position, seat).is_some()).then_some(Move::Swap);
         position.board.empty_cells().map(Move::Place).chain(swap)
+    }
+
+    /// A swap takes seat 0's stone off the board, so with the swap rule on
+    /// the pieces must be read off the board, not off the moves.
+    fn pieces_stay_put(&self) -> bool {
+        !self.swap
     }
 
     fn legal_move_count(&self, position: &HexPosition, seat: Seat) -> usize {

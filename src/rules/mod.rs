@@ -54,8 +54,9 @@
 //!    kind of move (not place, place-a-mark, drop, pop, roll or swap) is a
 //!    new [`Move`] arm; the other games refuse it through their wildcard
 //!    arm, unchanged.
-//! 3. `proto/plylog/v1/plylog.proto`: the rules message and its arm in the
-//!    `RuleSet` oneof (and the move's arm in `Move`, if new).
+//! 3. `proto/plylog/v1/game.proto`: the rules message and its arm in the
+//!    `RuleSet` oneof (and the move's arm in `Move`, if new);
+//!    `game_service.proto`: new `ErrorReason` values.
 //! 4. `src/proto/convert.rs`: the rules (and move) conversion arms.
 //! 5. `src/rules/error.rs` and `src/api/status.rs`: new [`IllegalMove`]
 //!    arms, if any, and their reason codes in the error table.
@@ -165,7 +166,7 @@ pub enum Outcome {
     /// `seat` won. `line` is the run of K in a row through the last
     /// placement, in order along its axis (at least K cells), where the game
     /// is won on a line; empty where it is won otherwise (Othello on discs, a
-    /// race on reaching the last square).
+    /// race on reaching the last square, Hex on a connection).
     Win {
         /// The winner.
         seat: Seat,

@@ -683,3 +683,30 @@ async fn hex_swaps_once_wins_by_connection_and_undoes_the_swap() {
     assert_eq!(board_text(&game), [".X.", "...", "..."]);
     assert_eq!(position(&game).seat_to_move, Some(1));
 }
+
+#[tokio::test]
+async fn on_a_hex_board_too_big_to_scan_a_swap_shows_one_stone() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let hex = pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Hex(pb::HexRules {
+            size: Some(70),
+            swap: true,
+        })),
+    };
+    create(c, "big-hex", hex).await;
+    let swap = pb::Move {
+        kind: Some(pb::r#move::Kind::Swap(pb::Swap {})),
+    };
+    play_all(c, "big-hex", &[place(3, 9), swap]).await;
+    let game = get_game(c, "big-hex").await;
+    let board = position(&game).board.clone().unwrap();
+    assert_eq!(
+        board.pieces,
+        [pb::Piece {
+            row: 9,
+            col: 3,
+            seat: 1
+        }]
+    );
+}
