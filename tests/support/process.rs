@@ -3,8 +3,9 @@
 //! read. Shared by the test crates with `#[path]`.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// A running `plylog` child process.
@@ -13,6 +14,8 @@ pub(crate) struct Server {
     /// The port it serves on.
     pub(crate) port: u16,
     log: Arc<Mutex<Vec<String>>>,
+    /// The thread that copies its log into `log`, until the pipe closes.
+    reader: Option<JoinHandle<()>>,
 }
 
 /// The binary under test: this build's `plylog`, or the one `PLYLOG_BIN`
@@ -61,18 +64,37 @@ impl Server {
             if let Some(port) = serving {
                 // Keep reading its log so the pipe never fills.
                 let kept = Arc::clone(&log);
-                std::thread::spawn(move || {
+                let reader = std::thread::spawn(move || {
                     for line in lines.map_while(Result::ok) {
                         kept.lock().unwrap().push(line);
                     }
                 });
-                return Server { child, port, log };
+                return Server {
+                    child,
+                    port,
+                    log,
+                    reader: Some(reader),
+                };
             }
             // It exited before serving (the port still held): try again.
             let _ = child.wait();
             std::thread::sleep(Duration::from_millis(100));
         }
         panic!("plylog did not start");
+    }
+
+    /// Waits for it to exit and for the last of its log to be read: the
+    /// process can exit before the reader thread has taken its final lines
+    /// out of the pipe.
+    ///
+    /// # Panics
+    /// When waiting fails.
+    pub(crate) fn wait(&mut self) -> ExitStatus {
+        let status = self.child.wait().expect("the server exits");
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the log reader ends at end of file");
+        }
+        status
     }
 
     /// The log lines so far that contain `needle`.
@@ -89,6 +111,6 @@ impl Server {
     /// Kills it with SIGKILL and reaps it.
     pub(crate) fn kill(mut self) {
         self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reaped");
+        self.wait();
     }
 }
