@@ -79,6 +79,11 @@ fn main() -> ExitCode {
             a_node_that_missed_a_notification_catches_up_by_itself,
         ),
         trial(
+            "a_store_closes_while_its_notification_listener_is_connected",
+            &postgres,
+            a_store_closes_while_its_notification_listener_is_connected,
+        ),
+        trial(
             "three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
@@ -376,6 +381,42 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
         "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
         quiet_since.elapsed()
     );
+}
+
+/// Closing the store must not wait for the notification listener, which
+/// holds one of the pool's connections for as long as it listens: a store
+/// that hung here never finished a shutdown (or a test) that closed it
+/// while its changes were still being read.
+async fn a_store_closes_while_its_notification_listener_is_connected() {
+    use plylog::store::{Change, EventStore, PostgresStore};
+    use sqlx::Connection;
+    let schema = fresh_postgres_schema().await;
+    let store = PostgresStore::open(&schema.url, 4).await.unwrap();
+    let mut changes = store.changes().expect("a shared store reports changes");
+    // The listener is connected once a notification reaches it.
+    let mut notifier = sqlx::PgConnection::connect(&schema.url).await.unwrap();
+    let listening = async {
+        loop {
+            sqlx::query("SELECT pg_notify('plylog_events', 'probe:1')")
+                .execute(&mut notifier)
+                .await
+                .unwrap();
+            let heard = tokio::time::timeout(Duration::from_millis(200), changes.recv()).await;
+            if let Ok(Some(Change::Appended { game_id, .. })) = heard
+                && game_id == "probe"
+            {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), listening)
+        .await
+        .expect("the listener hears a notification within 10 s");
+    let _ = notifier.close().await;
+    tokio::time::timeout(Duration::from_secs(10), store.close())
+        .await
+        .expect("the store closes within 10 s while its listener is connected");
+    drop(changes);
 }
 
 async fn three_nodes_on_one_database_agree_on_every_game() {

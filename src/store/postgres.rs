@@ -248,8 +248,11 @@ impl EventStore for PostgresStore {
                 match PgListener::connect_with(&pool).await {
                     Ok(mut listener) => match listener.listen(CHANNEL).await {
                         Ok(()) => break listener,
+                        // The store is closing: let go of the connection.
+                        Err(sqlx::Error::PoolClosed) => return,
                         Err(error) => tracing::warn!(error = %error, "LISTEN failed; retrying"),
                     },
+                    Err(sqlx::Error::PoolClosed) => return,
                     Err(error) if tx.is_closed() => {
                         tracing::debug!(error = %error, "listener no longer needed");
                         return;
@@ -275,6 +278,9 @@ impl EventStore for PostgresStore {
                     // The connection dropped: it reconnects on the next call,
                     // and what was sent meanwhile is lost.
                     Ok(None) => Change::Missed,
+                    // The store is closing, and Pool::close waits for every
+                    // connection: the listener's goes back now, or never.
+                    Err(sqlx::Error::PoolClosed) => return,
                     Err(error) => {
                         tracing::warn!(error = %error, "notification listener failed; retrying");
                         tokio::time::sleep(Duration::from_millis(500)).await;
