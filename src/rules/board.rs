@@ -35,6 +35,11 @@ impl Board {
         self.filled
     }
 
+    /// How many cells are empty.
+    pub fn empty_count(&self) -> u64 {
+        self.cells() - self.filled
+    }
+
     /// Whether every cell holds a piece.
     pub fn is_full(&self) -> bool {
         self.filled == self.cells()

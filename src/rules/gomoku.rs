@@ -80,8 +80,8 @@ impl Game for GomokuRules {
     }
 
     fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
-        self.check(mv)?;
-        self.board.place(board, seat, mv, self.overline)
+        let at = self.check(mv)?;
+        self.board.place(board, seat, mv, at, self.overline)
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {

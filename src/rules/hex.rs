@@ -347,7 +347,7 @@ impl Game for HexRules {
 
     fn legal_move_count(&self, position: &HexPosition, seat: Seat) -> usize {
         let swap = self.swap && Self::swappable(position, seat).is_some();
-        (position.board.cells() - position.board.filled()) as usize + usize::from(swap)
+        position.board.empty_count() as usize + usize::from(swap)
     }
 }
 
@@ -401,11 +401,11 @@ mod tests {
         let rules = HexRules::new(Some(2), false, 100).unwrap();
         let mut position = rules.initial_position(2);
         let start = position.clone();
-        play(&rules, &mut position, 0, place(0, 0));
+        let first = play(&rules, &mut position, 0, place(0, 0));
         let before = position.clone();
         let join = play(&rules, &mut position, 1, place(1, 0));
         assert_eq!(join.outcome, None);
-        play(&rules, &mut position, 0, place(0, 1));
+        let row = play(&rules, &mut position, 0, place(0, 1));
         // Seat 0's (0,0)-(0,1) is a row, not top to bottom; seat 1's
         // (1,0)-(1,1) joins left to right.
         let win = rules.play(&position, Seat(1), place(1, 1)).unwrap();
@@ -413,24 +413,11 @@ mod tests {
             win.outcome,
             Some(Outcome::Win { seat: Seat(1), .. })
         ));
-        for (seat, played) in [(0, place(0, 1)), (1, place(1, 0))] {
-            let played = Played::placed(played, played_cell(played), None);
-            rules.undo(&mut position, Seat(seat), &played);
-        }
+        rules.undo(&mut position, Seat(0), &row);
+        rules.undo(&mut position, Seat(1), &join);
         assert_eq!(position, before);
-        rules.undo(
-            &mut position,
-            Seat(0),
-            &Played::placed(place(0, 0), Coord::new(0, 0), None),
-        );
+        rules.undo(&mut position, Seat(0), &first);
         assert_eq!(position, start);
-    }
-
-    fn played_cell(mv: Move) -> Coord {
-        match mv {
-            Move::Place(at) => at,
-            _ => unreachable!(),
-        }
     }
 
     #[test]

@@ -63,8 +63,9 @@ impl MnkRules {
         at.on_board(self.rows, self.cols)
     }
 
-    /// Plays `piece` (the mover's, or in wild games a mark) on the cell
-    /// `at` of `board` for `seat`: refused when the cell is occupied; wins
+    /// Plays `mv`, already checked to name the on-board cell `at`, for
+    /// `seat`: its piece (the mover's, or in wild games a mark) goes on `at`
+    /// of `board`. Refused when the cell is occupied; wins
     /// for `seat` on K in a row of `piece` under `overline`, draws on the
     /// last empty cell. O(K).
     ///
@@ -75,11 +76,9 @@ impl MnkRules {
         board: &Board,
         seat: Seat,
         mv: Move,
+        at: Coord,
         overline: Overline,
     ) -> Result<Played, IllegalMove> {
-        let (Move::Place(at) | Move::PlaceMark { at, .. }) = mv else {
-            unreachable!("checked to be a placement")
-        };
         if board.at(at).is_some() {
             return Err(IllegalMove::CellOccupied {
                 row: at.row,
@@ -109,8 +108,8 @@ impl Game for MnkRules {
     }
 
     fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
-        self.check(mv)?;
-        self.place(board, seat, mv, Overline::Wins)
+        let at = self.check(mv)?;
+        self.place(board, seat, mv, at, Overline::Wins)
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
@@ -126,7 +125,7 @@ impl Game for MnkRules {
     }
 
     fn legal_move_count(&self, board: &Board, _seat: Seat) -> usize {
-        (board.cells() - board.filled()) as usize
+        board.empty_count() as usize
     }
 }
 

@@ -50,17 +50,6 @@ impl OthelloRules {
         self.side
     }
 
-    /// The standard opening: seat 1 (white) on the two centre cells of the
-    /// main diagonal, seat 0 (black) on the other two.
-    fn opening(&self) -> Board {
-        let mut position = Board::new(self.side, self.side);
-        let (a, b) = (self.side / 2 - 1, self.side / 2);
-        for (row, col, seat) in [(a, a, 1), (b, b, 1), (a, b, 0), (b, a, 0)] {
-            position.put(Coord::new(row, col), Seat(seat));
-        }
-        position
-    }
-
     /// The cell `mv` names, if it is a placement on the board.
     pub(super) fn check(&self, mv: Move) -> Result<Coord, IllegalMove> {
         let at = match mv {
@@ -109,10 +98,31 @@ impl OthelloRules {
     fn has_move(position: &Board, seat: Seat) -> bool {
         Self::moves_of(position, seat).next().is_some()
     }
+}
+
+/// Othello: two seats; a disc that brackets a line flips it; a seat
+/// without a move passes.
+impl Game for OthelloRules {
+    type Position = Board;
+
+    /// The standard opening: seat 1 (white) on the two centre cells of the
+    /// main diagonal, seat 0 (black) on the other two.
+    fn initial_position(&self, _seats: usize) -> Board {
+        let mut position = Board::new(self.side, self.side);
+        let (a, b) = (self.side / 2 - 1, self.side / 2);
+        for (row, col, seat) in [(a, a, 1), (b, b, 1), (a, b, 0), (b, a, 0)] {
+            position.put(Coord::new(row, col), Seat(seat));
+        }
+        position
+    }
+
+    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
+        self.check(mv).map(drop)
+    }
 
     /// Checks a move and works out its flips, who must pass after it, and
     /// whether it ends the game (neither seat can move: most discs wins).
-    fn play_disc(&self, position: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
+    fn play(&self, position: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
         let at = self.check(mv)?;
         if position.at(at).is_some() {
             return Err(IllegalMove::CellOccupied {
@@ -156,24 +166,6 @@ impl OthelloRules {
             passes,
             ..Played::placed(mv, at, outcome)
         })
-    }
-}
-
-/// Othello: two seats; a disc that brackets a line flips it; a seat
-/// without a move passes.
-impl Game for OthelloRules {
-    type Position = Board;
-
-    fn initial_position(&self, _seats: usize) -> Board {
-        self.opening()
-    }
-
-    fn check_move(&self, mv: Move) -> Result<(), IllegalMove> {
-        self.check(mv).map(drop)
-    }
-
-    fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
-        self.play_disc(board, seat, mv)
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {

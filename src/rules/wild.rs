@@ -72,8 +72,8 @@ impl Game for WildRules {
     }
 
     fn play(&self, board: &Board, seat: Seat, mv: Move) -> Result<Played, IllegalMove> {
-        self.check(mv)?;
-        self.board.place(board, seat, mv, Overline::Wins)
+        let (at, _) = self.check(mv)?;
+        self.board.place(board, seat, mv, at, Overline::Wins)
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
@@ -91,7 +91,7 @@ impl Game for WildRules {
     }
 
     fn legal_move_count(&self, board: &Board, _seat: Seat) -> usize {
-        Self::MARKS.len() * (board.cells() - board.filled()) as usize
+        Self::MARKS.len() * board.empty_count() as usize
     }
 }
 
