@@ -622,20 +622,30 @@ async fn an_othello_pass_is_appended_right_after_the_move_that_causes_it() {
     assert_eq!(game.last_sequence, sequence);
 }
 
+/// Hex on a `size` x `size` board with the swap rule.
+fn hex_with_swap(size: i32) -> pb::RuleSet {
+    pb::RuleSet {
+        kind: Some(pb::rule_set::Kind::Hex(pb::HexRules {
+            size: Some(size),
+            swap: true,
+        })),
+    }
+}
+
+/// Hex's swap move.
+fn swap() -> pb::Move {
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Swap(pb::Swap {})),
+    }
+}
+
 #[tokio::test]
 async fn hex_swaps_once_wins_by_connection_and_undoes_the_swap() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
-    let hex = pb::RuleSet {
-        kind: Some(pb::rule_set::Kind::Hex(pb::HexRules {
-            size: Some(3),
-            swap: true,
-        })),
-    };
+    let hex = hex_with_swap(3);
     create(c, "hex", hex).await;
-    let swap = pb::Move {
-        kind: Some(pb::r#move::Kind::Swap(pb::Swap {})),
-    };
+    let swap = swap();
     play(c, "hex", 0, place(0, 1)).await.unwrap();
     let reply = play(c, "hex", 1, swap).await.unwrap();
     let Some(pb::game_event::Kind::MovePlayed(played)) = &reply.events[0].kind else {
@@ -688,16 +698,9 @@ async fn hex_swaps_once_wins_by_connection_and_undoes_the_swap() {
 async fn on_a_hex_board_too_big_to_scan_a_swap_shows_one_stone() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
-    let hex = pb::RuleSet {
-        kind: Some(pb::rule_set::Kind::Hex(pb::HexRules {
-            size: Some(70),
-            swap: true,
-        })),
-    };
+    let hex = hex_with_swap(70);
     create(c, "big-hex", hex).await;
-    let swap = pb::Move {
-        kind: Some(pb::r#move::Kind::Swap(pb::Swap {})),
-    };
+    let swap = swap();
     play_all(c, "big-hex", &[place(3, 9), swap]).await;
     let game = get_game(c, "big-hex").await;
     let board = position(&game).board.clone().unwrap();

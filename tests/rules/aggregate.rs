@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 
 use plylog::game::{
-    Command, Event, GameConfig, GameError, GameState, GameStatus, SeatInfo, SeatLimits, UndoPolicy,
-    decide, evolve,
+    Command, Event, GameConfig, GameError, GameState, GameStatus, SeatLimits, UndoPolicy, decide,
+    evolve,
 };
 use plylog::rules::{
     ConnectFourRules, Coord, GomokuRules, HexRules, IllegalMove, MnkRules, Move, OthelloRules,
@@ -17,11 +17,7 @@ use plylog::rules::{
 /// A game of `rules` for `seats` seats where any seat may undo.
 fn config(rules: RuleSet, seats: usize) -> GameConfig {
     let seats = (0..seats)
-        .map(|i| SeatInfo {
-            player_id: format!("p{i}"),
-            display_name: String::new(),
-            symbol: format!("S{i}"),
-        })
+        .map(|i| crate::seat(&format!("p{i}"), &format!("S{i}")))
         .collect();
     GameConfig::new(rules, seats, SeatLimits::default())
         .unwrap()

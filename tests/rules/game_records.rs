@@ -9,7 +9,7 @@
 //! - `gomoku/gomocup-1x0-16.psq`: a Gomocup 20x20 freestyle engine game whose
 //!   second player completes five with the 16th stone.
 
-use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
+use plylog::game::{Command, Event, GameConfig, GameState, decide, evolve};
 use plylog::rules::{Coord, GomokuRules, Move, Outcome, Overline, Played, RuleSet, Seat};
 
 const PLAYOK: &str = include_str!("../fixtures/gomoku/playok-15x15-exact5.tsv");
@@ -19,14 +19,7 @@ fn gomoku(side: i64, overline: Overline) -> GameConfig {
     let rules = RuleSet::Gomoku(
         GomokuRules::new(Some(side), Some(side), None, overline, 1_000_000).unwrap(),
     );
-    let seats = ["black", "white"]
-        .map(|s| SeatInfo {
-            player_id: s.into(),
-            display_name: String::new(),
-            symbol: s[..1].into(),
-        })
-        .to_vec();
-    GameConfig::new(rules, seats, SeatLimits::default()).unwrap()
+    crate::table(rules, &["black", "white"])
 }
 
 /// Plays `stones` alternately from seat 0 and returns the 1-based number of

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
+use plylog::game::{Command, Event, GameState, decide, evolve};
 use plylog::rules::{
     ConnectFourRules, Coord, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Outcome,
     Overline, RuleSet, Seat,
@@ -70,14 +70,7 @@ fn trace_move(value: &Value) -> Move {
 fn replay(trace: &Value, name: &str) -> (usize, usize) {
     let mut passes = 0;
     let rules = rules(trace);
-    let seats = ["first", "second"]
-        .map(|s| SeatInfo {
-            player_id: s.into(),
-            display_name: String::new(),
-            symbol: s[..1].into(),
-        })
-        .to_vec();
-    let mut state = GameState::new(GameConfig::new(rules, seats, SeatLimits::default()).unwrap());
+    let mut state = GameState::new(crate::table(rules, &["first", "second"]));
     let moves = trace["moves"].as_array().unwrap();
     let legal = trace["legal"].as_array().unwrap();
     assert_eq!(moves.len(), legal.len(), "{name}");

@@ -20,9 +20,7 @@
 
 use std::collections::HashSet;
 
-use plylog::game::{
-    Command, Event, GameConfig, GameError, GameState, SeatInfo, SeatLimits, decide, evolve,
-};
+use plylog::game::{Command, Event, GameConfig, GameError, GameState, SeatLimits, decide, evolve};
 use plylog::rules::{Coord, MnkRules, Move, Outcome, Played, Position, RuleSet, Seat, lines};
 
 /// The UCI endgame rows: nine squares (`x`, `o`, `b`) then `positive` or
@@ -47,11 +45,7 @@ fn tic_tac_toe() -> RuleSet {
 }
 
 fn config() -> GameConfig {
-    let seat = |id: &str, symbol: &str| SeatInfo {
-        player_id: id.into(),
-        display_name: String::new(),
-        symbol: symbol.into(),
-    };
+    use crate::seat;
     GameConfig::new(
         tic_tac_toe(),
         vec![seat("x", "X"), seat("o", "O")],

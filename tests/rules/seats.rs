@@ -2,15 +2,9 @@
 //! checked on a tic-tac-toe table.
 
 use plylog::game::{GameConfig, InvalidSeats, SeatInfo, SeatLimits};
-use plylog::rules::{MnkRules, RuleSet};
 
-fn seat(id: &str, symbol: &str) -> SeatInfo {
-    SeatInfo {
-        player_id: id.into(),
-        display_name: String::new(),
-        symbol: symbol.into(),
-    }
-}
+use crate::seat;
+use plylog::rules::{MnkRules, RuleSet};
 
 fn config(seats: Vec<SeatInfo>) -> Result<GameConfig, InvalidSeats> {
     GameConfig::new(
