@@ -11,7 +11,7 @@
 //! that count from [`super::GamePosition::digest`].
 
 use super::lines::{Overline, placement_outcome, winning_run};
-use super::mnk::{check_board, placement};
+use super::mnk::check_board;
 use super::{
     Board, Coord, Game, GamePosition, IllegalMove, InvalidRules, MAX_SEATS, Move, Outcome, Played,
     Seat, check_landing,
@@ -334,14 +334,14 @@ impl Game for ConnectFourRules {
     fn apply(&self, position: &mut ConnectFourPosition, seat: Seat, played: &Played) {
         match played.mv {
             Move::Pop { column } => position.pop(column),
-            _ => position.put(placement(played), seat),
+            _ => position.put(played.cell(), seat),
         }
     }
 
     fn undo(&self, position: &mut ConnectFourPosition, seat: Seat, played: &Played) {
         match played.mv {
             Move::Pop { column } => position.unpop(column, seat),
-            _ => position.clear(placement(played)),
+            _ => position.clear(played.cell()),
         }
     }
 

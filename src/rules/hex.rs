@@ -24,7 +24,7 @@
 //! costs O(log n²) whatever the board size; undo restores the sets exactly.
 //! No flood fill.
 
-use super::mnk::{check_board, placement};
+use super::mnk::check_board;
 use super::{
     Board, Coord, Game, GamePosition, IllegalMove, InvalidRules, Move, Outcome, Played, Seat,
     check_landing,
@@ -299,7 +299,7 @@ impl Game for HexRules {
     }
 
     fn apply(&self, position: &mut HexPosition, seat: Seat, played: &Played) {
-        let at = placement(played);
+        let at = played.cell();
         if played.mv == Move::Swap {
             position.unplace(mirror(at));
         }
@@ -307,7 +307,7 @@ impl Game for HexRules {
     }
 
     fn undo(&self, position: &mut HexPosition, _seat: Seat, played: &Played) {
-        let at = placement(played);
+        let at = played.cell();
         position.unplace(at);
         if played.mv == Move::Swap {
             position.place(mirror(at), Seat(0));

@@ -113,11 +113,11 @@ impl Game for MnkRules {
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
-        board.put(placement(played), played.mv.piece(seat));
+        board.put(played.cell(), played.mv.piece(seat));
     }
 
     fn undo(&self, board: &mut Board, _seat: Seat, played: &Played) {
-        board.clear(placement(played));
+        board.clear(played.cell());
     }
 
     fn legal_moves<'a>(&'a self, board: &'a Board, _seat: Seat) -> impl Iterator<Item = Move> + 'a {
@@ -127,14 +127,6 @@ impl Game for MnkRules {
     fn legal_move_count(&self, board: &Board, _seat: Seat) -> usize {
         board.empty_count() as usize
     }
-}
-
-/// The cell of a recorded placement.
-///
-/// # Panics
-/// When the record has none (it is not a placement).
-pub(super) fn placement(played: &Played) -> Coord {
-    played.placement.expect("a placement records its cell")
 }
 
 /// The checks every K-in-a-row board shares: sizes at least 1, the cell

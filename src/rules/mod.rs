@@ -203,6 +203,14 @@ pub struct Played {
 }
 
 impl Played {
+    /// The cell of a move that has one (see [`Played::placement`]).
+    ///
+    /// # Panics
+    /// When it has none (a roll): the caller's game has cells.
+    pub fn cell(&self) -> Coord {
+        self.placement.expect("a move on a board records its cell")
+    }
+
     /// A move that put a piece on `placement` and changed nothing else.
     pub fn placed(mv: Move, placement: Coord, outcome: Option<Outcome>) -> Self {
         Played {

@@ -5,7 +5,6 @@
 //! and the seat with more discs wins (equal counts draw). Rules as published
 //! by the World Othello Federation (<https://www.worldothello.org/about/about-othello/othello-rules/official-rules/english>).
 
-use super::mnk::placement;
 use super::{Board, Coord, Game, IllegalMove, InvalidRules, Move, Outcome, Played, Seat};
 
 /// The eight directions a line of flips may run.
@@ -169,7 +168,7 @@ impl Game for OthelloRules {
     }
 
     fn apply(&self, board: &mut Board, seat: Seat, played: &Played) {
-        board.put(placement(played), seat);
+        board.put(played.cell(), seat);
         played.flips.iter().for_each(|at| board.recolor(*at, seat));
     }
 
@@ -177,7 +176,7 @@ impl Game for OthelloRules {
     fn undo(&self, board: &mut Board, seat: Seat, played: &Played) {
         let other = Seat(1 - seat.0);
         played.flips.iter().for_each(|at| board.recolor(*at, other));
-        board.clear(placement(played));
+        board.clear(played.cell());
     }
 
     fn legal_moves<'a>(&'a self, board: &'a Board, seat: Seat) -> impl Iterator<Item = Move> + 'a {
