@@ -6,9 +6,14 @@
 //! [`game`] does I/O, async, or reads the clock.
 //!
 //! # Example: a game's log, decided and evolved
+//! Commands carry the server's clock reading and events the time they were
+//! recorded at (Unix epoch milliseconds), so replay gives the same clocks.
 //! ```
-//! use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
-//! use plylog::rules::{ConnectFourRules, Move, RuleSet, Seat};
+//! use plylog::game::{
+//!     Command, Event, Fischer, GameConfig, GameState, SeatInfo, SeatLimits, TimeControl,
+//!     decide, evolve,
+//! };
+//! use plylog::rules::{ConnectFourRules, EndReason, Move, Outcome, RuleSet, Seat};
 //!
 //! let seat = |symbol: &str| SeatInfo {
 //!     player_id: symbol.to_lowercase(),
@@ -16,20 +21,39 @@
 //!     symbol: symbol.into(),
 //! };
 //! let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
+//! // Five minutes each, two seconds more after each move.
+//! let clock = Fischer { initial_ms: 300_000, increment_ms: 2_000 };
+//! let timed = TimeControl { per_move_ms: None, clock: Some(clock), on_expiry: Default::default(), seed: 7 };
 //! let config = GameConfig::new(rules, vec![seat("R"), seat("Y")], SeatLimits::default())
-//!     .expect("two seats with distinct symbols");
-//! let mut state = GameState::new(config.clone());
-//! let mut log = vec![Event::GameCreated(config)];
+//!     .expect("two seats with distinct symbols")
+//!     .with_time_control(timed)
+//!     .expect("a usable time control");
+//! let t0 = 1_700_000_000_000;
+//! let mut state = GameState::new(config.clone(), t0);
+//! let mut log = vec![(Event::GameCreated(config), t0)];
 //! let play = Command::Play { seat: Seat(0), mv: Move::Drop { column: 3 } };
-//! for event in decide(&state, &play).expect("a legal drop") {
-//!     evolve(&mut state, &event);
-//!     log.push(event);
+//! // Seat 0 thinks for ten seconds.
+//! for event in decide(&state, &play, t0 + 10_000).expect("a legal drop") {
+//!     evolve(&mut state, &event, t0 + 10_000);
+//!     log.push((event, t0 + 10_000));
 //! }
 //! assert_eq!((state.sequence(), state.to_move()), (2, Some(Seat(1))));
+//! assert_eq!(state.clocks().remaining_ms[0], 292_000);
 //! // The same seat again is refused, and nothing changes.
-//! assert!(decide(&state, &play).is_err());
-//! // The log replays to the same state.
-//! assert_eq!(GameState::replay(log).expect("a well-formed log"), state);
+//! assert!(decide(&state, &play, t0 + 11_000).is_err());
+//! // The log replays to the same state, clocks included.
+//! assert_eq!(GameState::replay(log.clone()).expect("a well-formed log"), state);
+//! // Seat 1 lets its five minutes run out: the timer's command decides the
+//! // timeout, and under the default policy seat 0 wins.
+//! assert!(decide(&state, &Command::Timeout, t0 + 309_999).unwrap().is_empty());
+//! let timeout = decide(&state, &Command::Timeout, t0 + 310_000).unwrap();
+//! assert_eq!(
+//!     timeout[1],
+//!     Event::GameEnded {
+//!         outcome: Some(Outcome::Win { seat: Seat(0), line: vec![] }),
+//!         reason: EndReason::Timeout,
+//!     }
+//! );
 //! ```
 
 pub mod api;

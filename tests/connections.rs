@@ -397,6 +397,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
                 })
                 .to_vec(),
             undo_policy: pb::UndoPolicy::LastMover as i32,
+            time_control: None,
         }),
     );
     let mut bytes = created.encoded_len();

@@ -196,6 +196,8 @@ idempotent! {
     pb::ReissueSeatTokenRequest => b"reissue:", turn_token: no,
     pb::SubmitMoveRequest => b"move:", turn_token: yes,
     pb::UndoRequest => b"undo:", turn_token: yes,
+    pb::RedoRequest => b"redo:", turn_token: yes,
+    pb::SubmitActionRequest => b"action:", turn_token: yes,
 }
 
 /// The idempotency fields of a request: its id, its turn token, and the rest
@@ -285,10 +287,17 @@ impl GameService for GameApi {
         let sent_seed = rules
             .as_mut()
             .and_then(|r| convert::fill_seed(r, rand::random));
+        let mut time_control = req.time_control;
+        if let Some(tc) = time_control.as_mut() {
+            convert::fill_time_control_seed(tc, rand::random);
+        }
         let config = convert::config_from_proto(
-            rules.as_ref(),
-            &req.seats,
-            req.undo_policy,
+            convert::WireConfig {
+                rules: rules.as_ref(),
+                seats: &req.seats,
+                undo_policy: req.undo_policy,
+                time_control: time_control.as_ref(),
+            },
             settings.max_cells,
             settings.seat_limits,
         )?;
@@ -381,6 +390,53 @@ impl GameService for GameApi {
             .execute(&req.game_id, Command::Undo { requested_by }, meta)
             .await?;
         Ok(Response::new(pb::UndoResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
+    }
+
+    async fn redo(
+        &self,
+        request: Request<pb::RedoRequest>,
+    ) -> Result<Response<pb::RedoResponse>, Status> {
+        let _permit = self.admit()?;
+        let credential = auth::seat_credential(request.metadata());
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let requested_by = req
+            .seat
+            .map(|s| convert::seat_from_proto(s, "seat"))
+            .transpose()?;
+        let meta = with_credential(request_meta(&req)?, credential);
+        let reply = self
+            .registry
+            .execute(&req.game_id, Command::Redo { requested_by }, meta)
+            .await?;
+        Ok(Response::new(pb::RedoResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
+    }
+
+    async fn submit_action(
+        &self,
+        request: Request<pb::SubmitActionRequest>,
+    ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+        let _permit = self.admit()?;
+        let credential = auth::seat_credential(request.metadata());
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let seat = req
+            .seat
+            .map(|s| convert::seat_from_proto(s, "seat"))
+            .transpose()?;
+        let action = convert::action_from_proto(req.action)?;
+        let meta = with_credential(request_meta(&req)?, credential);
+        let reply = self
+            .registry
+            .execute(&req.game_id, Command::Act { seat, action }, meta)
+            .await?;
+        Ok(Response::new(pb::SubmitActionResponse {
             events: reply.events,
             game: Some(reply.game),
         }))

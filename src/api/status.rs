@@ -133,6 +133,26 @@ pub fn to_status(error: RegistryError) -> Status {
                         HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
                     return status(Code::FailedPrecondition, message, R::NotLastMover, metadata);
                 }
+                GameError::NotRedoer { mover, .. } => {
+                    let metadata = HashMap::from([("last_mover".to_owned(), mover.to_string())]);
+                    return status(Code::FailedPrecondition, message, R::NotLastMover, metadata);
+                }
+                GameError::SeatRequired => return invalid("seat", R::InvalidRequest),
+                GameError::NothingToRedo => (Code::FailedPrecondition, R::NothingToRedo),
+                GameError::ConsentRequired => (Code::FailedPrecondition, R::ConsentRequired),
+                GameError::TakebackNotAllowed => (Code::FailedPrecondition, R::TakebackNotAllowed),
+                GameError::NoPendingOffer { .. } => (Code::FailedPrecondition, R::NoPendingOffer),
+                GameError::AlreadyAgreed { .. } => (Code::FailedPrecondition, R::AlreadyAgreed),
+                GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
+                GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
+                GameError::TimeExpired { seat, deadline_ms } => {
+                    let deadline = crate::proto::convert::timestamp(deadline_ms).to_string();
+                    let metadata = HashMap::from([
+                        ("seat".to_owned(), seat.to_string()),
+                        ("deadline".to_owned(), deadline),
+                    ]);
+                    return status(Code::FailedPrecondition, message, R::TimeExpired, metadata);
+                }
             };
             status(code, message, reason, none())
         }

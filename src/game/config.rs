@@ -80,8 +80,115 @@ pub enum UndoPolicy {
     LastMover,
     /// Any seat, or a request that states none.
     AnySeat,
-    /// Nobody: every undo is refused.
+    /// Nobody: every undo (and redo) is refused.
     Disabled,
+    /// By consent: a seat asks for a takeback and every other seat still in
+    /// play accepts it; a plain undo is refused. Redo is the mover's own.
+    Consent,
+}
+
+/// What happens when the seat to move runs out of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExpiryPolicy {
+    /// The seat forfeits: with two seats in play the other wins; with more,
+    /// the seat is out and play goes on (the default).
+    #[default]
+    Forfeit,
+    /// The server plays a uniformly random legal move for the seat, drawn
+    /// from the time control's seed.
+    RandomMove,
+    /// The game is drawn.
+    Draw,
+}
+
+/// A game clock in the Fischer style: each seat starts with `initial_ms`
+/// and gains `increment_ms` after each of its moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fischer {
+    /// Each seat's time at the start, in milliseconds (at least 1).
+    pub initial_ms: u64,
+    /// Time added to a seat's clock after each of its moves, in milliseconds.
+    pub increment_ms: u64,
+}
+
+/// How a game is timed: a limit per turn, a game clock, or both (a turn
+/// then ends at whichever runs out first). A turn starts when the seat gets
+/// it (at creation for the first); its time runs while offers and other
+/// requests come and go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimeControl {
+    /// The most milliseconds a seat may take for one turn.
+    pub per_move_ms: Option<u64>,
+    /// The game clock, when the game has one.
+    pub clock: Option<Fischer>,
+    /// What happens when time runs out.
+    pub on_expiry: ExpiryPolicy,
+    /// Seeds the random moves of [`ExpiryPolicy::RandomMove`]: the move
+    /// played for the event at sequence `s` is drawn from stream `s` of
+    /// ChaCha8 seeded with this (rand_chacha's `ChaCha8Rng::seed_from_u64`).
+    pub seed: u64,
+}
+
+/// A time control that cannot be used, naming the offending field (e.g.
+/// `time_control.per_move`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct InvalidTimeControl {
+    /// The field at fault.
+    pub field: String,
+    /// A short lowercase sentence.
+    pub why: String,
+}
+
+/// Longest time a clock or turn may be given: 30 days, in milliseconds.
+pub const MAX_TIME_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+impl TimeControl {
+    /// Checks the time control is usable: at least a per-move limit or a
+    /// clock, each limit from 1 ms to [`MAX_TIME_MS`], the increment at most
+    /// [`MAX_TIME_MS`].
+    ///
+    /// # Errors
+    /// A short lowercase sentence naming the field at fault.
+    pub fn check(&self) -> Result<(), InvalidTimeControl> {
+        let invalid = |field: &str, why: String| {
+            Err(InvalidTimeControl {
+                field: format!("time_control.{field}"),
+                why,
+            })
+        };
+        let in_range = |ms: u64| (1..=MAX_TIME_MS).contains(&ms);
+        if self.per_move_ms.is_none() && self.clock.is_none() {
+            return invalid(
+                "per_move",
+                "a time control needs a per-move limit, a clock, or both".into(),
+            );
+        }
+        if let Some(ms) = self.per_move_ms.filter(|ms| !in_range(*ms)) {
+            return invalid(
+                "per_move",
+                format!("{ms} ms is not from 1 ms to {MAX_TIME_MS} ms"),
+            );
+        }
+        if let Some(clock) = self.clock {
+            if !in_range(clock.initial_ms) {
+                return invalid(
+                    "initial",
+                    format!(
+                        "{} ms is not from 1 ms to {MAX_TIME_MS} ms",
+                        clock.initial_ms
+                    ),
+                );
+            }
+            if clock.increment_ms > MAX_TIME_MS {
+                return invalid(
+                    "increment",
+                    format!("{} ms is over {MAX_TIME_MS} ms", clock.increment_ms),
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A game's rules and seats, checked together: 2 or more seats (turn order is
@@ -91,6 +198,7 @@ pub struct GameConfig {
     rules: RuleSet,
     seats: Vec<SeatInfo>,
     undo_policy: UndoPolicy,
+    time_control: Option<TimeControl>,
 }
 
 impl GameConfig {
@@ -189,6 +297,7 @@ impl GameConfig {
             rules,
             seats,
             undo_policy: UndoPolicy::default(),
+            time_control: None,
         })
     }
 
@@ -198,6 +307,23 @@ impl GameConfig {
             undo_policy: policy,
             ..self
         }
+    }
+
+    /// The same game timed by `time_control` (see [`TimeControl::check`]).
+    ///
+    /// # Errors
+    /// [`InvalidTimeControl`] naming the field at fault.
+    pub fn with_time_control(self, time_control: TimeControl) -> Result<Self, InvalidTimeControl> {
+        time_control.check()?;
+        Ok(GameConfig {
+            time_control: Some(time_control),
+            ..self
+        })
+    }
+
+    /// How the game is timed; `None`: untimed (the default).
+    pub fn time_control(&self) -> Option<&TimeControl> {
+        self.time_control.as_ref()
     }
 
     /// Who may take back the last move.

@@ -1,7 +1,7 @@
 //! The domain events of a game's log.
 
 use super::GameConfig;
-use crate::rules::{Coord, Played, Seat};
+use crate::rules::{Coord, EndReason, Outcome, Played, Seat};
 
 /// One fact of a game's log, past tense. Each carries everything replay
 /// needs (the landing cell, the outcome), so evolve never re-derives them.
@@ -43,6 +43,75 @@ pub enum Event {
     /// token hash and the history shows who could act when.
     SeatTokenReissued {
         /// The seat whose token was replaced.
+        seat: Seat,
+    },
+    /// The last move undone was played again ([`super::Command::Redo`]):
+    /// what it did, as the rules decided it again on the same position.
+    MoveRedone {
+        /// The seat that moved.
+        seat: Seat,
+        /// 1-based ply number of the move among the moves on the board.
+        ply: u32,
+        /// The move and everything it did (its `passes` are empty).
+        played: Played,
+    },
+    /// The seat to move ran out of time. What the game's
+    /// [`super::ExpiryPolicy`] does about it follows in the same append: a
+    /// [`Event::GameEnded`], a [`Event::SeatOut`] or a [`Event::MovePlayed`]
+    /// chosen at random.
+    TimeExpired {
+        /// The seat whose time ran out.
+        seat: Seat,
+    },
+    /// `seat` left play (resigned, or forfeited on time, with more than two
+    /// seats in play): turns skip it from now on, and play goes on.
+    SeatOut {
+        /// The seat out of play.
+        seat: Seat,
+        /// Why: [`EndReason::Resignation`] or [`EndReason::Timeout`].
+        reason: EndReason,
+    },
+    /// The game ended without a move deciding it (a move that ends a game
+    /// carries its outcome in [`Played::outcome`]).
+    GameEnded {
+        /// The result; `None` for no result (an aborted game).
+        outcome: Option<Outcome>,
+        /// Why the game ended.
+        reason: EndReason,
+    },
+    /// `seat` offered a draw; it stands until every other seat in play
+    /// accepts it (a draw), one declines it, or `seat` moves again after
+    /// another seat has moved (an offer made with a move survives that move).
+    DrawOffered {
+        /// The seat offering.
+        seat: Seat,
+    },
+    /// `seat` accepted the pending draw offer.
+    DrawAccepted {
+        /// The seat accepting.
+        seat: Seat,
+    },
+    /// `seat` declined the pending draw offer, which lapses.
+    DrawDeclined {
+        /// The seat declining.
+        seat: Seat,
+    },
+    /// `seat` asked for the last move on the board to be taken back (the
+    /// consent undo policy); it stands until every other seat in play
+    /// accepts it (a [`Event::MoveUndone`] follows), one declines it, or a
+    /// move is played.
+    TakebackRequested {
+        /// The seat asking.
+        seat: Seat,
+    },
+    /// `seat` accepted the pending takeback request.
+    TakebackAccepted {
+        /// The seat accepting.
+        seat: Seat,
+    },
+    /// `seat` declined the pending takeback request, which lapses.
+    TakebackDeclined {
+        /// The seat declining.
         seat: Seat,
     },
 }

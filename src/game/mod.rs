@@ -3,11 +3,16 @@
 //!
 //! - [`GameConfig`] / [`SeatInfo`]: the rules and seats a game is created
 //!   with, validated by [`GameConfig::new`].
-//! - [`Command`]: what a seat asks for; [`decide`] turns a command into
-//!   [`Event`]s or a [`GameError`] without changing anything.
-//! - [`evolve`] applies one event and cannot fail; [`GameState::replay`] is the
-//!   fold of evolve over a stored log, checking each event is well-formed
-//!   first (a corrupt log is a [`ReplayError`], never a panic).
+//! - [`Command`]: what a seat asks for; [`decide`] turns a command, with the
+//!   server's clock reading, into [`Event`]s or a [`GameError`] without
+//!   changing anything.
+//! - [`evolve`] applies one event, with the time it was recorded at, and
+//!   cannot fail; [`GameState::replay`] is the fold of evolve over a stored
+//!   log, checking each event is well-formed first (a corrupt log is a
+//!   [`ReplayError`], never a panic).
+//! - Time is data: a [`TimeControl`] sets deadlines, the clocks are part of
+//!   the state, and a [`Command::Timeout`] given at a clock reading past the
+//!   deadline decides to the timeout's events. Nothing here reads a clock.
 //!
 //! How a win is detected is the rules' business ([`crate::rules`]); storage,
 //! time and the network are not known here, and no game is named: every
@@ -20,8 +25,12 @@ mod config;
 mod event;
 mod state;
 
-pub use config::{EMPTY_CELL, GameConfig, InvalidSeats, SeatInfo, SeatLimits, UndoPolicy};
+pub use config::{
+    EMPTY_CELL, ExpiryPolicy, Fischer, GameConfig, InvalidSeats, InvalidTimeControl, MAX_TIME_MS,
+    SeatInfo, SeatLimits, TimeControl, UndoPolicy,
+};
 pub use event::Event;
 pub use state::{
-    Command, GameError, GameState, GameStatus, PlayedMove, ReplayError, decide, evolve,
+    Action, Clocks, Command, GameError, GameState, GameStatus, Millis, Offer, PlayedMove,
+    ReplayError, decide, evolve,
 };

@@ -3,8 +3,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Event, GameConfig, UndoPolicy};
-use crate::rules::{IllegalMove, Move, Outcome, Played, Position, Seat};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::{Event, ExpiryPolicy, GameConfig, UndoPolicy};
+use crate::rules::{EndReason, IllegalMove, Move, Outcome, Played, Position, Seat};
+
+/// A reading of the server's clock: Unix epoch milliseconds. The shell
+/// reads the clock and passes it in; nothing here reads one.
+pub type Millis = i64;
 
 /// What a seat asks of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +28,23 @@ pub enum Command {
         /// The seat asking, when stated.
         requested_by: Option<Seat>,
     },
+    /// Play again the last move undone, while no other move was played
+    /// since (under the undo policy, as for [`Command::Undo`]).
+    Redo {
+        /// The seat asking, when stated.
+        requested_by: Option<Seat>,
+    },
+    /// Something a seat does that is not a move: resign, abort, offer or
+    /// answer a draw or a takeback.
+    Act {
+        /// The seat acting (required: `None` is refused).
+        seat: Option<Seat>,
+        /// What it does.
+        action: Action,
+    },
+    /// The turn's deadline may have passed: the shell's timer fired. Decides
+    /// to nothing when no deadline has passed (a move came first).
+    Timeout,
     /// Replace `seat`'s credential (an operator's command; whoever may give
     /// it is checked outside the game). Allowed in any state, also after the
     /// game ended.
@@ -28,6 +52,28 @@ pub enum Command {
         /// The seat whose token is replaced.
         seat: Seat,
     },
+}
+
+/// What a seat may do besides moving ([`Command::Act`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Give up: with two seats in play the other wins; with more, the seat
+    /// is out and play goes on.
+    Resign,
+    /// Call the game off with no result, before every seat has moved.
+    Abort,
+    /// Offer a draw (accepts a pending offer of another seat).
+    OfferDraw,
+    /// Accept the pending draw offer.
+    AcceptDraw,
+    /// Decline the pending draw offer.
+    DeclineDraw,
+    /// Ask for the last move on the board to be taken back (consent policy).
+    RequestTakeback,
+    /// Accept the pending takeback request.
+    AcceptTakeback,
+    /// Decline the pending takeback request.
+    DeclineTakeback,
 }
 
 /// Why [`decide`] refuses a command. Nothing is appended for a refusal.
@@ -70,6 +116,61 @@ pub enum GameError {
         /// The seat that asked, when stated.
         requested_by: Option<u8>,
     },
+    /// But under the any-seat policy, only the seat whose undone move it is
+    /// may redo it, and must say so.
+    #[error("only the seat that played the undone move (seat {mover}) may redo it{}", match .requested_by { Some(s) => format!(", not seat {s}"), None => "; state the seat".into() })]
+    NotRedoer {
+        /// The seat that played the move to redo.
+        mover: u8,
+        /// The seat that asked, when stated.
+        requested_by: Option<u8>,
+    },
+    /// A command that needs its seat named came without one.
+    #[error("state the seat acting")]
+    SeatRequired,
+    /// No move was undone since the last move played.
+    #[error("there is no undone move to redo")]
+    NothingToRedo,
+    /// The game takes back moves by consent only: ask with a takeback
+    /// request.
+    #[error("takebacks in this game need the other seats' consent: request a takeback")]
+    ConsentRequired,
+    /// Takeback requests need the consent undo policy.
+    #[error("this game's undo policy is not consent: use undo")]
+    TakebackNotAllowed,
+    /// There is no pending offer (or request) of another seat to answer.
+    #[error("there is no pending {what} of another seat to answer")]
+    NoPendingOffer {
+        /// "draw offer" or "takeback request".
+        what: &'static str,
+    },
+    /// The seat already made the pending offer (or request), or agreed to it.
+    #[error("seat {seat} already agreed to the pending {what}")]
+    AlreadyAgreed {
+        /// The seat.
+        seat: u8,
+        /// "draw offer" or "takeback request".
+        what: &'static str,
+    },
+    /// Every seat has moved: the game can no longer be aborted (resign or
+    /// offer a draw instead).
+    #[error("every seat has moved: too late to abort")]
+    AbortTooLate,
+    /// The seat resigned or forfeited and is out of play.
+    #[error("seat {seat} is out of play")]
+    SeatOut {
+        /// The seat.
+        seat: u8,
+    },
+    /// The turn's deadline passed before the command came: the timeout is
+    /// appended instead.
+    #[error("seat {seat}'s time ran out at {deadline_ms} ms after the epoch")]
+    TimeExpired {
+        /// The seat whose time ran out.
+        seat: u8,
+        /// The deadline, Unix epoch milliseconds.
+        deadline_ms: Millis,
+    },
 }
 
 /// A stored log that cannot be replayed: the store's corruption, reported
@@ -92,6 +193,8 @@ pub enum GameStatus {
     Won,
     /// The game was drawn.
     Drawn,
+    /// The game ended without a result (aborted).
+    NoResult,
 }
 
 /// A move on the board, as the undo stack keeps it: who played it, the
@@ -106,88 +209,153 @@ pub struct PlayedMove {
     pub played: Played,
 }
 
+/// A pending draw offer or takeback request: who made it and which seats
+/// have agreed (the maker included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    /// The seat that made it.
+    pub by: Seat,
+    /// Agreement by seat index.
+    pub agreed: Vec<bool>,
+    /// Whether another seat has moved since the offer was made (a draw
+    /// offer then lapses at the offering seat's next move).
+    pub others_moved: bool,
+}
+
+/// Where a game's clocks stand after its last event: each seat's time left
+/// as of the start of the current turn, and when that turn started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clocks {
+    /// Milliseconds each seat had left when the current turn started (its
+    /// game clock; empty when the game has only a per-move limit).
+    pub remaining_ms: Vec<Millis>,
+    /// When the current turn started, Unix epoch milliseconds.
+    pub turn_started: Millis,
+}
+
 /// A game as the fold of its events: configuration, position, whose turn it
-/// is, the moves on the board (the undo stack), the outcome, and the sequence
-/// of the last event applied (1-based; 1 right after creation).
+/// is, the moves on the board (the undo stack) and the moves undone since
+/// the last move (the redo stack), the clocks, the seats out of play, any
+/// pending offer, the outcome, and the sequence of the last event applied
+/// (1-based; 1 right after creation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameState {
     config: Arc<GameConfig>,
     position: Position,
     to_move: Seat,
     moves: Vec<PlayedMove>,
+    redo: Vec<PlayedMove>,
     outcome: Option<Outcome>,
+    /// Why the game ended; `Some` exactly when it has.
+    ended: Option<EndReason>,
     sequence: u64,
+    clocks: Clocks,
+    /// Seats out of play, by index.
+    out: Vec<bool>,
+    /// Seats that have played a move, by index.
+    moved: Vec<bool>,
+    draw_offer: Option<Offer>,
+    takeback: Option<Offer>,
     /// How often each position (pieces and seat to move, by digest) has
     /// occurred, kept only for rule sets that draw on repetition.
     repetitions: HashMap<u64, u32>,
 }
 
 impl GameState {
-    /// The state right after the GameCreated event (sequence 1): empty
-    /// board, seat 0 to move.
-    pub fn new(config: GameConfig) -> Self {
-        let position = config.rules().initial_position(config.seats().len());
+    /// The state right after the GameCreated event (sequence 1), recorded
+    /// at `created_at`: empty board, seat 0 to move, its turn (and clock)
+    /// started.
+    pub fn new(config: GameConfig, created_at: Millis) -> Self {
+        let seats = config.seats().len();
+        let position = config.rules().initial_position(seats);
+        let initial = config
+            .time_control()
+            .and_then(|tc| tc.clock)
+            .map(|clock| vec![clock.initial_ms as Millis; seats])
+            .unwrap_or_default();
         let mut state = GameState {
             config: Arc::new(config),
             position,
             to_move: Seat(0),
             moves: Vec::new(),
+            redo: Vec::new(),
             outcome: None,
+            ended: None,
             sequence: 1,
+            clocks: Clocks {
+                remaining_ms: initial,
+                turn_started: created_at,
+            },
+            out: vec![false; seats],
+            moved: vec![false; seats],
+            draw_offer: None,
+            takeback: None,
             repetitions: HashMap::new(),
         };
         state.count_position(1);
         state
     }
 
-    /// Rebuilds a game from its whole log, `events` in sequence order from 1.
-    /// Each event is checked to be well-formed for the state it lands on
-    /// before [`evolve`] applies it.
+    /// Rebuilds a game from its whole log: each event in sequence order from
+    /// 1, with the time it was recorded at. Each event is checked to be
+    /// well-formed for the state it lands on before [`evolve`] applies it.
     ///
     /// # Errors
     /// [`ReplayError`] when the log is empty, does not start with
     /// GameCreated, or holds an event that does not fit (a second
     /// GameCreated, a move by the wrong seat or onto an occupied or off-board
-    /// cell, an undo with nothing to undo).
-    pub fn replay(events: impl IntoIterator<Item = Event>) -> Result<Self, ReplayError> {
+    /// cell, an undo with nothing to undo, anything but a token re-issue
+    /// after the game ended).
+    pub fn replay(events: impl IntoIterator<Item = (Event, Millis)>) -> Result<Self, ReplayError> {
         let mut events = events.into_iter();
-        let Some(Event::GameCreated(config)) = events.next() else {
+        let Some((Event::GameCreated(config), created_at)) = events.next() else {
             return Err(ReplayError {
                 sequence: 1,
                 why: "the log does not start with GameCreated".into(),
             });
         };
-        let mut state = GameState::new(config);
-        for event in events {
-            state.apply_stored(&event)?;
+        let mut state = GameState::new(config, created_at);
+        for (event, at) in events {
+            state.apply_stored(&event, at)?;
         }
         Ok(state)
     }
 
-    /// Applies one stored event after checking it fits this state: one step
-    /// of [`GameState::replay`].
+    /// Applies one stored event, recorded at `at`, after checking it fits
+    /// this state: one step of [`GameState::replay`].
     ///
     /// # Errors
     /// [`ReplayError`] as for [`GameState::replay`]; the state is unchanged.
-    pub fn apply_stored(&mut self, event: &Event) -> Result<(), ReplayError> {
+    pub fn apply_stored(&mut self, event: &Event, at: Millis) -> Result<(), ReplayError> {
         self.check(event).map_err(|why| ReplayError {
             sequence: self.sequence + 1,
             why,
         })?;
-        evolve(self, event);
+        evolve(self, event, at);
         Ok(())
     }
 
     fn check(&self, event: &Event) -> Result<(), String> {
+        let agreeing = |offer: &Option<Offer>, seat: Seat| match offer {
+            Some(offer) if !offer.agreed.get(seat.index()).copied().unwrap_or(true) => {
+                self.check_in_play(seat)
+            }
+            _ => Err(format!("{seat} answers no pending offer")),
+        };
         match event {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
-            Event::MovePlayed { seat, played, .. } => {
+            Event::MovePlayed { seat, played, .. } | Event::MoveRedone { seat, played, .. } => {
                 self.check_turn(*seat)?;
                 let rules = self.config.rules();
                 rules.check_move(played.mv).map_err(|e| e.to_string())?;
+                if matches!(event, Event::MoveRedone { .. })
+                    && self.redo.last().is_none_or(|m| m.played.mv != played.mv)
+                {
+                    return Err("a redo of a move that was not undone last".into());
+                }
                 rules.check_played(&self.position, *seat, played)
             }
-            Event::TurnPassed { seat } => self.check_turn(*seat),
+            Event::TurnPassed { seat } | Event::TimeExpired { seat } => self.check_turn(*seat),
             Event::SeatTokenReissued { seat } => {
                 self.seat(*seat).map(|_| ()).map_err(|e| e.to_string())
             }
@@ -209,6 +377,23 @@ impl GameState {
                     "undo of sequence {undone_sequence}, which is not the last move"
                 )),
             },
+            Event::SeatOut { seat, .. } => {
+                self.check_in_play(*seat)?;
+                if self.in_play().count() <= 2 {
+                    return Err(format!("{seat} left with fewer than three seats in play"));
+                }
+                Ok(())
+            }
+            Event::GameEnded { .. } => self.check_in_progress(),
+            Event::DrawOffered { seat } | Event::TakebackRequested { seat } => {
+                self.check_in_play(*seat)
+            }
+            Event::DrawAccepted { seat } | Event::DrawDeclined { seat } => {
+                agreeing(&self.draw_offer, *seat)
+            }
+            Event::TakebackAccepted { seat } | Event::TakebackDeclined { seat } => {
+                agreeing(&self.takeback, *seat)
+            }
         }
     }
 
@@ -229,7 +414,7 @@ impl GameState {
 
     /// The seat to move, `None` once the game is over.
     pub fn to_move(&self) -> Option<Seat> {
-        self.outcome.is_none().then_some(self.to_move)
+        self.ended.is_none().then_some(self.to_move)
     }
 
     /// The moves on the board, oldest first.
@@ -237,17 +422,29 @@ impl GameState {
         &self.moves
     }
 
-    /// How the game ended, `None` while in progress.
+    /// The moves undone since the last move played, the next to redo last.
+    pub fn undone(&self) -> &[PlayedMove] {
+        &self.redo
+    }
+
+    /// The result, `None` while in progress or when the game ended with no
+    /// result.
     pub fn outcome(&self) -> Option<&Outcome> {
         self.outcome.as_ref()
     }
 
-    /// In progress, won or drawn.
+    /// Why the game ended, `None` while in progress.
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.ended
+    }
+
+    /// In progress, won, drawn or ended with no result.
     pub fn status(&self) -> GameStatus {
-        match self.outcome {
-            None => GameStatus::InProgress,
-            Some(Outcome::Win { .. }) => GameStatus::Won,
-            Some(Outcome::Draw) => GameStatus::Drawn,
+        match (self.ended, &self.outcome) {
+            (None, _) => GameStatus::InProgress,
+            (Some(_), Some(Outcome::Win { .. })) => GameStatus::Won,
+            (Some(_), Some(Outcome::Draw)) => GameStatus::Drawn,
+            (Some(_), None) => GameStatus::NoResult,
         }
     }
 
@@ -256,9 +453,69 @@ impl GameState {
         self.sequence
     }
 
+    /// The clocks as of the last event.
+    pub fn clocks(&self) -> &Clocks {
+        &self.clocks
+    }
+
+    /// When the current turn ends, Unix epoch milliseconds: the turn's start
+    /// plus the shorter of the per-move limit and the seat's clock. `None`
+    /// in an untimed game or one that is over.
+    pub fn deadline(&self) -> Option<Millis> {
+        let tc = self.config.time_control()?;
+        self.ended.is_none().then_some(())?;
+        let per_move = tc.per_move_ms.map(|ms| ms as Millis);
+        let clock = self.clocks.remaining_ms.get(self.to_move.index()).copied();
+        let limit = match (per_move, clock) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(self.clocks.turn_started.saturating_add(limit))
+    }
+
+    /// The pending draw offer.
+    pub fn draw_offer(&self) -> Option<&Offer> {
+        self.draw_offer.as_ref()
+    }
+
+    /// The pending takeback request.
+    pub fn takeback_request(&self) -> Option<&Offer> {
+        self.takeback.as_ref()
+    }
+
+    /// Whether `seat` is out of play (resigned or forfeited).
+    pub fn is_out(&self, seat: Seat) -> bool {
+        self.out.get(seat.index()).copied().unwrap_or(false)
+    }
+
+    /// The seats still in play.
+    fn in_play(&self) -> impl Iterator<Item = Seat> + '_ {
+        self.out
+            .iter()
+            .enumerate()
+            .filter(|(_, out)| !**out)
+            .map(|(i, _)| Seat(i as u8))
+    }
+
+    fn check_in_progress(&self) -> Result<(), String> {
+        match self.ended {
+            Some(_) => Err("an event after the game ended".into()),
+            None => Ok(()),
+        }
+    }
+
+    fn check_in_play(&self, seat: Seat) -> Result<(), String> {
+        self.check_in_progress()?;
+        self.seat(seat).map_err(|e| e.to_string())?;
+        if self.is_out(seat) {
+            return Err(format!("{seat} is out of play"));
+        }
+        Ok(())
+    }
+
     /// Whether `seat` may act now: the game is on and it is `seat`'s turn.
     fn check_turn(&self, seat: Seat) -> Result<(), String> {
-        if self.outcome.is_some() {
+        if self.ended.is_some() {
             return Err("a move after the game ended".into());
         }
         if seat != self.to_move {
@@ -296,6 +553,70 @@ impl GameState {
             })
         }
     }
+
+    /// Refuses a command of `seat` once the game is over, the seat is out,
+    /// or the turn's deadline has passed at `now`.
+    fn check_can_act(&self, seat: Seat, now: Millis) -> Result<(), GameError> {
+        self.seat(seat)?;
+        if self.ended.is_some() {
+            return Err(GameError::GameOver);
+        }
+        self.check_deadline(now)?;
+        if self.is_out(seat) {
+            return Err(GameError::SeatOut { seat: seat.0 });
+        }
+        Ok(())
+    }
+
+    fn check_deadline(&self, now: Millis) -> Result<(), GameError> {
+        match self.deadline() {
+            Some(deadline) if now >= deadline => Err(GameError::TimeExpired {
+                seat: self.to_move.0,
+                deadline_ms: deadline,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The seat to move after `seat` played `played`: the rules' choice,
+    /// skipping seats out of play.
+    fn next_after(&self, seat: Seat, played: &Played) -> Seat {
+        let seats = self.config.seats().len();
+        let mut next = self.config.rules().next_to_move(seats, seat, played);
+        for _ in 0..seats {
+            if !self.is_out(next) {
+                break;
+            }
+            next = next.next(seats);
+        }
+        next
+    }
+
+    /// Charges the seat to move for the time since its turn started (while
+    /// the game is on), and starts the next turn at `at`.
+    fn charge(&mut self, at: Millis) {
+        let elapsed = at.saturating_sub(self.clocks.turn_started).max(0);
+        if self.ended.is_none()
+            && let Some(left) = self.clocks.remaining_ms.get_mut(self.to_move.index())
+        {
+            *left = left.saturating_sub(elapsed).max(0);
+        }
+        self.clocks.turn_started = at;
+    }
+
+    /// Whether the game ended by something other than a move (resignation,
+    /// time, agreement, abort), which no undo takes back.
+    fn ended_off_the_board(&self) -> bool {
+        matches!(
+            self.ended,
+            Some(
+                EndReason::Resignation
+                    | EndReason::Timeout
+                    | EndReason::Agreement
+                    | EndReason::Aborted
+            )
+        )
+    }
 }
 
 /// A position's identity for repetition: its pieces and the seat to move.
@@ -303,58 +624,42 @@ fn key(position: &Position, to_move: Seat) -> u64 {
     position.digest() ^ (u64::from(to_move.0) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// Decides what `command` does to `state`: the events to append, or why it
-/// is refused. Pure: `state` is not changed.
+/// Decides what `command`, given at `now` (the server's clock), does to
+/// `state`: the events to append, or why it is refused. Pure: `state` is
+/// not changed, and `now` is the only time it knows.
 ///
 /// # Errors
 /// [`GameError`]: an unknown seat, not this seat's turn, the game over, an
-/// illegal move, or nothing to undo.
-pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameError> {
+/// illegal move, nothing to undo or redo, an offer that is not pending, the
+/// turn's time run out, and the rest of [`GameError`].
+pub fn decide(state: &GameState, command: &Command, now: Millis) -> Result<Vec<Event>, GameError> {
     match *command {
         Command::Play { seat, mv } => {
             // A request that is wrong whatever the position is refused as
             // such before the position's own refusals.
             let seat = state.seat(seat)?;
             state.config.rules().check_move(mv)?;
-            if state.outcome.is_some() {
-                return Err(GameError::GameOver);
-            }
+            state.check_can_act(seat, now)?;
             if seat != state.to_move {
                 return Err(GameError::NotYourTurn {
                     seat: seat.0,
                     to_move: state.to_move.0,
                 });
             }
-            let rules = state.config.rules();
-            let mut played = rules.play(&state.position, seat, mv)?;
-            if played.outcome.is_none() && rules.draws_on_repetition() {
-                // The third occurrence of a position is a draw.
-                let mut after = state.position.clone();
-                rules.apply(&mut after, seat, &played);
-                let next = rules.next_to_move(state.config.seats().len(), seat, &played);
-                let seen = state.repetitions.get(&key(&after, next));
-                if seen.is_some_and(|n| *n >= 2) {
-                    played.outcome = Some(Outcome::Draw);
-                }
-            }
-            let passes = std::mem::take(&mut played.passes)
-                .into_iter()
-                .map(|seat| Event::TurnPassed { seat });
-            Ok(std::iter::once(Event::MovePlayed {
-                seat,
-                ply: state.moves.len() as u32 + 1,
-                played,
-            })
-            .chain(passes)
-            .collect())
+            play(state, seat, mv, false)
         }
         Command::Undo { requested_by } => {
             if let Some(seat) = requested_by {
                 state.seat(seat)?;
             }
             let policy = state.config.undo_policy();
-            if policy == UndoPolicy::Disabled {
-                return Err(GameError::UndoDisabled);
+            match policy {
+                UndoPolicy::Disabled => return Err(GameError::UndoDisabled),
+                UndoPolicy::Consent => return Err(GameError::ConsentRequired),
+                UndoPolicy::LastMover | UndoPolicy::AnySeat => {}
+            }
+            if state.ended_off_the_board() {
+                return Err(GameError::GameOver);
             }
             let last = state.moves.last().ok_or(GameError::NothingToUndo)?;
             if policy == UndoPolicy::LastMover && requested_by != Some(last.seat) {
@@ -363,54 +668,346 @@ pub fn decide(state: &GameState, command: &Command) -> Result<Vec<Event>, GameEr
                     requested_by: requested_by.map(|s| s.0),
                 });
             }
-            Ok(vec![Event::MoveUndone {
-                seat: last.seat,
-                undone_sequence: last.sequence,
-                placement: last.played.placement,
-                requested_by,
-            }])
+            if state.ended.is_none() {
+                state.check_deadline(now)?;
+            }
+            Ok(vec![undo(last, requested_by)])
         }
+        Command::Redo { requested_by } => {
+            if let Some(seat) = requested_by {
+                state.seat(seat)?;
+            }
+            let policy = state.config.undo_policy();
+            if policy == UndoPolicy::Disabled {
+                return Err(GameError::UndoDisabled);
+            }
+            let next = state.redo.last().ok_or(GameError::NothingToRedo)?;
+            if policy != UndoPolicy::AnySeat && requested_by != Some(next.seat) {
+                return Err(GameError::NotRedoer {
+                    mover: next.seat.0,
+                    requested_by: requested_by.map(|s| s.0),
+                });
+            }
+            state.check_can_act(next.seat, now)?;
+            if next.seat != state.to_move {
+                return Err(GameError::NothingToRedo);
+            }
+            play(state, next.seat, next.played.mv, true)
+        }
+        Command::Act { seat, action } => {
+            let seat = seat.ok_or(GameError::SeatRequired)?;
+            state.check_can_act(seat, now)?;
+            act(state, seat, action)
+        }
+        Command::Timeout => timeout(state, now),
         Command::ReissueSeatToken { seat } => Ok(vec![Event::SeatTokenReissued {
             seat: state.seat(seat)?,
         }]),
     }
 }
 
-/// Applies one well-formed event to `state` and advances its sequence by
-/// one. No rule is checked here: every rule lives in [`decide`], and
-/// [`GameState::replay`] checks stored events before applying them.
+/// The MoveUndone that takes back `last`.
+fn undo(last: &PlayedMove, requested_by: Option<Seat>) -> Event {
+    Event::MoveUndone {
+        seat: last.seat,
+        undone_sequence: last.sequence,
+        placement: last.played.placement,
+        requested_by,
+    }
+}
+
+/// The events of `seat` playing `mv` (a redo of the last undone move when
+/// `redo`): the move, any passes it forces, and a draw when it repeats a
+/// position a third time where the rules say so.
+fn play(state: &GameState, seat: Seat, mv: Move, redo: bool) -> Result<Vec<Event>, GameError> {
+    let rules = state.config.rules();
+    let mut played = rules.play(&state.position, seat, mv)?;
+    let mut repeated = false;
+    if played.outcome.is_none() && rules.draws_on_repetition() {
+        // The third occurrence of a position is a draw.
+        let mut after = state.position.clone();
+        rules.apply(&mut after, seat, &played);
+        let next = state.next_after(seat, &played);
+        repeated = state
+            .repetitions
+            .get(&key(&after, next))
+            .is_some_and(|n| *n >= 2);
+    }
+    let passes = std::mem::take(&mut played.passes)
+        .into_iter()
+        .map(|seat| Event::TurnPassed { seat });
+    let ply = state.moves.len() as u32 + 1;
+    let event = if redo {
+        Event::MoveRedone { seat, ply, played }
+    } else {
+        Event::MovePlayed { seat, ply, played }
+    };
+    let mut events: Vec<Event> = std::iter::once(event).chain(passes).collect();
+    if repeated {
+        events.push(Event::GameEnded {
+            outcome: Some(Outcome::Draw),
+            reason: EndReason::Repetition,
+        });
+    }
+    Ok(events)
+}
+
+/// `seat` leaves play for `reason`: the last seat left in play wins (no
+/// result when none is left), otherwise play goes on without it.
+fn leave(state: &GameState, seat: Seat, reason: EndReason) -> Event {
+    let mut others = state.in_play().filter(|s| *s != seat);
+    match (others.next(), others.next()) {
+        (Some(_), Some(_)) => Event::SeatOut { seat, reason },
+        (winner, _) => Event::GameEnded {
+            outcome: winner.map(|seat| Outcome::Win {
+                seat,
+                line: Vec::new(),
+            }),
+            reason,
+        },
+    }
+}
+
+/// Whether every seat in play but those agreed in `offer` has now agreed,
+/// with `seat` agreeing too.
+fn all_agree(state: &GameState, offer: &[bool], seat: Seat) -> bool {
+    state
+        .in_play()
+        .all(|s| s == seat || offer.get(s.index()).copied().unwrap_or(false))
+}
+
+/// What `seat` doing `action` appends.
+fn act(state: &GameState, seat: Seat, action: Action) -> Result<Vec<Event>, GameError> {
+    const DRAW: &str = "draw offer";
+    const TAKEBACK: &str = "takeback request";
+    // The pending offer `seat` may answer.
+    let pending = |offer: &Option<Offer>, what: &'static str| match offer {
+        Some(offer) if offer.agreed[seat.index()] => {
+            Err(GameError::AlreadyAgreed { seat: seat.0, what })
+        }
+        Some(offer) => Ok(offer.agreed.clone()),
+        None => Err(GameError::NoPendingOffer { what }),
+    };
+    let draw = || Event::GameEnded {
+        outcome: Some(Outcome::Draw),
+        reason: EndReason::Agreement,
+    };
+    let take_back = |by: Seat| -> Result<Event, GameError> {
+        let last = state.moves.last().ok_or(GameError::NothingToUndo)?;
+        Ok(undo(last, Some(by)))
+    };
+    let mut events = Vec::new();
+    match action {
+        Action::Resign => events.push(leave(state, seat, EndReason::Resignation)),
+        Action::Abort => {
+            if state.in_play().all(|s| state.moved[s.index()]) {
+                return Err(GameError::AbortTooLate);
+            }
+            events.push(Event::GameEnded {
+                outcome: None,
+                reason: EndReason::Aborted,
+            });
+        }
+        Action::OfferDraw => match &state.draw_offer {
+            Some(offer) if !offer.agreed[seat.index()] => {
+                return act(state, seat, Action::AcceptDraw);
+            }
+            Some(_) => {
+                return Err(GameError::AlreadyAgreed {
+                    seat: seat.0,
+                    what: DRAW,
+                });
+            }
+            None => {
+                events.push(Event::DrawOffered { seat });
+                if all_agree(state, &[], seat) {
+                    events.push(draw());
+                }
+            }
+        },
+        Action::AcceptDraw => {
+            let agreed = pending(&state.draw_offer, DRAW)?;
+            events.push(Event::DrawAccepted { seat });
+            if all_agree(state, &agreed, seat) {
+                events.push(draw());
+            }
+        }
+        Action::DeclineDraw => {
+            pending(&state.draw_offer, DRAW)?;
+            events.push(Event::DrawDeclined { seat });
+        }
+        Action::RequestTakeback => {
+            if state.config.undo_policy() != UndoPolicy::Consent {
+                return Err(GameError::TakebackNotAllowed);
+            }
+            if state.takeback.is_some() {
+                return Err(GameError::AlreadyAgreed {
+                    seat: seat.0,
+                    what: TAKEBACK,
+                });
+            }
+            let undone = take_back(seat)?;
+            events.push(Event::TakebackRequested { seat });
+            if all_agree(state, &[], seat) {
+                events.push(undone);
+            }
+        }
+        Action::AcceptTakeback => {
+            let agreed = pending(&state.takeback, TAKEBACK)?;
+            events.push(Event::TakebackAccepted { seat });
+            if all_agree(state, &agreed, seat) {
+                let by = state.takeback.as_ref().map_or(seat, |offer| offer.by);
+                events.push(take_back(by)?);
+            }
+        }
+        Action::DeclineTakeback => {
+            pending(&state.takeback, TAKEBACK)?;
+            events.push(Event::TakebackDeclined { seat });
+        }
+    }
+    Ok(events)
+}
+
+/// What the timer firing at `now` appends: nothing before the deadline;
+/// after it, a TimeExpired and what the expiry policy does.
+fn timeout(state: &GameState, now: Millis) -> Result<Vec<Event>, GameError> {
+    let (Some(deadline), Some(tc)) = (state.deadline(), state.config.time_control()) else {
+        return Ok(Vec::new());
+    };
+    if now < deadline {
+        return Ok(Vec::new());
+    }
+    let seat = state.to_move;
+    let mut events = vec![Event::TimeExpired { seat }];
+    match tc.on_expiry {
+        ExpiryPolicy::Draw => events.push(Event::GameEnded {
+            outcome: Some(Outcome::Draw),
+            reason: EndReason::Timeout,
+        }),
+        ExpiryPolicy::RandomMove => {
+            let rules = state.config.rules();
+            let count = rules.legal_move_count(&state.position, seat);
+            let mut rng = ChaCha8Rng::seed_from_u64(tc.seed);
+            // The move is decided for the event after the TimeExpired.
+            rng.set_stream(state.sequence + 2);
+            let pick = (count > 0).then(|| rng.random_range(0..count));
+            match pick.and_then(|i| rules.legal_moves(&state.position, seat).nth(i)) {
+                Some(mv) => events.extend(play(state, seat, mv, false)?),
+                None => events.push(leave(state, seat, EndReason::Timeout)),
+            }
+        }
+        ExpiryPolicy::Forfeit => events.push(leave(state, seat, EndReason::Timeout)),
+    }
+    Ok(events)
+}
+
+/// Applies one well-formed event, recorded at `at`, to `state` and advances
+/// its sequence by one. No rule is checked here: every rule lives in
+/// [`decide`], and [`GameState::replay`] checks stored events before
+/// applying them.
 ///
 /// # Panics
 /// On an event that [`decide`] could not have produced for `state` (a
 /// placement off the board, a GameCreated after the start).
-pub fn evolve(state: &mut GameState, event: &Event) {
+pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
     state.sequence += 1;
     let config = Arc::clone(&state.config);
     let rules = config.rules();
+    let set_offer = |offer: &mut Option<Offer>, seat: Seat| {
+        let offer = offer.get_or_insert_with(|| Offer {
+            by: seat,
+            agreed: vec![false; config.seats().len()],
+            others_moved: false,
+        });
+        offer.agreed[seat.index()] = true;
+    };
     match event {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
-        Event::MovePlayed { seat, played, .. } => {
+        Event::MovePlayed { seat, played, .. } | Event::MoveRedone { seat, played, .. } => {
+            state.charge(at);
+            if let (Some(left), Some(clock)) = (
+                state.clocks.remaining_ms.get_mut(seat.index()),
+                config.time_control().and_then(|tc| tc.clock),
+            ) {
+                *left = left.saturating_add(clock.increment_ms as Millis);
+            }
             rules.apply(&mut state.position, *seat, played);
+            if let Some(outcome) = &played.outcome {
+                state.ended = Some(rules.end_reason(outcome));
+            }
             state.outcome = played.outcome.clone();
-            state.to_move = rules.next_to_move(config.seats().len(), *seat, played);
-            state.moves.push(PlayedMove {
+            state.to_move = state.next_after(*seat, played);
+            let record = PlayedMove {
                 seat: *seat,
                 sequence: state.sequence,
                 played: played.clone(),
-            });
+            };
+            state.moves.push(record);
+            if matches!(event, Event::MoveRedone { .. }) {
+                state.redo.pop();
+            } else {
+                state.redo.clear();
+            }
+            state.moved[seat.index()] = true;
+            // A draw offer stands over the offering seat's own move (offer,
+            // then move) and lapses at its next one.
+            match &mut state.draw_offer {
+                Some(offer) if offer.by == *seat && offer.others_moved => state.draw_offer = None,
+                Some(offer) if offer.by != *seat => offer.others_moved = true,
+                _ => {}
+            }
+            state.takeback = None;
             state.count_position(1);
         }
         Event::TurnPassed { seat } => {
+            state.charge(at);
             state.to_move = seat.next(config.seats().len());
         }
         Event::SeatTokenReissued { .. } => {}
         Event::MoveUndone { seat, .. } => {
+            state.charge(at);
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
                 rules.undo(&mut state.position, undone.seat, &undone.played);
+                state.redo.push(undone);
             }
             state.outcome = None;
+            state.ended = None;
             state.to_move = *seat;
+            state.takeback = None;
         }
+        Event::TimeExpired { .. } => state.charge(at),
+        Event::SeatOut { seat, .. } => {
+            state.out[seat.index()] = true;
+            for offer in [&mut state.draw_offer, &mut state.takeback] {
+                if offer.as_ref().is_some_and(|o| o.by == *seat) {
+                    *offer = None;
+                }
+            }
+            if state.to_move == *seat {
+                state.charge(at);
+                let seats = config.seats().len();
+                let mut next = seat.next(seats);
+                while state.out[next.index()] {
+                    next = next.next(seats);
+                }
+                state.to_move = next;
+            }
+        }
+        Event::GameEnded { outcome, reason } => {
+            state.charge(at);
+            state.outcome = outcome.clone();
+            state.ended = Some(*reason);
+            state.draw_offer = None;
+            state.takeback = None;
+        }
+        Event::DrawOffered { seat } | Event::DrawAccepted { seat } => {
+            set_offer(&mut state.draw_offer, *seat);
+        }
+        Event::DrawDeclined { .. } => state.draw_offer = None,
+        Event::TakebackRequested { seat } | Event::TakebackAccepted { seat } => {
+            set_offer(&mut state.takeback, *seat);
+        }
+        Event::TakebackDeclined { .. } => state.takeback = None,
     }
 }

@@ -4,16 +4,17 @@
 //! ([`FieldError`]); domain to wire cannot fail. Events decoded from storage
 //! use the same checks, so a corrupt row becomes an error, never a panic.
 
-use prost_types::Timestamp;
+use prost_types::{Duration, Timestamp};
 
 use super::{self as pb, ErrorReason};
 use crate::game::{
-    EMPTY_CELL, Event, GameConfig, GameState, GameStatus, SeatInfo, SeatLimits, UndoPolicy,
+    Action, EMPTY_CELL, Event, ExpiryPolicy, Fischer, GameConfig, GameState, GameStatus, Offer,
+    SeatInfo, SeatLimits, TimeControl, UndoPolicy,
 };
 use crate::rules::{
-    ConnectFourRules, Coord, Forfeit, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Outcome,
-    Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
-    SnakesLaddersRules, WildRules,
+    ConnectFourRules, Coord, EndReason, Forfeit, GomokuRules, HexRules, MnkRules, Move,
+    OthelloRules, Outcome, Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat,
+    SnakesLaddersOptions, SnakesLaddersRules, WildRules,
 };
 
 /// Boards with at most this many cells have their pieces read off the board
@@ -62,6 +63,110 @@ pub fn timestamp(ms: i64) -> Timestamp {
 /// A protobuf Timestamp as Unix epoch milliseconds (0 when absent).
 pub fn timestamp_ms(ts: Option<&Timestamp>) -> i64 {
     ts.map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos) / 1_000_000)
+}
+
+/// Milliseconds as a protobuf Duration.
+pub fn duration(ms: i64) -> Duration {
+    Duration {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+/// A protobuf Duration as whole milliseconds.
+///
+/// # Errors
+/// [`FieldError`] (INVALID_TIME_CONTROL) for a negative duration, one with
+/// a part of a millisecond, or one too long to count.
+fn duration_ms(d: &Duration, field: &str) -> Result<u64, FieldError> {
+    let invalid = |why: &str| FieldError::new(field, why, ErrorReason::InvalidTimeControl);
+    if d.seconds < 0 || d.nanos < 0 {
+        return Err(invalid("a duration must not be negative"));
+    }
+    if d.nanos % 1_000_000 != 0 {
+        return Err(invalid("a duration must be whole milliseconds"));
+    }
+    (d.seconds as u64)
+        .checked_mul(1000)
+        .and_then(|ms| ms.checked_add(d.nanos as u64 / 1_000_000))
+        .ok_or_else(|| invalid("the duration is too long"))
+}
+
+/// A time control on the wire, its seed filled in.
+pub fn time_control_to_proto(tc: &TimeControl) -> pb::TimeControl {
+    let ms = |ms: u64| duration(ms as i64);
+    pb::TimeControl {
+        per_move: tc.per_move_ms.map(ms),
+        initial: tc.clock.map(|c| ms(c.initial_ms)),
+        increment: tc.clock.map(|c| ms(c.increment_ms)),
+        on_expiry: match tc.on_expiry {
+            ExpiryPolicy::Forfeit => pb::ExpiryPolicy::Forfeit,
+            ExpiryPolicy::RandomMove => pb::ExpiryPolicy::RandomMove,
+            ExpiryPolicy::Draw => pb::ExpiryPolicy::Draw,
+        } as i32,
+        seed: Some(tc.seed),
+    }
+}
+
+/// A time control from the wire, unchecked (see [`TimeControl::check`]);
+/// a missing seed reads as 0 (CreateGame fills one in before this).
+///
+/// # Errors
+/// [`FieldError`] (INVALID_TIME_CONTROL) for a malformed duration, an
+/// increment without a clock, or an unknown expiry policy.
+fn time_control_from_proto(tc: &pb::TimeControl) -> Result<TimeControl, FieldError> {
+    let invalid = |field: &str, why: String| {
+        FieldError::new(
+            format!("time_control.{field}"),
+            why,
+            ErrorReason::InvalidTimeControl,
+        )
+    };
+    let ms = |d: Option<&Duration>, field: &str| {
+        d.map(|d| duration_ms(d, &format!("time_control.{field}")))
+            .transpose()
+    };
+    let per_move_ms = ms(tc.per_move.as_ref(), "per_move")?;
+    let initial = ms(tc.initial.as_ref(), "initial")?;
+    let increment = ms(tc.increment.as_ref(), "increment")?;
+    let clock = match (initial, increment) {
+        (Some(initial_ms), increment) => Some(Fischer {
+            initial_ms,
+            increment_ms: increment.unwrap_or(0),
+        }),
+        (None, Some(_)) => {
+            return Err(invalid(
+                "increment",
+                "an increment needs a clock (`initial`)".into(),
+            ));
+        }
+        (None, None) => None,
+    };
+    let on_expiry = match pb::ExpiryPolicy::try_from(tc.on_expiry) {
+        Ok(pb::ExpiryPolicy::Unspecified | pb::ExpiryPolicy::Forfeit) => ExpiryPolicy::Forfeit,
+        Ok(pb::ExpiryPolicy::RandomMove) => ExpiryPolicy::RandomMove,
+        Ok(pb::ExpiryPolicy::Draw) => ExpiryPolicy::Draw,
+        Err(_) => {
+            return Err(invalid(
+                "on_expiry",
+                format!("{} is not one of the ExpiryPolicy values", tc.on_expiry),
+            ));
+        }
+    };
+    Ok(TimeControl {
+        per_move_ms,
+        clock,
+        on_expiry,
+        seed: tc.seed.unwrap_or(0),
+    })
+}
+
+/// Gives a time control without a seed one from `draw` (the server draws
+/// it, outside the pure core).
+pub fn fill_time_control_seed(tc: &mut pb::TimeControl, draw: impl FnOnce() -> u64) {
+    if tc.seed.is_none() {
+        tc.seed = Some(draw());
+    }
 }
 
 /// The rule set on the wire, every default filled in.
@@ -280,26 +385,46 @@ pub fn undo_policy_to_proto(policy: UndoPolicy) -> pb::UndoPolicy {
         UndoPolicy::LastMover => pb::UndoPolicy::LastMover,
         UndoPolicy::AnySeat => pb::UndoPolicy::AnySeat,
         UndoPolicy::Disabled => pb::UndoPolicy::Disabled,
+        UndoPolicy::Consent => pb::UndoPolicy::Consent,
     }
 }
 
-/// Checks wire rules, seats and undo policy together.
+/// What a game is created with on the wire: rules, seats, undo policy and
+/// time control.
+#[derive(Debug, Clone, Copy)]
+pub struct WireConfig<'a> {
+    /// The rules (required).
+    pub rules: Option<&'a pb::RuleSet>,
+    /// The seats.
+    pub seats: &'a [pb::Seat],
+    /// The UndoPolicy value.
+    pub undo_policy: i32,
+    /// The time control, absent when untimed.
+    pub time_control: Option<&'a pb::TimeControl>,
+}
+
+/// Checks wire rules, seats, undo policy and time control together.
 ///
 /// # Errors
 /// [`FieldError`] with [`ErrorReason::InvalidRules`],
-/// [`ErrorReason::InvalidSeats`], or INVALID_REQUEST naming `undo_policy`
-/// for a value outside the enum.
+/// [`ErrorReason::InvalidSeats`], [`ErrorReason::InvalidTimeControl`], or
+/// INVALID_REQUEST naming `undo_policy` for a value outside the enum.
 pub fn config_from_proto(
-    rules: Option<&pb::RuleSet>,
-    seats: &[pb::Seat],
-    undo_policy: i32,
+    wire: WireConfig<'_>,
     max_cells: u64,
     limits: SeatLimits,
 ) -> Result<GameConfig, FieldError> {
+    let WireConfig {
+        rules,
+        seats,
+        undo_policy,
+        time_control,
+    } = wire;
     let undo_policy = match pb::UndoPolicy::try_from(undo_policy) {
         Ok(pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover) => UndoPolicy::LastMover,
         Ok(pb::UndoPolicy::AnySeat) => UndoPolicy::AnySeat,
         Ok(pb::UndoPolicy::Disabled) => UndoPolicy::Disabled,
+        Ok(pb::UndoPolicy::Consent) => UndoPolicy::Consent,
         Err(_) => {
             return Err(FieldError::invalid(
                 "undo_policy",
@@ -316,9 +441,15 @@ pub fn config_from_proto(
             symbol: s.symbol.clone(),
         })
         .collect();
-    GameConfig::new(rules, seats, limits)
+    let config = GameConfig::new(rules, seats, limits)
         .map(|config| config.with_undo_policy(undo_policy))
-        .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))
+        .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))?;
+    match time_control {
+        None => Ok(config),
+        Some(tc) => config
+            .with_time_control(time_control_from_proto(tc)?)
+            .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidTimeControl)),
+    }
 }
 
 /// A cell on the wire.
@@ -467,6 +598,29 @@ fn column_from_proto(column: i32, field: &str) -> Result<u32, FieldError> {
     })
 }
 
+/// An action from the wire.
+///
+/// # Errors
+/// [`FieldError`] naming `action` when it is unspecified or unknown.
+pub fn action_from_proto(action: i32) -> Result<Action, FieldError> {
+    Ok(match pb::Action::try_from(action) {
+        Ok(pb::Action::Resign) => Action::Resign,
+        Ok(pb::Action::Abort) => Action::Abort,
+        Ok(pb::Action::OfferDraw) => Action::OfferDraw,
+        Ok(pb::Action::AcceptDraw) => Action::AcceptDraw,
+        Ok(pb::Action::DeclineDraw) => Action::DeclineDraw,
+        Ok(pb::Action::RequestTakeback) => Action::RequestTakeback,
+        Ok(pb::Action::AcceptTakeback) => Action::AcceptTakeback,
+        Ok(pb::Action::DeclineTakeback) => Action::DeclineTakeback,
+        Ok(pb::Action::Unspecified) | Err(_) => {
+            return Err(FieldError::invalid(
+                "action",
+                format!("{action} is not an action: give one of the Action values"),
+            ));
+        }
+    })
+}
+
 /// A seat number from the wire.
 ///
 /// # Errors
@@ -477,33 +631,77 @@ pub fn seat_from_proto(seat: u32, field: &str) -> Result<Seat, FieldError> {
         .map_err(|_| FieldError::invalid(field, format!("seat {seat} is not at this table")))
 }
 
-/// An outcome on the wire.
-pub fn outcome_to_proto(outcome: &Outcome) -> pb::Outcome {
+/// An end reason on the wire.
+pub fn end_reason_to_proto(reason: EndReason) -> pb::EndReason {
+    match reason {
+        EndReason::LineCompleted => pb::EndReason::LineCompleted,
+        EndReason::BoardFull => pb::EndReason::BoardFull,
+        EndReason::Repetition => pb::EndReason::Repetition,
+        EndReason::DiscCount => pb::EndReason::DiscCount,
+        EndReason::RaceFinished => pb::EndReason::RaceFinished,
+        EndReason::Connection => pb::EndReason::Connection,
+        EndReason::Resignation => pb::EndReason::Resignation,
+        EndReason::Timeout => pb::EndReason::Timeout,
+        EndReason::Agreement => pb::EndReason::Agreement,
+        EndReason::Aborted => pb::EndReason::Aborted,
+    }
+}
+
+fn end_reason_from_proto(reason: i32, field: &str) -> Result<EndReason, FieldError> {
+    Ok(match pb::EndReason::try_from(reason) {
+        Ok(pb::EndReason::LineCompleted) => EndReason::LineCompleted,
+        Ok(pb::EndReason::BoardFull) => EndReason::BoardFull,
+        Ok(pb::EndReason::Repetition) => EndReason::Repetition,
+        Ok(pb::EndReason::DiscCount) => EndReason::DiscCount,
+        Ok(pb::EndReason::RaceFinished) => EndReason::RaceFinished,
+        Ok(pb::EndReason::Connection) => EndReason::Connection,
+        Ok(pb::EndReason::Resignation) => EndReason::Resignation,
+        Ok(pb::EndReason::Timeout) => EndReason::Timeout,
+        Ok(pb::EndReason::Agreement) => EndReason::Agreement,
+        Ok(pb::EndReason::Aborted) => EndReason::Aborted,
+        Ok(pb::EndReason::Unspecified) | Err(_) => {
+            return Err(FieldError::invalid(
+                field,
+                format!("{reason} is not an EndReason"),
+            ));
+        }
+    })
+}
+
+/// A result and why the game ended, on the wire; `None` is no result.
+pub fn outcome_to_proto(outcome: Option<&Outcome>, reason: EndReason) -> pb::Outcome {
     let kind = match outcome {
-        Outcome::Win { seat, line } => pb::outcome::Kind::Win(pb::Win {
+        Some(Outcome::Win { seat, line }) => pb::outcome::Kind::Win(pb::Win {
             seat: seat.0.into(),
             line: line.iter().copied().map(cell_to_proto).collect(),
         }),
-        Outcome::Draw => pb::outcome::Kind::Draw(pb::Draw {}),
+        Some(Outcome::Draw) => pb::outcome::Kind::Draw(pb::Draw {}),
+        None => pb::outcome::Kind::NoResult(pb::NoResult {}),
     };
-    pb::Outcome { kind: Some(kind) }
+    pb::Outcome {
+        kind: Some(kind),
+        reason: end_reason_to_proto(reason) as i32,
+    }
 }
 
-fn outcome_from_proto(outcome: &pb::Outcome) -> Result<Outcome, FieldError> {
+/// An outcome from the wire; `None` is no result. The reason is the
+/// caller's to read.
+fn outcome_from_proto(outcome: &pb::Outcome) -> Result<Option<Outcome>, FieldError> {
     match &outcome.kind {
         None => Err(FieldError::invalid(
             "outcome",
             "an outcome kind is required",
         )),
-        Some(pb::outcome::Kind::Draw(_)) => Ok(Outcome::Draw),
-        Some(pb::outcome::Kind::Win(w)) => Ok(Outcome::Win {
+        Some(pb::outcome::Kind::NoResult(_)) => Ok(None),
+        Some(pb::outcome::Kind::Draw(_)) => Ok(Some(Outcome::Draw)),
+        Some(pb::outcome::Kind::Win(w)) => Ok(Some(Outcome::Win {
             seat: seat_from_proto(w.seat, "outcome.win.seat")?,
             line: w
                 .line
                 .iter()
                 .map(|c| cell_from_proto(Some(c), "outcome.win.line"))
                 .collect::<Result<_, _>>()?,
-        }),
+        })),
     }
 }
 
@@ -542,36 +740,82 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::MoveUndone { .. } => "move_undone",
         Event::TurnPassed { .. } => "turn_passed",
         Event::SeatTokenReissued { .. } => "seat_token_reissued",
+        Event::MoveRedone { .. } => "move_redone",
+        Event::TimeExpired { .. } => "time_expired",
+        Event::SeatOut { .. } => "seat_out",
+        Event::GameEnded { .. } => "game_ended",
+        Event::DrawOffered { .. } => "draw_offered",
+        Event::DrawAccepted { .. } => "draw_accepted",
+        Event::DrawDeclined { .. } => "draw_declined",
+        Event::TakebackRequested { .. } => "takeback_requested",
+        Event::TakebackAccepted { .. } => "takeback_accepted",
+        Event::TakebackDeclined { .. } => "takeback_declined",
     }
 }
 
-/// An event on the wire and in storage.
+/// A move and what it did on the wire (a MovePlayed or a move_redone), with
+/// the reason `rules` give for its outcome.
+fn played_to_proto(seat: Seat, ply: u32, played: &Played, rules: &RuleSet) -> pb::MovePlayed {
+    pb::MovePlayed {
+        seat: seat.0.into(),
+        r#move: Some(move_to_proto(played.mv)),
+        // The wire names a roll's square as the cell (0, square).
+        placement: played
+            .placement
+            .or_else(|| played.roll.as_ref().map(|r| Coord::new(0, r.to)))
+            .map(cell_to_proto),
+        ply,
+        outcome: played
+            .outcome
+            .as_ref()
+            .map(|o| outcome_to_proto(Some(o), rules.end_reason(o))),
+        flipped: played.flips.iter().copied().map(cell_to_proto).collect(),
+        roll: played.roll.as_ref().map(roll_to_proto),
+    }
+}
+
+/// An event of a game played by `rules` on the wire and in storage,
+/// recorded at `recorded_at_ms` (Unix epoch milliseconds).
 pub fn event_to_proto(
     game_id: &str,
     sequence: u64,
     recorded_at_ms: i64,
     event: &Event,
+    rules: &RuleSet,
 ) -> pb::GameEvent {
     use pb::game_event::Kind;
+    let action = |seat: &Seat| pb::SeatAction {
+        seat: seat.0.into(),
+    };
     let kind = match event {
         Event::GameCreated(config) => Kind::GameCreated(pb::GameCreated {
             rules: Some(rules_to_proto(config.rules())),
             seats: config.seats().iter().map(seat_to_proto).collect(),
             undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
+            time_control: config.time_control().map(time_control_to_proto),
         }),
-        Event::MovePlayed { seat, ply, played } => Kind::MovePlayed(pb::MovePlayed {
+        Event::MovePlayed { seat, ply, played } => {
+            Kind::MovePlayed(played_to_proto(*seat, *ply, played, rules))
+        }
+        Event::MoveRedone { seat, ply, played } => {
+            Kind::MoveRedone(played_to_proto(*seat, *ply, played, rules))
+        }
+        Event::TimeExpired { seat } => Kind::TimeExpired(pb::TimeExpired {
             seat: seat.0.into(),
-            r#move: Some(move_to_proto(played.mv)),
-            // The wire names a roll's square as the cell (0, square).
-            placement: played
-                .placement
-                .or_else(|| played.roll.as_ref().map(|r| Coord::new(0, r.to)))
-                .map(cell_to_proto),
-            ply: *ply,
-            outcome: played.outcome.as_ref().map(outcome_to_proto),
-            flipped: played.flips.iter().copied().map(cell_to_proto).collect(),
-            roll: played.roll.as_ref().map(roll_to_proto),
         }),
+        Event::SeatOut { seat, reason } => Kind::SeatOut(pb::SeatOut {
+            seat: seat.0.into(),
+            reason: end_reason_to_proto(*reason) as i32,
+        }),
+        Event::GameEnded { outcome, reason } => Kind::GameEnded(pb::GameEnded {
+            outcome: Some(outcome_to_proto(outcome.as_ref(), *reason)),
+        }),
+        Event::DrawOffered { seat } => Kind::DrawOffered(action(seat)),
+        Event::DrawAccepted { seat } => Kind::DrawAccepted(action(seat)),
+        Event::DrawDeclined { seat } => Kind::DrawDeclined(action(seat)),
+        Event::TakebackRequested { seat } => Kind::TakebackRequested(action(seat)),
+        Event::TakebackAccepted { seat } => Kind::TakebackAccepted(action(seat)),
+        Event::TakebackDeclined { seat } => Kind::TakebackDeclined(action(seat)),
         Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
             seat: seat.0.into(),
         }),
@@ -614,46 +858,59 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                 max_id_chars: usize::MAX,
             };
             config_from_proto(
-                created.rules.as_ref(),
-                &created.seats,
-                created.undo_policy,
+                WireConfig {
+                    rules: created.rules.as_ref(),
+                    seats: &created.seats,
+                    undo_policy: created.undo_policy,
+                    time_control: created.time_control.as_ref(),
+                },
                 u64::MAX,
                 limits,
             )
             .map(Event::GameCreated)
         }
         Some(Kind::MovePlayed(m)) => {
-            let mv = move_from_proto(m.r#move.as_ref(), "move_played.move")?;
-            let roll = m.roll.as_ref().map(roll_from_proto).transpose()?;
-            let placement = cell_from_proto(m.placement.as_ref(), "move_played.placement")?;
-            // A roll's placement on the wire is its square: see above.
-            let placement = match (mv, &roll) {
-                (Move::Roll, Some(roll)) if placement == Coord::new(0, roll.to) => None,
-                (Move::Roll, Some(_)) => {
-                    return Err(FieldError::invalid(
-                        "move_played.placement",
-                        "a roll's placement is (0, the square it rests on)",
-                    ));
-                }
-                _ => Some(placement),
-            };
-            Ok(Event::MovePlayed {
-                seat: seat_from_proto(m.seat, "move_played.seat")?,
-                ply: m.ply,
-                played: Played {
-                    mv,
-                    placement,
-                    flips: m
-                        .flipped
-                        .iter()
-                        .map(|c| cell_from_proto(Some(c), "move_played.flipped"))
-                        .collect::<Result<_, _>>()?,
-                    roll,
-                    passes: Vec::new(),
-                    outcome: m.outcome.as_ref().map(outcome_from_proto).transpose()?,
-                },
+            let (seat, ply, played) = played_from_proto(m, "move_played")?;
+            Ok(Event::MovePlayed { seat, ply, played })
+        }
+        Some(Kind::MoveRedone(m)) => {
+            let (seat, ply, played) = played_from_proto(m, "move_redone")?;
+            Ok(Event::MoveRedone { seat, ply, played })
+        }
+        Some(Kind::TimeExpired(t)) => Ok(Event::TimeExpired {
+            seat: seat_from_proto(t.seat, "time_expired.seat")?,
+        }),
+        Some(Kind::SeatOut(s)) => Ok(Event::SeatOut {
+            seat: seat_from_proto(s.seat, "seat_out.seat")?,
+            reason: end_reason_from_proto(s.reason, "seat_out.reason")?,
+        }),
+        Some(Kind::GameEnded(e)) => {
+            let outcome = e.outcome.as_ref().ok_or_else(|| {
+                FieldError::invalid("game_ended.outcome", "an outcome is required")
+            })?;
+            Ok(Event::GameEnded {
+                outcome: outcome_from_proto(outcome)?,
+                reason: end_reason_from_proto(outcome.reason, "game_ended.outcome.reason")?,
             })
         }
+        Some(Kind::DrawOffered(a)) => Ok(Event::DrawOffered {
+            seat: seat_from_proto(a.seat, "draw_offered.seat")?,
+        }),
+        Some(Kind::DrawAccepted(a)) => Ok(Event::DrawAccepted {
+            seat: seat_from_proto(a.seat, "draw_accepted.seat")?,
+        }),
+        Some(Kind::DrawDeclined(a)) => Ok(Event::DrawDeclined {
+            seat: seat_from_proto(a.seat, "draw_declined.seat")?,
+        }),
+        Some(Kind::TakebackRequested(a)) => Ok(Event::TakebackRequested {
+            seat: seat_from_proto(a.seat, "takeback_requested.seat")?,
+        }),
+        Some(Kind::TakebackAccepted(a)) => Ok(Event::TakebackAccepted {
+            seat: seat_from_proto(a.seat, "takeback_accepted.seat")?,
+        }),
+        Some(Kind::TakebackDeclined(a)) => Ok(Event::TakebackDeclined {
+            seat: seat_from_proto(a.seat, "takeback_declined.seat")?,
+        }),
         Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
             seat: seat_from_proto(p.seat, "turn_passed.seat")?,
         }),
@@ -676,13 +933,82 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
     }
 }
 
+/// A move and what it did, from a MovePlayed or move_redone at `field`.
+fn played_from_proto(m: &pb::MovePlayed, field: &str) -> Result<(Seat, u32, Played), FieldError> {
+    let mv = move_from_proto(m.r#move.as_ref(), &format!("{field}.move"))?;
+    let roll = m.roll.as_ref().map(roll_from_proto).transpose()?;
+    let placement = cell_from_proto(m.placement.as_ref(), &format!("{field}.placement"))?;
+    // A roll's placement on the wire is its square: see above.
+    let placement = match (mv, &roll) {
+        (Move::Roll, Some(roll)) if placement == Coord::new(0, roll.to) => None,
+        (Move::Roll, Some(_)) => {
+            return Err(FieldError::invalid(
+                format!("{field}.placement"),
+                "a roll's placement is (0, the square it rests on)",
+            ));
+        }
+        _ => Some(placement),
+    };
+    let outcome = match m.outcome.as_ref().map(outcome_from_proto).transpose()? {
+        Some(None) => {
+            return Err(FieldError::invalid(
+                format!("{field}.outcome"),
+                "a move does not end a game with no result",
+            ));
+        }
+        Some(outcome) => outcome,
+        None => None,
+    };
+    let played = Played {
+        mv,
+        placement,
+        flips: m
+            .flipped
+            .iter()
+            .map(|c| cell_from_proto(Some(c), &format!("{field}.flipped")))
+            .collect::<Result<_, _>>()?,
+        roll,
+        passes: Vec::new(),
+        outcome,
+    };
+    Ok((
+        seat_from_proto(m.seat, &format!("{field}.seat"))?,
+        m.ply,
+        played,
+    ))
+}
+
 /// A game status on the wire.
 pub fn status_to_proto(status: GameStatus) -> pb::GameStatus {
     match status {
         GameStatus::InProgress => pb::GameStatus::InProgress,
         GameStatus::Won => pb::GameStatus::Won,
         GameStatus::Drawn => pb::GameStatus::Drawn,
+        GameStatus::NoResult => pb::GameStatus::NoResult,
     }
+}
+
+/// A pending offer on the wire.
+fn offer_to_proto(offer: &Offer) -> pb::PendingOffer {
+    pb::PendingOffer {
+        by: offer.by.0.into(),
+        agreed: (0..)
+            .zip(&offer.agreed)
+            .filter(|(_, agreed)| **agreed)
+            .map(|(seat, _)| seat)
+            .collect(),
+    }
+}
+
+/// The clocks of `state` on the wire, `None` when it is untimed.
+fn clocks_to_proto(state: &GameState) -> Option<pb::Clocks> {
+    state.config().time_control()?;
+    let clocks = state.clocks();
+    Some(pb::Clocks {
+        remaining: clocks.remaining_ms.iter().map(|ms| duration(*ms)).collect(),
+        turn_started: Some(timestamp(clocks.turn_started)),
+        deadline: state.deadline().map(timestamp),
+    })
 }
 
 /// The board of `state`, sparse. Pieces are read off the board itself when
@@ -739,9 +1065,18 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
         ply: state.moves().len() as u32,
         status: status_to_proto(state.status()) as i32,
         seat_to_move: state.to_move().map(|s| s.0.into()),
-        outcome: state.outcome().map(outcome_to_proto),
+        outcome: state
+            .end_reason()
+            .map(|reason| outcome_to_proto(state.outcome(), reason)),
         board: Some(board_to_proto(state)),
         squares: state.position().squares().to_vec(),
+        clocks: clocks_to_proto(state),
+        seats_out: (0..state.config().seats().len() as u32)
+            .filter(|s| state.is_out(Seat(*s as u8)))
+            .collect(),
+        draw_offer: state.draw_offer().map(offer_to_proto),
+        takeback_request: state.takeback_request().map(offer_to_proto),
+        redoable: state.undone().len() as u32,
     }
 }
 
@@ -760,6 +1095,7 @@ pub fn game_to_proto(
         created_at: Some(timestamp(created_at_ms)),
         last_sequence,
         undo_policy: undo_policy_to_proto(state.config().undo_policy()) as i32,
+        time_control: state.config().time_control().map(time_control_to_proto),
     }
 }
 
@@ -784,15 +1120,15 @@ mod tests {
         )
         .unwrap()
         .with_undo_policy(UndoPolicy::AnySeat);
-        let mut state = GameState::new(config.clone());
+        let mut state = GameState::new(config.clone(), 0);
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {
             let cmd = Command::Play {
                 seat: Seat(seat),
                 mv: Move::Drop { column },
             };
-            events.extend(decide(&state, &cmd).unwrap());
-            evolve(&mut state, events.last().unwrap());
+            events.extend(decide(&state, &cmd, 0).unwrap());
+            evolve(&mut state, events.last().unwrap(), 0);
         }
         events.extend(
             decide(
@@ -800,11 +1136,42 @@ mod tests {
                 &Command::Undo {
                     requested_by: Some(Seat(1)),
                 },
+                0,
             )
             .unwrap(),
         );
+        // The events around the moves, each in a shape decide gives.
+        let seat = Seat(1);
+        events.extend([
+            Event::TimeExpired { seat },
+            Event::SeatOut {
+                seat,
+                reason: EndReason::Timeout,
+            },
+            Event::GameEnded {
+                outcome: None,
+                reason: EndReason::Aborted,
+            },
+            Event::GameEnded {
+                outcome: Some(Outcome::Win {
+                    seat,
+                    line: Vec::new(),
+                }),
+                reason: EndReason::Resignation,
+            },
+            Event::DrawOffered { seat },
+            Event::DrawAccepted { seat },
+            Event::DrawDeclined { seat },
+            Event::TakebackRequested { seat },
+            Event::TakebackAccepted { seat },
+            Event::TakebackDeclined { seat },
+        ]);
+        if let Some(Event::MovePlayed { seat, ply, played }) = events.get(1).cloned() {
+            events.push(Event::MoveRedone { seat, ply, played });
+        }
+        let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
         for (i, event) in events.iter().enumerate() {
-            let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event);
+            let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event, &rules);
             assert_eq!(timestamp_ms(wire.recorded_at.as_ref()), 1_700_000_000_123);
             assert_eq!(&event_from_proto(&wire).unwrap(), event);
         }
@@ -834,7 +1201,10 @@ mod tests {
                 outcome: None,
             },
         };
-        let mut wire = event_to_proto("g", 2, 0, &event);
+        let rules = RuleSet::SnakesLadders(
+            SnakesLaddersRules::new(SnakesLaddersOptions::default(), u64::MAX).unwrap(),
+        );
+        let mut wire = event_to_proto("g", 2, 0, &event, &rules);
         let Some(pb::game_event::Kind::MovePlayed(played)) = wire.kind.as_mut() else {
             panic!("a move")
         };

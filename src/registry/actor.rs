@@ -11,9 +11,9 @@ use tracing::Instrument;
 
 use super::residency::{self, ActorShared};
 use super::{
-    CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta, now_ms,
+    CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
-use crate::game::{Command, Event, GameState, GameStatus, decide, evolve};
+use crate::game::{Command, Event, GameError, GameState, GameStatus, decide, evolve};
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
 use crate::rules::Seat;
@@ -22,6 +22,9 @@ use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent, Tok
 /// How often a command is decided again after its append lost a race to
 /// another writer (another node on a shared database).
 const CONFLICT_RETRIES: usize = 3;
+
+/// How long after a timeout that could not be appended it is tried again.
+const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Events read from the store per query while catching up.
 const CATCH_UP_PAGE: u32 = 512;
@@ -87,17 +90,27 @@ pub(super) fn decode(
 /// The status after `events`, read off the events themselves (so the
 /// state need not be copied before the append is durable).
 fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
+    let of = |outcome: Option<&Outcome>| match outcome {
+        Some(Outcome::Win { .. }) => GameStatus::Won,
+        Some(Outcome::Draw) => GameStatus::Drawn,
+        None => GameStatus::NoResult,
+    };
     events.iter().fold(status, |status, event| match event {
-        Event::MovePlayed { played, .. } => match played.outcome {
-            Some(Outcome::Win { .. }) => GameStatus::Won,
-            Some(Outcome::Draw) => GameStatus::Drawn,
-            None => GameStatus::InProgress,
-        },
-        Event::MoveUndone { .. } => GameStatus::InProgress,
-        Event::GameCreated(_) | Event::TurnPassed { .. } | Event::SeatTokenReissued { .. } => {
-            status
+        Event::MovePlayed { played, .. } | Event::MoveRedone { played, .. } => {
+            match &played.outcome {
+                Some(outcome) => of(Some(outcome)),
+                None => GameStatus::InProgress,
+            }
         }
+        Event::GameEnded { outcome, .. } => of(outcome.as_ref()),
+        Event::MoveUndone { .. } => GameStatus::InProgress,
+        _ => status,
     })
+}
+
+/// The time a stored event was recorded at, Unix epoch milliseconds.
+fn recorded_at(wire: &pb::GameEvent) -> i64 {
+    convert::timestamp_ms(wire.recorded_at.as_ref())
 }
 
 /// Rebuilds a game from stored events `1..`.
@@ -113,9 +126,9 @@ fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), Re
         }
         let (wire, event) = decode(game_id, s)?;
         if i == 0 {
-            created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
+            created_at_ms = recorded_at(&wire);
         }
-        events.push(event);
+        events.push((event, recorded_at(&wire)));
     }
     let state = GameState::replay(events)
         .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?;
@@ -217,8 +230,20 @@ impl Actor {
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
         actor.report_weight();
         let idle = actor.registry.settings().idle_timeout;
+        let clock = actor.registry.settings().clock.clone();
         let mut deadline = Instant::now() + idle;
+        // After a timeout that could not be appended, when to try again.
+        let mut retry_at = None;
         loop {
+            // The turn's deadline, armed afresh after every message (and so
+            // after a load, a move, or a catch-up from another node).
+            let turn_ends = actor.state.deadline();
+            let timer = async {
+                clock.sleep_until(turn_ends.unwrap_or_default()).await;
+                if let Some(at) = retry_at {
+                    sleep_until(at).await;
+                }
+            };
             tokio::select! {
                 msg = queue.recv() => match msg {
                     Some(msg) => {
@@ -231,8 +256,16 @@ impl Actor {
                     // Evicted: the registry dropped the last sender.
                     None => break,
                 },
+                () = timer, if turn_ends.is_some() => {
+                    retry_at = (!actor.time_out().await).then(|| Instant::now() + TIMEOUT_RETRY);
+                    actor.report_weight();
+                    actor.registry.settle();
+                }
                 () = sleep_until(deadline) => {
-                    if actor.registry.leave(&actor.game_id, id, &actor.shared) {
+                    // A game whose clock runs stays, to time out when due.
+                    if turn_ends.is_none()
+                        && actor.registry.leave(&actor.game_id, id, &actor.shared)
+                    {
                         tracing::debug!("idle game dropped from memory");
                         break;
                     }
@@ -292,6 +325,10 @@ impl Actor {
         command: Command,
         credential: &Credential,
     ) -> Result<Command, RegistryError> {
+        if let Command::Timeout = command {
+            // The actor's own command: no caller to authorize.
+            return Ok(command);
+        }
         if let Command::ReissueSeatToken { .. } = command {
             return if self.seat_token_hashes.is_empty() {
                 Err(RegistryError::NoSeatTokens {
@@ -320,16 +357,25 @@ impl Actor {
             }
             Command::Play { seat, .. } if holder == Some(seat.index()) => Ok(command),
             Command::Play { seat, .. } => denied(format!("the seat token is not {seat}'s")),
-            Command::Undo { requested_by } => match (holder, requested_by) {
+            // The token names the seat asking.
+            Command::Undo { requested_by: seat }
+            | Command::Redo { requested_by: seat }
+            | Command::Act { seat, .. } => match (holder, seat) {
                 (None, _) => denied("the seat token is not one of this game's".into()),
                 (Some(holder), Some(seat)) if seat.index() != holder => {
                     denied(format!("the seat token is not {seat}'s"))
                 }
-                (Some(holder), _) => Ok(Command::Undo {
-                    requested_by: Some(Seat(holder as u8)),
-                }),
+                (Some(holder), _) => {
+                    let seat = Some(Seat(holder as u8));
+                    Ok(match command {
+                        Command::Undo { .. } => Command::Undo { requested_by: seat },
+                        Command::Redo { .. } => Command::Redo { requested_by: seat },
+                        Command::Act { action, .. } => Command::Act { seat, action },
+                        other => other,
+                    })
+                }
             },
-            Command::ReissueSeatToken { .. } => unreachable!("handled above"),
+            Command::ReissueSeatToken { .. } | Command::Timeout => unreachable!("handled above"),
         }
     }
 
@@ -532,12 +578,28 @@ impl Actor {
             if let Some(expected) = request.expected_sequence.filter(|e| *e != current) {
                 return Err(RegistryError::SequenceMismatch { expected, current });
             }
-            let events = decide(&self.state, &command)?;
+            let recorded_at_ms = self.registry.settings().clock.now_ms();
+            let events = match decide(&self.state, &command, recorded_at_ms) {
+                Err(expired @ GameError::TimeExpired { .. }) => {
+                    // Too late: the timeout lands first, then the refusal.
+                    self.time_out().await;
+                    return Err(expired.into());
+                }
+                Err(refused) => return Err(refused.into()),
+                Ok(events) if events.is_empty() => {
+                    return Ok(CommandReply {
+                        events: Vec::new(),
+                        game: self.game_view(),
+                        seat_token: None,
+                    });
+                }
+                Ok(events) => events,
+            };
             let issued = match command {
                 Command::ReissueSeatToken { seat } => Some(self.issue_token(seat, current + 1)?),
                 _ => None,
             };
-            let recorded_at_ms = now_ms();
+            let rules = self.state.config().rules();
             let wire: Vec<pb::GameEvent> = events
                 .iter()
                 .enumerate()
@@ -547,6 +609,7 @@ impl Actor {
                         current + 1 + i as u64,
                         recorded_at_ms,
                         e,
+                        rules,
                     )
                 })
                 .collect();
@@ -576,7 +639,9 @@ impl Actor {
             };
             match self.registry.inner.store.append(append).await {
                 Ok(()) => {
-                    events.iter().for_each(|e| evolve(&mut self.state, e));
+                    events
+                        .iter()
+                        .for_each(|e| evolve(&mut self.state, e, recorded_at_ms));
                     if let Some(record) = record {
                         self.remember(record);
                     }
@@ -610,6 +675,36 @@ impl Actor {
             "game {}: append conflicts kept repeating",
             self.game_id
         )))
+    }
+
+    /// The turn's deadline has passed (the timer fired, or a command came
+    /// too late): appends the timeout's events, once. On a shared store the
+    /// actor catches up first, and the (game, sequence) uniqueness lets one
+    /// node's timeout land; another node's attempt then decides to nothing.
+    /// Returns whether the timeout is settled (appended, or not due).
+    async fn time_out(&mut self) -> bool {
+        let request = RequestMeta {
+            request_id: String::new(),
+            fingerprint: Vec::new(),
+            expected_sequence: None,
+            credential: Credential::None,
+        };
+        let result = match self.fresh().await {
+            Ok(()) => Box::pin(self.execute(Command::Timeout, &request)).await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(reply) => {
+                if !reply.events.is_empty() {
+                    tracing::debug!(sequence = self.state.sequence(), "turn timed out");
+                }
+                true
+            }
+            Err(error) => {
+                tracing::warn!(error = %error, "timeout not appended; retrying");
+                false
+            }
+        }
     }
 
     /// On a shared store, catches up before deciding or answering anything
@@ -656,7 +751,7 @@ impl Actor {
             self.seat_token_hashes = tail.seat_token_hashes;
             for (wire, event) in page {
                 self.state
-                    .apply_stored(&event)
+                    .apply_stored(&event, recorded_at(&wire))
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
                 self.shared.broadcast(Arc::new(wire));
             }

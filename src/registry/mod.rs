@@ -12,6 +12,7 @@
 //! [`crate::game::evolve`].
 
 mod actor;
+mod clock;
 mod error;
 mod residency;
 mod stream;
@@ -25,6 +26,7 @@ use prost::Message;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+pub use clock::Clock;
 pub use error::RegistryError;
 pub use stream::Buffered;
 
@@ -72,6 +74,9 @@ pub struct RegistrySettings {
     /// up from the store even without a notification (default 2 s): the
     /// safety net for notifications lost while a connection was down.
     pub catch_up_interval: Duration,
+    /// Where the server reads the time for commands, events and deadlines
+    /// (the system clock; tests set a manual one).
+    pub clock: Clock,
 }
 
 impl Default for RegistrySettings {
@@ -89,6 +94,7 @@ impl Default for RegistrySettings {
             max_live_games: 100_000,
             max_live_bytes: 2 << 30,
             catch_up_interval: Duration::from_secs(2),
+            clock: Clock::System,
         }
     }
 }
@@ -220,13 +226,6 @@ pub const PAGE_BYTES: usize = 2 * 1024 * 1024;
 /// Most pieces the positions of one GetReplay page hold in all (about 2 MB
 /// on the wire), so a page of a game on a huge board stays small.
 pub const REPLAY_PIECE_BUDGET: usize = 250_000;
-
-/// Unix epoch milliseconds now.
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 impl Registry {
     /// A registry over `store`, deriving seat tokens with `keys`. On a
@@ -460,9 +459,10 @@ impl Registry {
         };
         let seat_token_hashes: Vec<TokenHash> =
             tokens.iter().map(|t| crate::tokens::hash(t)).collect();
-        let recorded_at_ms = now_ms();
+        let recorded_at_ms = self.settings().clock.now_ms();
         let event = crate::game::Event::GameCreated(config.clone());
-        let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event).encode_to_vec();
+        let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules())
+            .encode_to_vec();
         let new_game = NewGame {
             game_id: game_id.clone(),
             created: NewEvent {
@@ -478,7 +478,7 @@ impl Registry {
         };
         match store.create(new_game).await {
             Ok(()) => {
-                let state = GameState::new(config);
+                let state = GameState::new(config, recorded_at_ms);
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
                 // Keep the new game warm, if there is room: its first move
                 // then needs no replay.
@@ -639,7 +639,7 @@ impl Registry {
         })?;
         let (wire, created) = actor::decode(game_id, first)?;
         let created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
-        let mut state = GameState::replay([created]).map_err(corrupt)?;
+        let mut state = GameState::replay([(created, created_at_ms)]).map_err(corrupt)?;
         let mut steps = Vec::new();
         let (mut pieces, mut bytes) = (0, 0);
         let mut next = None;
@@ -668,7 +668,8 @@ impl Registry {
         step(wire, &state);
         for stored in events {
             let (wire, event) = actor::decode(game_id, stored)?;
-            state.apply_stored(&event).map_err(corrupt)?;
+            let at = convert::timestamp_ms(wire.recorded_at.as_ref());
+            state.apply_stored(&event, at).map_err(corrupt)?;
             step(wire, &state);
         }
         let game = convert::game_to_proto(game_id, &state, created_at_ms, state.sequence());

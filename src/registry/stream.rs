@@ -16,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::{Instant, interval_at};
 
-use super::{Registry, RegistryError, StreamSlot, now_ms};
+use super::{Registry, RegistryError, StreamSlot};
 use crate::proto::{self as pb, convert};
 
 /// Items buffered between the stream task and the client at most (the
@@ -182,7 +182,7 @@ async fn run(
                     }
                 },
                 _ = beat.tick() => {
-                    let hb = pb::Heartbeat { sequence: sent, sent_at: Some(convert::timestamp(now_ms())) };
+                    let hb = pb::Heartbeat { sequence: sent, sent_at: Some(convert::timestamp(registry.settings().clock.now_ms())) };
                     if !tx.message(pb::stream_events_response::Kind::Heartbeat(hb)).await {
                         return Ok(());
                     }

@@ -26,8 +26,8 @@
 
 use super::mnk::check_board;
 use super::{
-    Board, Coord, Game, GamePosition, IllegalMove, InvalidRules, Move, Outcome, Played, Seat,
-    check_landing,
+    Board, Coord, EndReason, Game, GamePosition, IllegalMove, InvalidRules, Move, Outcome, Played,
+    Seat, check_landing,
 };
 
 /// The six neighbours of a cell as (row step, col step).
@@ -343,6 +343,11 @@ impl Game for HexRules {
     /// the pieces must be read off the board, not off the moves.
     fn pieces_stay_put(&self) -> bool {
         !self.swap
+    }
+
+    /// Hex has no draws: a game ends when a seat joins its sides.
+    fn end_reason(&self, _: &Outcome) -> EndReason {
+        EndReason::Connection
     }
 
     fn legal_move_count(&self, position: &HexPosition, seat: Seat) -> usize {

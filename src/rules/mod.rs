@@ -160,6 +160,33 @@ impl Move {
     }
 }
 
+/// Why a game ended. The rules give the first six ([`Game::end_reason`]
+/// for their outcomes; [`EndReason::Repetition`] where a rule set draws on
+/// repetition); the game aggregate gives the rest, which no move decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// A seat completed K in a row.
+    LineCompleted,
+    /// The board filled up with no winner.
+    BoardFull,
+    /// A position (pieces and seat to move) occurred for the third time.
+    Repetition,
+    /// Neither seat could move and the discs were counted (Othello).
+    DiscCount,
+    /// A token reached the last square (a race).
+    RaceFinished,
+    /// A seat joined its two sides (Hex).
+    Connection,
+    /// A seat resigned.
+    Resignation,
+    /// A seat's time ran out.
+    Timeout,
+    /// The seats agreed to a draw.
+    Agreement,
+    /// The game was called off before every seat had moved: no result.
+    Aborted,
+}
+
 /// How a game ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -365,6 +392,15 @@ pub trait Game {
     /// the moves on the board list the pieces. Default: yes.
     fn pieces_stay_put(&self) -> bool {
         true
+    }
+
+    /// Why `outcome`, which a move of these rules produced, ended the game.
+    /// Default: a win completed a line, a draw filled the board.
+    fn end_reason(&self, outcome: &Outcome) -> EndReason {
+        match outcome {
+            Outcome::Win { .. } => EndReason::LineCompleted,
+            Outcome::Draw => EndReason::BoardFull,
+        }
     }
 }
 
@@ -576,6 +612,11 @@ impl RuleSet {
     /// See [`Game::pieces_stay_put`].
     pub fn pieces_stay_put(&self) -> bool {
         each_game!(self, |r| r.pieces_stay_put())
+    }
+
+    /// See [`Game::end_reason`].
+    pub fn end_reason(&self, outcome: &Outcome) -> EndReason {
+        each_game!(self, |r| r.end_reason(outcome))
     }
 }
 

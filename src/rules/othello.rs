@@ -5,7 +5,9 @@
 //! and the seat with more discs wins (equal counts draw). Rules as published
 //! by the World Othello Federation (<https://www.worldothello.org/about/about-othello/othello-rules/official-rules/english>).
 
-use super::{Board, Coord, Game, IllegalMove, InvalidRules, Move, Outcome, Played, Seat};
+use super::{
+    Board, Coord, EndReason, Game, IllegalMove, InvalidRules, Move, Outcome, Played, Seat,
+};
 
 /// The eight directions a line of flips may run.
 const DIRECTIONS: [(i64, i64); 8] = [
@@ -186,6 +188,11 @@ impl Game for OthelloRules {
     /// Flips change whose a disc is.
     fn pieces_stay_put(&self) -> bool {
         false
+    }
+
+    /// The game ends when neither seat can move, on the disc count.
+    fn end_reason(&self, _: &Outcome) -> EndReason {
+        EndReason::DiscCount
     }
 }
 

@@ -28,7 +28,8 @@ use rand::distr::{Distribution, Uniform};
 use rand_chacha::ChaCha8Rng;
 
 use super::{
-    Board, Game, GamePosition, IllegalMove, InvalidRules, MAX_SEATS, Move, Outcome, Played, Seat,
+    Board, EndReason, Game, GamePosition, IllegalMove, InvalidRules, MAX_SEATS, Move, Outcome,
+    Played, Seat,
 };
 
 /// A race in progress: each seat's square, the rolls made and the current
@@ -580,6 +581,11 @@ impl Game for SnakesLaddersRules {
             Some(roll) if roll.extra_turn => seat,
             _ => seat.next(seats),
         }
+    }
+
+    /// The only way a race ends: a token reaches the last square.
+    fn end_reason(&self, _: &Outcome) -> EndReason {
+        EndReason::RaceFinished
     }
 }
 

@@ -22,16 +22,35 @@ const REQUESTS: usize = 100_000;
 /// Requests in flight at once.
 const WORKERS: usize = 16;
 
-const RPCS: [&str; 8] = [
+const RPCS: [&str; 10] = [
     "CreateGame",
     "GetGame",
     "ListGames",
     "SubmitMove",
     "Undo",
+    "Redo",
+    "SubmitAction",
     "GetReplay",
     "ListLegalMoves",
     "StreamEvents",
 ];
+
+/// A time control: sometimes usable, sometimes out of range or malformed.
+fn time_control(rng: &mut StdRng) -> pb::TimeControl {
+    let mut duration = || {
+        rng.random_bool(0.6).then(|| prost_types::Duration {
+            seconds: [-1, 0, 1, 60, i64::MAX][rng.random_range(0..5)],
+            nanos: [0, 1, 500_000_000, -1][rng.random_range(0..4)],
+        })
+    };
+    pb::TimeControl {
+        per_move: duration(),
+        initial: duration(),
+        increment: duration(),
+        on_expiry: rng.random_range(-1..5),
+        seed: rng.random_bool(0.5).then(|| rng.random()),
+    }
+}
 
 /// A game id: mostly one of the games that exist, sometimes garbage.
 fn game_id(rng: &mut StdRng) -> String {
@@ -168,7 +187,8 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             game_id: game_id(rng),
             rules: rules(rng),
             seats: seats(rng),
-            undo_policy: rng.random_range(-1..5),
+            undo_policy: rng.random_range(-1..6),
+            time_control: rng.random_bool(0.3).then(|| time_control(rng)),
         }
         .encode_to_vec(),
         "GetGame" => pb::GetGameRequest {
@@ -196,6 +216,25 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             seat: rng
                 .random_bool(0.7)
                 .then(|| seat()[rng.random_range(0..6)] % 3),
+            request_id: request_id(rng),
+            expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+        }
+        .encode_to_vec(),
+        "Redo" => pb::RedoRequest {
+            game_id: game_id(rng),
+            seat: rng
+                .random_bool(0.7)
+                .then(|| seat()[rng.random_range(0..6)] % 3),
+            request_id: request_id(rng),
+            expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+        }
+        .encode_to_vec(),
+        "SubmitAction" => pb::SubmitActionRequest {
+            game_id: game_id(rng),
+            seat: rng
+                .random_bool(0.7)
+                .then(|| seat()[rng.random_range(0..6)] % 3),
+            action: rng.random_range(-1..10),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
         }

@@ -2,6 +2,7 @@
 //! when command / then events, and property tests. They live here, not
 //! beside the aggregate, because they name the games the aggregate must not.
 
+use crate::{T0, untimed};
 use proptest::prelude::*;
 
 use plylog::game::{
@@ -9,9 +10,9 @@ use plylog::game::{
     evolve,
 };
 use plylog::rules::{
-    ConnectFourRules, Coord, GomokuRules, HexRules, IllegalMove, MnkRules, Move, OthelloRules,
-    Outcome, Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat, SnakesLaddersOptions,
-    SnakesLaddersRules, WildRules,
+    ConnectFourRules, Coord, EndReason, GomokuRules, HexRules, IllegalMove, MnkRules, Move,
+    OthelloRules, Outcome, Overline, Overshoot, Played, PopBothLines, Roll, RuleSet, Seat,
+    SnakesLaddersOptions, SnakesLaddersRules, WildRules,
 };
 
 /// A game of `rules` for `seats` seats where any seat may undo.
@@ -50,10 +51,10 @@ fn x_wins_top_row() -> [Command; 5] {
 /// Given the state after `commands`, each decided and evolved.
 fn given(config: GameConfig, commands: &[Command]) -> (GameState, Vec<Event>) {
     let mut log = vec![Event::GameCreated(config.clone())];
-    let mut state = GameState::new(config);
+    let mut state = GameState::new(config, T0);
     for command in commands {
-        for event in decide(&state, command).unwrap() {
-            evolve(&mut state, &event);
+        for event in decide(&state, command, T0).unwrap() {
+            evolve(&mut state, &event, T0);
             log.push(event);
         }
     }
@@ -64,7 +65,7 @@ fn given(config: GameConfig, commands: &[Command]) -> (GameState, Vec<Event>) {
 fn a_move_out_of_turn_is_refused() {
     let (state, _) = given(tic_tac_toe(), &[place(0, 0, 0)]);
     assert_eq!(
-        decide(&state, &place(0, 1, 1)),
+        decide(&state, &place(0, 1, 1), T0),
         Err(GameError::NotYourTurn {
             seat: 0,
             to_move: 1
@@ -76,7 +77,7 @@ fn a_move_out_of_turn_is_refused() {
 fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
     let (state, _) = given(tic_tac_toe(), &[place(0, 0, 0)]);
     assert!(matches!(
-        decide(&state, &place(0, 3, 0)),
+        decide(&state, &place(0, 3, 0), T0),
         Err(GameError::Illegal(IllegalMove::CellOffBoard { .. }))
     ));
     let wrong_kind = Command::Play {
@@ -84,13 +85,13 @@ fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
         mv: Move::Drop { column: 0 },
     };
     assert!(matches!(
-        decide(&state, &wrong_kind),
+        decide(&state, &wrong_kind, T0),
         Err(GameError::Illegal(IllegalMove::WrongMoveKind { .. }))
     ));
     let moves = x_wins_top_row();
     let (won, _) = given(tic_tac_toe(), &moves);
     assert!(matches!(
-        decide(&won, &place(1, 9, 9)),
+        decide(&won, &place(1, 9, 9), T0),
         Err(GameError::Illegal(IllegalMove::CellOffBoard { .. }))
     ));
 }
@@ -99,7 +100,7 @@ fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
 fn a_seat_not_at_the_table_is_refused() {
     let (state, _) = given(tic_tac_toe(), &[]);
     assert_eq!(
-        decide(&state, &place(2, 0, 0)),
+        decide(&state, &place(2, 0, 0), T0),
         Err(GameError::NoSuchSeat { seat: 2, max: 1 })
     );
 }
@@ -108,7 +109,7 @@ fn a_seat_not_at_the_table_is_refused() {
 fn three_in_a_row_wins_and_then_nothing_more_is_played() {
     let [moves @ .., last] = x_wins_top_row();
     let (state, _) = given(tic_tac_toe(), &moves);
-    let events = decide(&state, &last).unwrap();
+    let events = decide(&state, &last, T0).unwrap();
     let [
         Event::MovePlayed {
             ply: 5,
@@ -131,7 +132,7 @@ fn three_in_a_row_wins_and_then_nothing_more_is_played() {
     let (won, _) = given(tic_tac_toe(), &x_wins_top_row());
     assert_eq!(won.status(), GameStatus::Won);
     assert_eq!(won.to_move(), None);
-    assert_eq!(decide(&won, &place(1, 2, 2)), Err(GameError::GameOver));
+    assert_eq!(decide(&won, &place(1, 2, 2), T0), Err(GameError::GameOver));
 }
 
 #[test]
@@ -173,29 +174,31 @@ fn the_undo_policy_decides_who_may_undo() {
     };
     let game = |policy| given(tic_tac_toe().with_undo_policy(policy), &[place(0, 1, 1)]).0;
     let last_mover = game(UndoPolicy::LastMover);
-    assert!(decide(&last_mover, &undo(Some(0))).is_ok());
+    assert!(decide(&last_mover, &undo(Some(0)), T0).is_ok());
     assert_eq!(
-        decide(&last_mover, &undo(Some(1))),
+        decide(&last_mover, &undo(Some(1)), T0),
         Err(GameError::NotLastMover {
             last_mover: 0,
             requested_by: Some(1)
         })
     );
     assert_eq!(
-        decide(&last_mover, &undo(None)).unwrap_err().to_string(),
+        decide(&last_mover, &undo(None), T0)
+            .unwrap_err()
+            .to_string(),
         "only the seat that played the last move (seat 0) may undo it; state the seat"
     );
     let any_seat = game(UndoPolicy::AnySeat);
     for seat in [Some(0), Some(1), None] {
-        assert!(decide(&any_seat, &undo(seat)).is_ok());
+        assert!(decide(&any_seat, &undo(seat), T0).is_ok());
     }
     let disabled = game(UndoPolicy::Disabled);
     assert_eq!(
-        decide(&disabled, &undo(Some(0))),
+        decide(&disabled, &undo(Some(0)), T0),
         Err(GameError::UndoDisabled)
     );
     assert_eq!(
-        decide(&game(UndoPolicy::LastMover), &undo(Some(5))),
+        decide(&game(UndoPolicy::LastMover), &undo(Some(5)), T0),
         Err(GameError::NoSuchSeat { seat: 5, max: 1 })
     );
 }
@@ -207,7 +210,7 @@ fn undo_on_an_empty_board_is_refused() {
         &[place(0, 1, 1), Command::Undo { requested_by: None }],
     );
     assert_eq!(
-        decide(&state, &Command::Undo { requested_by: None }),
+        decide(&state, &Command::Undo { requested_by: None }, T0),
         Err(GameError::NothingToUndo)
     );
 }
@@ -228,8 +231,11 @@ fn replay_refuses_a_log_that_does_not_fit() {
         ply: 2,
         played: Played::placed(mv, Coord::new(1, 1), None),
     });
-    assert_eq!(GameState::replay(log).unwrap_err().sequence, 3);
-    assert_eq!(GameState::replay(Vec::new()).unwrap_err().sequence, 1);
+    assert_eq!(GameState::replay(untimed(log)).unwrap_err().sequence, 3);
+    assert_eq!(
+        GameState::replay(untimed(Vec::new())).unwrap_err().sequence,
+        1
+    );
 }
 
 #[test]
@@ -250,7 +256,7 @@ fn replay_refuses_a_drop_or_pop_recorded_anywhere_but_where_it_lands() {
         log.clone(),
         vec![recorded(0, Move::Drop { column: 3 }, Coord::new(3, 3))],
     ];
-    assert!(GameState::replay(fits.concat()).is_ok());
+    assert!(GameState::replay(untimed(fits.concat())).is_ok());
     for (mv, at) in [
         (Move::Drop { column: 3 }, Coord::new(0, 3)),
         (Move::Drop { column: 3 }, Coord::new(5, 4)),
@@ -258,7 +264,7 @@ fn replay_refuses_a_drop_or_pop_recorded_anywhere_but_where_it_lands() {
     ] {
         let corrupt = [log.clone(), vec![recorded(0, mv, at)]].concat();
         assert_eq!(
-            GameState::replay(corrupt).unwrap_err().sequence,
+            GameState::replay(untimed(corrupt)).unwrap_err().sequence,
             4,
             "{mv:?} recorded at {at}"
         );
@@ -278,7 +284,7 @@ fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
             requested_by: None,
         });
         assert_eq!(
-            GameState::replay(corrupt).unwrap_err().sequence,
+            GameState::replay(untimed(corrupt)).unwrap_err().sequence,
             4,
             "undo of {undone_sequence} at {placement}"
         );
@@ -290,7 +296,7 @@ fn replay_refuses_an_undo_of_a_move_that_is_not_the_last_one() {
         placement: Some(Coord::new(0, 0)),
         requested_by: None,
     });
-    assert!(GameState::replay(fits).is_ok());
+    assert!(GameState::replay(untimed(fits)).is_ok());
 }
 
 #[test]
@@ -325,7 +331,7 @@ fn replay_refuses_a_roll_that_does_not_fit_the_position() {
                 ..played.clone()
             },
         });
-        GameState::replay(corrupt)
+        GameState::replay(untimed(corrupt))
     };
     assert!(replayed(Some(roll.clone())).is_ok());
     let elsewhere = Roll {
@@ -431,7 +437,7 @@ proptest! {
     /// undo gives back exactly the position before the move it takes back.
     #[test]
     fn replay_equals_live_state_and_listed_moves_are_accepted((cfg, script) in any_game()) {
-        let mut state = GameState::new(cfg.clone());
+        let mut state = GameState::new(cfg.clone(), T0);
         let mut log = vec![Event::GameCreated(cfg)];
         let mut before_each_move = Vec::new();
         for (undo, pick) in script {
@@ -445,20 +451,20 @@ proptest! {
                 legal
             };
             for mv in &legal {
-                prop_assert!(decide(&state, &Command::Play { seat, mv: *mv }).is_ok(), "listed move {:?} refused", mv);
+                prop_assert!(decide(&state, &Command::Play { seat, mv: *mv }, T0).is_ok(), "listed move {:?} refused", mv);
             }
             let command = if undo || legal.is_empty() {
                 Command::Undo { requested_by: None }
             } else {
                 Command::Play { seat, mv: legal[pick % legal.len()] }
             };
-            let Ok(events) = decide(&state, &command) else { continue };
+            let Ok(events) = decide(&state, &command, T0) else { continue };
             match command {
                 Command::Play { .. } => before_each_move.push(state.position().clone()),
                 _ => {
                     let before = before_each_move.pop();
                     let mut undone = state.clone();
-                    events.iter().for_each(|e| evolve(&mut undone, e));
+                    events.iter().for_each(|e| evolve(&mut undone, e, T0));
                     prop_assert_eq!(Some(undone.position()), before.as_ref(), "undo restores");
                 }
             }
@@ -467,19 +473,19 @@ proptest! {
                 if let Event::MovePlayed { played: Played { outcome: Some(_), .. }, .. } = &event {
                     prop_assert!(!was_over, "a second outcome");
                 }
-                evolve(&mut state, &event);
+                evolve(&mut state, &event, T0);
                 log.push(event);
             }
             prop_assert_eq!(state.sequence(), log.len() as u64);
         }
-        prop_assert_eq!(GameState::replay(log).unwrap(), state);
+        prop_assert_eq!(GameState::replay(untimed(log)).unwrap(), state);
     }
 }
 
 #[test]
 fn undoing_an_othello_move_turns_its_flipped_discs_back() {
     let cfg = config(RuleSet::Othello(OthelloRules::new(None).unwrap()), 2);
-    let start = GameState::new(cfg.clone());
+    let start = GameState::new(cfg.clone(), T0);
     let (state, log) = given(cfg, &[place(0, 2, 3), Command::Undo { requested_by: None }]);
     let Event::MovePlayed { played, .. } = &log[1] else {
         panic!("a move")
@@ -506,43 +512,35 @@ fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
     let round = [drop(0, 0), drop(1, 1), pop(0, 0), pop(1, 1)];
     let (state, _) = given(cfg.clone(), &[&round[..], &round[..3]].concat());
     assert_eq!(state.outcome(), None);
-    let events = decide(&state, &round[3]).unwrap();
+    let events = decide(&state, &round[3], T0).unwrap();
+    let repetition = Event::GameEnded {
+        outcome: Some(Outcome::Draw),
+        reason: EndReason::Repetition,
+    };
     assert!(matches!(
         events.as_slice(),
         [Event::MovePlayed {
-            played: Played {
-                outcome: Some(Outcome::Draw),
-                ..
-            },
+            played: Played { outcome: None, .. },
             ..
-        }]
+        }, ended] if *ended == repetition
     ));
     // Undo steps the count back: the same pop after an undo draws again.
     let (mut state, _) = given(cfg, &[&round[..], &round[..]].concat());
     assert_eq!(state.status(), GameStatus::Drawn);
-    for event in decide(&state, &Command::Undo { requested_by: None }).unwrap() {
-        evolve(&mut state, &event);
+    for event in decide(&state, &Command::Undo { requested_by: None }, T0).unwrap() {
+        evolve(&mut state, &event, T0);
     }
     assert_eq!(state.status(), GameStatus::InProgress);
-    assert!(decide(&state, &round[3]).unwrap().iter().any(|e| matches!(
-        e,
-        Event::MovePlayed {
-            played: Played {
-                outcome: Some(Outcome::Draw),
-                ..
-            },
-            ..
-        }
-    )));
+    assert!(decide(&state, &round[3], T0).unwrap().contains(&repetition));
     // An undone occurrence no longer counts: after one round (the empty
     // board seen twice), undoing its last pop and playing it again is the
     // second occurrence again, not the third.
     let (mut state, _) = given(cfg_again(), &round);
-    for event in decide(&state, &Command::Undo { requested_by: None }).unwrap() {
-        evolve(&mut state, &event);
+    for event in decide(&state, &Command::Undo { requested_by: None }, T0).unwrap() {
+        evolve(&mut state, &event, T0);
     }
-    for event in decide(&state, &round[3]).unwrap() {
-        evolve(&mut state, &event);
+    for event in decide(&state, &round[3], T0).unwrap() {
+        evolve(&mut state, &event, T0);
     }
     assert_eq!(state.status(), GameStatus::InProgress);
 }
@@ -562,12 +560,15 @@ fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
         ply: 2,
         played: Played::placed(Move::Place(Coord::new(0, 0)), Coord::new(0, 0), None),
     });
-    assert_eq!(GameState::replay(wrong_seat).unwrap_err().sequence, 3);
+    assert_eq!(
+        GameState::replay(untimed(wrong_seat)).unwrap_err().sequence,
+        3
+    );
     let (_, mut won) = given(tic_tac_toe(), &x_wins_top_row());
     won.push(Event::MovePlayed {
         seat: Seat(1),
         ply: 6,
         played: Played::placed(Move::Place(Coord::new(2, 2)), Coord::new(2, 2), None),
     });
-    assert_eq!(GameState::replay(won).unwrap_err().sequence, 7);
+    assert_eq!(GameState::replay(untimed(won)).unwrap_err().sequence, 7);
 }

@@ -9,6 +9,7 @@
 //! - `gomoku/gomocup-1x0-16.psq`: a Gomocup 20x20 freestyle engine game whose
 //!   second player completes five with the 16th stone.
 
+use crate::T0;
 use plylog::game::{Command, Event, GameConfig, GameState, decide, evolve};
 use plylog::rules::{Coord, GomokuRules, Move, Outcome, Overline, Played, RuleSet, Seat};
 
@@ -26,14 +27,14 @@ fn gomoku(side: i64, overline: Overline) -> GameConfig {
 /// the stone that ended the game with its outcome, if one did. Every stone
 /// must be accepted while the game is on; stones after the end are refused.
 fn play(config: GameConfig, stones: &[Coord]) -> Option<(usize, Outcome)> {
-    let mut state = GameState::new(config);
+    let mut state = GameState::new(config, T0);
     let mut ended = None;
     for (i, &at) in stones.iter().enumerate() {
         let command = Command::Play {
             seat: Seat((i % 2) as u8),
             mv: Move::Place(at),
         };
-        match decide(&state, &command) {
+        match decide(&state, &command, T0) {
             Ok(events) => {
                 for event in &events {
                     if let Event::MovePlayed {
@@ -47,7 +48,7 @@ fn play(config: GameConfig, stones: &[Coord]) -> Option<(usize, Outcome)> {
                     {
                         ended = Some((i + 1, outcome.clone()));
                     }
-                    evolve(&mut state, event);
+                    evolve(&mut state, event, T0);
                 }
             }
             Err(error) => {

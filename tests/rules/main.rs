@@ -6,14 +6,24 @@
 //! sources.
 
 mod aggregate;
+mod around;
 mod game_records;
 mod openspiel_traces;
 mod rules_reference;
 mod seats;
 mod snakes_ladders;
 
-use plylog::game::{GameConfig, SeatInfo, SeatLimits};
+use plylog::game::{Event, GameConfig, Millis, SeatInfo, SeatLimits};
 use plylog::rules::RuleSet;
+
+/// The clock reading of every command and event in untimed games: time
+/// plays no part in them.
+const T0: Millis = 0;
+
+/// A log of events all recorded at [`T0`], for replay.
+fn untimed(log: impl IntoIterator<Item = Event>) -> impl Iterator<Item = (Event, Millis)> {
+    log.into_iter().map(|event| (event, T0))
+}
 
 /// A seat of player `id` shown as `symbol`, without a display name.
 fn seat(id: &str, symbol: &str) -> SeatInfo {

@@ -11,6 +11,7 @@
 //! as a move of its own where we append it automatically after the move
 //! that forced it, and Hex (5x5, 7x7, 11x11, without the swap rule).
 
+use crate::T0;
 use std::path::Path;
 
 use plylog::game::{Command, Event, GameState, decide, evolve};
@@ -70,7 +71,7 @@ fn trace_move(value: &Value) -> Move {
 fn replay(trace: &Value, name: &str) -> (usize, usize) {
     let mut passes = 0;
     let rules = rules(trace);
-    let mut state = GameState::new(crate::table(rules, &["first", "second"]));
+    let mut state = GameState::new(crate::table(rules, &["first", "second"]), T0);
     let moves = trace["moves"].as_array().unwrap();
     let legal = trace["legal"].as_array().unwrap();
     assert_eq!(moves.len(), legal.len(), "{name}");
@@ -121,9 +122,10 @@ fn replay(trace: &Value, name: &str) -> (usize, usize) {
                 seat,
                 mv: trace_move(mv),
             },
+            T0,
         )
         .unwrap_or_else(|e| panic!("{name}: ply {} refused: {e}", ply + 1));
-        events.iter().for_each(|e| evolve(&mut state, e));
+        events.iter().for_each(|e| evolve(&mut state, e, T0));
         let passed = events
             .iter()
             .filter(|e| matches!(e, Event::TurnPassed { .. }))

@@ -18,6 +18,7 @@
 //! X is seat 0 and moves first; O is seat 1. Squares are row-major from the
 //! top-left corner, as in the UCI file and in [`Coord`].
 
+use crate::{T0, untimed};
 use std::collections::HashSet;
 
 use plylog::game::{Command, Event, GameConfig, GameError, GameState, SeatLimits, decide, evolve};
@@ -146,10 +147,10 @@ fn has_a_line(position: &Position, seat: Seat) -> bool {
 /// Decides `command` on `state` and applies the events, panicking when it is
 /// refused. Returns the events.
 fn submit(state: &mut GameState, command: Command) -> Vec<Event> {
-    let events = decide(state, &command)
+    let events = decide(state, &command, T0)
         .unwrap_or_else(|e| panic!("{command:?} was refused after {:?}: {e}", state.moves()));
     for event in &events {
-        evolve(state, event);
+        evolve(state, event, T0);
     }
     events
 }
@@ -286,7 +287,7 @@ fn every_uci_endgame_board_is_reached_by_legal_play_and_ends_as_labelled() {
     for board in &boards {
         let (line, picture) = (board.line, board.picture());
         let config = config();
-        let mut state = GameState::new(config.clone());
+        let mut state = GameState::new(config.clone(), T0);
         let mut log = vec![Event::GameCreated(config)];
         if !play_to(&mut state, board, &mut log) {
             failures.push(format!(
@@ -319,7 +320,7 @@ fn every_uci_endgame_board_is_reached_by_legal_play_and_ends_as_labelled() {
             ));
         }
         // The live state must equal the replay of its own log, undos included.
-        match GameState::replay(log) {
+        match GameState::replay(untimed(log)) {
             Ok(replayed) if replayed == state => {}
             other => failures.push(format!("line {line} {picture}: replay gave {other:?}")),
         }
@@ -373,7 +374,7 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
             mv: Move::Place(Coord::new(0, 0)),
         };
         assert_eq!(
-            decide(state, &another),
+            decide(state, &another, T0),
             Err(GameError::GameOver),
             "a move after the end"
         );
@@ -433,7 +434,7 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
 
 #[test]
 fn walking_the_whole_game_tree_gives_the_published_numbers_of_games_and_boards() {
-    let mut state = GameState::new(config());
+    let mut state = GameState::new(config(), T0);
     let mut tree = Tree::default();
     walk(&mut state, &mut tree);
 

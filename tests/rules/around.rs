@@ -1,0 +1,573 @@
+//! The game around the moves, in the pure core: clocks and timeouts driven
+//! by clock readings passed in (no sleeps), resignation, abort, draw
+//! offers, takebacks by consent and redo; and a property test that any mix
+//! of them replays to the live state.
+
+use proptest::prelude::*;
+
+use plylog::game::{
+    Action, Command, Event, ExpiryPolicy, Fischer, GameConfig, GameError, GameState, GameStatus,
+    Millis, SeatLimits, TimeControl, UndoPolicy, decide, evolve,
+};
+use plylog::rules::{ConnectFourRules, Coord, EndReason, MnkRules, Move, Outcome, RuleSet, Seat};
+
+/// Creation time of every game here.
+const T: Millis = 1_700_000_000_000;
+
+fn table(rules: RuleSet, seats: usize, policy: UndoPolicy) -> GameConfig {
+    let seats = (0..seats)
+        .map(|i| crate::seat(&format!("p{i}"), &format!("S{i}")))
+        .collect();
+    GameConfig::new(rules, seats, SeatLimits::default())
+        .unwrap()
+        .with_undo_policy(policy)
+}
+
+fn timed(
+    config: GameConfig,
+    per_move_ms: Option<u64>,
+    clock: Option<(u64, u64)>,
+    on_expiry: ExpiryPolicy,
+) -> GameConfig {
+    config
+        .with_time_control(TimeControl {
+            per_move_ms,
+            clock: clock.map(|(initial_ms, increment_ms)| Fischer {
+                initial_ms,
+                increment_ms,
+            }),
+            on_expiry,
+            seed: 42,
+        })
+        .unwrap()
+}
+
+fn tic_tac_toe(seats: usize) -> GameConfig {
+    let rules = if seats == 2 {
+        MnkRules::TIC_TAC_TOE
+    } else {
+        MnkRules::new(5, 5, 4, u64::MAX).unwrap()
+    };
+    table(RuleSet::Mnk(rules), seats, UndoPolicy::LastMover)
+}
+
+fn place(seat: u8, row: u32, col: u32) -> Command {
+    Command::Play {
+        seat: Seat(seat),
+        mv: Move::Place(Coord::new(row, col)),
+    }
+}
+
+fn act(seat: u8, action: Action) -> Command {
+    Command::Act {
+        seat: Some(Seat(seat)),
+        action,
+    }
+}
+
+/// A game and its log, driven by commands each given at a clock reading.
+struct Table {
+    state: GameState,
+    log: Vec<(Event, Millis)>,
+}
+
+impl Table {
+    fn new(config: GameConfig) -> Self {
+        Table {
+            state: GameState::new(config.clone(), T),
+            log: vec![(Event::GameCreated(config), T)],
+        }
+    }
+
+    /// Decides `command` at `at` and applies what it appends.
+    fn run(&mut self, command: &Command, at: Millis) -> Result<Vec<Event>, GameError> {
+        let events = decide(&self.state, command, at)?;
+        for event in &events {
+            evolve(&mut self.state, event, at);
+            self.log.push((event.clone(), at));
+        }
+        Ok(events)
+    }
+
+    fn ok(&mut self, command: &Command, at: Millis) -> Vec<Event> {
+        self.run(command, at).unwrap()
+    }
+
+    /// The replay of the log equals the live state.
+    fn check_replay(&self) {
+        assert_eq!(GameState::replay(self.log.clone()).unwrap(), self.state);
+    }
+}
+
+#[test]
+fn a_fischer_clock_charges_the_mover_and_adds_the_increment() {
+    let config = timed(
+        tic_tac_toe(2),
+        None,
+        Some((60_000, 5_000)),
+        ExpiryPolicy::Forfeit,
+    );
+    let mut game = Table::new(config);
+    assert_eq!(game.state.deadline(), Some(T + 60_000));
+    game.ok(&place(0, 0, 0), T + 10_000);
+    assert_eq!(game.state.clocks().remaining_ms, vec![55_000, 60_000]);
+    assert_eq!(game.state.clocks().turn_started, T + 10_000);
+    assert_eq!(game.state.deadline(), Some(T + 70_000));
+    // Offers do not stop the clock nor restart the turn.
+    game.ok(&act(1, Action::OfferDraw), T + 20_000);
+    assert_eq!(game.state.deadline(), Some(T + 70_000));
+    game.ok(&place(1, 1, 1), T + 40_000);
+    assert_eq!(game.state.clocks().remaining_ms, vec![55_000, 35_000]);
+    game.check_replay();
+}
+
+#[test]
+fn a_turn_ends_at_the_shorter_of_the_per_move_limit_and_the_clock() {
+    let config = timed(
+        tic_tac_toe(2),
+        Some(30_000),
+        Some((20_000, 0)),
+        ExpiryPolicy::Forfeit,
+    );
+    let mut game = Table::new(config);
+    assert_eq!(game.state.deadline(), Some(T + 20_000));
+    let per_move = timed(tic_tac_toe(2), Some(30_000), None, ExpiryPolicy::Forfeit);
+    let mut other = Table::new(per_move);
+    other.ok(&place(0, 0, 0), T + 25_000);
+    assert_eq!(
+        other.state.deadline(),
+        Some(T + 55_000),
+        "a fresh 30 s per turn"
+    );
+    game.ok(&place(0, 0, 0), T + 5_000);
+    assert_eq!(
+        game.state.deadline(),
+        Some(T + 25_000),
+        "seat 1 still has 20 s"
+    );
+}
+
+#[test]
+fn the_timer_decides_nothing_before_the_deadline_and_a_forfeit_once_after() {
+    let config = timed(tic_tac_toe(2), Some(10_000), None, ExpiryPolicy::Forfeit);
+    let mut game = Table::new(config);
+    assert_eq!(game.ok(&Command::Timeout, T + 9_999), vec![]);
+    let events = game.ok(&Command::Timeout, T + 10_000);
+    assert_eq!(
+        events,
+        vec![
+            Event::TimeExpired { seat: Seat(0) },
+            Event::GameEnded {
+                outcome: Some(Outcome::Win {
+                    seat: Seat(1),
+                    line: Vec::new()
+                }),
+                reason: EndReason::Timeout,
+            }
+        ]
+    );
+    assert_eq!(game.state.status(), GameStatus::Won);
+    assert_eq!(game.state.end_reason(), Some(EndReason::Timeout));
+    assert_eq!(game.state.deadline(), None);
+    // Fired again (another node, a late timer): nothing more.
+    assert_eq!(game.ok(&Command::Timeout, T + 20_000), vec![]);
+    // An undo does not take back a loss on time.
+    assert_eq!(
+        game.run(
+            &Command::Undo {
+                requested_by: Some(Seat(0))
+            },
+            T + 20_000
+        ),
+        Err(GameError::GameOver)
+    );
+    game.check_replay();
+}
+
+#[test]
+fn a_move_after_the_deadline_is_refused_as_time_expired() {
+    let config = timed(tic_tac_toe(2), Some(10_000), None, ExpiryPolicy::Forfeit);
+    let mut game = Table::new(config);
+    assert_eq!(
+        game.run(&place(0, 0, 0), T + 10_000),
+        Err(GameError::TimeExpired {
+            seat: 0,
+            deadline_ms: T + 10_000
+        })
+    );
+    // Also another seat's request, and an undo or an action.
+    assert!(matches!(
+        game.run(&act(1, Action::OfferDraw), T + 10_001),
+        Err(GameError::TimeExpired { seat: 0, .. })
+    ));
+    assert_eq!(game.state.sequence(), 1, "a refusal appends nothing");
+    game.ok(&place(0, 0, 0), T + 9_999);
+}
+
+#[test]
+fn with_more_than_two_seats_a_forfeit_puts_the_seat_out_and_play_goes_on() {
+    let config = timed(tic_tac_toe(3), Some(1_000), None, ExpiryPolicy::Forfeit);
+    let mut game = Table::new(config);
+    game.ok(&place(0, 0, 0), T + 500);
+    let events = game.ok(&Command::Timeout, T + 1_500);
+    assert_eq!(
+        events[1],
+        Event::SeatOut {
+            seat: Seat(1),
+            reason: EndReason::Timeout
+        }
+    );
+    assert_eq!(game.state.to_move(), Some(Seat(2)));
+    assert!(game.state.is_out(Seat(1)));
+    game.ok(&place(2, 1, 1), T + 2_000);
+    assert_eq!(game.state.to_move(), Some(Seat(0)), "turns skip seat 1");
+    assert_eq!(
+        game.run(&act(1, Action::Resign), T + 2_100),
+        Err(GameError::SeatOut { seat: 1 })
+    );
+    // Seat 0 resigns: seat 2 is the last in play and wins.
+    let events = game.ok(&act(0, Action::Resign), T + 2_200);
+    assert_eq!(
+        events,
+        vec![Event::GameEnded {
+            outcome: Some(Outcome::Win {
+                seat: Seat(2),
+                line: Vec::new()
+            }),
+            reason: EndReason::Resignation,
+        }]
+    );
+    game.check_replay();
+}
+
+#[test]
+fn the_random_move_policy_plays_a_legal_move_chosen_by_the_seed() {
+    let config = timed(
+        table(
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD),
+            2,
+            UndoPolicy::AnySeat,
+        ),
+        Some(1_000),
+        None,
+        ExpiryPolicy::RandomMove,
+    );
+    let mut game = Table::new(config.clone());
+    let mut again = Table::new(config);
+    let mut columns = Vec::new();
+    for turn in 1..=12 {
+        let at = T + turn * 1_000;
+        let events = game.ok(&Command::Timeout, at);
+        assert_eq!(
+            events,
+            again.ok(&Command::Timeout, at),
+            "same seed, same move"
+        );
+        let [Event::TimeExpired { .. }, Event::MovePlayed { played, .. }] = events.as_slice()
+        else {
+            panic!("a timeout and a move: {events:?}")
+        };
+        let Move::Drop { column } = played.mv else {
+            panic!("a drop")
+        };
+        columns.push(column);
+        if game.state.status() != GameStatus::InProgress {
+            break;
+        }
+    }
+    columns.sort_unstable();
+    columns.dedup();
+    assert!(columns.len() > 2, "moves spread over columns: {columns:?}");
+    game.check_replay();
+}
+
+#[test]
+fn the_draw_policy_draws_on_time() {
+    let config = timed(tic_tac_toe(2), None, Some((5_000, 0)), ExpiryPolicy::Draw);
+    let mut game = Table::new(config);
+    game.ok(&Command::Timeout, T + 5_000);
+    assert_eq!(game.state.status(), GameStatus::Drawn);
+    assert_eq!(game.state.end_reason(), Some(EndReason::Timeout));
+}
+
+#[test]
+fn a_game_can_be_aborted_only_before_every_seat_has_moved() {
+    let mut game = Table::new(tic_tac_toe(2));
+    game.ok(&place(0, 0, 0), T);
+    let mut aborted = Table::new(tic_tac_toe(2));
+    aborted.ok(&place(0, 0, 0), T);
+    aborted.ok(&act(0, Action::Abort), T);
+    assert_eq!(aborted.state.status(), GameStatus::NoResult);
+    assert_eq!(aborted.state.outcome(), None);
+    assert_eq!(aborted.state.end_reason(), Some(EndReason::Aborted));
+    game.ok(&place(1, 1, 1), T);
+    // Undoing seat 1's move does not make the game abortable again.
+    game.ok(
+        &Command::Undo {
+            requested_by: Some(Seat(1)),
+        },
+        T,
+    );
+    assert_eq!(
+        game.run(&act(0, Action::Abort), T),
+        Err(GameError::AbortTooLate)
+    );
+    aborted.check_replay();
+}
+
+#[test]
+fn a_draw_needs_every_other_seat_in_play_to_accept() {
+    let mut game = Table::new(tic_tac_toe(3));
+    assert_eq!(
+        game.run(&act(1, Action::AcceptDraw), T),
+        Err(GameError::NoPendingOffer { what: "draw offer" })
+    );
+    game.ok(&act(0, Action::OfferDraw), T);
+    assert!(matches!(
+        game.run(&act(0, Action::AcceptDraw), T),
+        Err(GameError::AlreadyAgreed { seat: 0, .. })
+    ));
+    assert_eq!(
+        game.ok(&act(1, Action::AcceptDraw), T),
+        vec![Event::DrawAccepted { seat: Seat(1) }]
+    );
+    // Offering while another seat's offer stands accepts it.
+    let events = game.ok(&act(2, Action::OfferDraw), T);
+    assert_eq!(
+        events,
+        vec![
+            Event::DrawAccepted { seat: Seat(2) },
+            Event::GameEnded {
+                outcome: Some(Outcome::Draw),
+                reason: EndReason::Agreement
+            }
+        ]
+    );
+    assert_eq!(game.state.status(), GameStatus::Drawn);
+    game.check_replay();
+}
+
+#[test]
+fn a_draw_offer_lapses_when_declined_or_when_the_offering_seat_moves_again() {
+    let mut game = Table::new(tic_tac_toe(2));
+    game.ok(&act(0, Action::OfferDraw), T);
+    game.ok(&act(1, Action::DeclineDraw), T);
+    assert!(game.state.draw_offer().is_none());
+    game.ok(&act(0, Action::OfferDraw), T);
+    game.ok(&place(0, 0, 0), T);
+    assert!(
+        game.state.draw_offer().is_some(),
+        "the offer stands over its own move"
+    );
+    game.ok(&place(1, 1, 1), T);
+    assert!(game.state.draw_offer().is_some(), "and over the opponent's");
+    game.ok(&place(0, 2, 2), T);
+    assert!(
+        game.state.draw_offer().is_none(),
+        "lapsed: seat 0 moved again"
+    );
+    game.check_replay();
+}
+
+#[test]
+fn under_the_consent_policy_a_move_is_taken_back_once_the_others_accept() {
+    let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
+    let mut game = Table::new(table(rules.clone(), 2, UndoPolicy::Consent));
+    game.ok(&place(0, 0, 0), T);
+    assert_eq!(
+        game.run(
+            &Command::Undo {
+                requested_by: Some(Seat(0))
+            },
+            T
+        ),
+        Err(GameError::ConsentRequired)
+    );
+    game.ok(&act(0, Action::RequestTakeback), T);
+    game.ok(&act(1, Action::DeclineTakeback), T);
+    assert_eq!(game.state.moves().len(), 1);
+    game.ok(&act(0, Action::RequestTakeback), T);
+    let events = game.ok(&act(1, Action::AcceptTakeback), T);
+    assert!(matches!(
+        events.as_slice(),
+        [
+            Event::TakebackAccepted { .. },
+            Event::MoveUndone {
+                seat: Seat(0),
+                requested_by: Some(Seat(0)),
+                ..
+            }
+        ]
+    ));
+    assert!(game.state.moves().is_empty());
+    // A move lets a pending request lapse.
+    game.ok(&place(0, 0, 0), T);
+    game.ok(&act(0, Action::RequestTakeback), T);
+    game.ok(&place(1, 1, 1), T);
+    assert_eq!(
+        game.run(&act(0, Action::AcceptTakeback), T),
+        Err(GameError::NoPendingOffer {
+            what: "takeback request"
+        })
+    );
+    let mut plain = Table::new(table(rules, 2, UndoPolicy::AnySeat));
+    plain.ok(&place(0, 0, 0), T);
+    assert_eq!(
+        plain.run(&act(0, Action::RequestTakeback), T),
+        Err(GameError::TakebackNotAllowed)
+    );
+    game.check_replay();
+}
+
+#[test]
+fn redo_plays_the_undone_move_again_until_a_new_move_clears_it() {
+    let mut game = Table::new(tic_tac_toe(2));
+    game.ok(&place(0, 0, 0), T);
+    game.ok(&place(1, 1, 1), T);
+    let before = game.state.position().clone();
+    game.ok(
+        &Command::Undo {
+            requested_by: Some(Seat(1)),
+        },
+        T,
+    );
+    game.ok(
+        &Command::Undo {
+            requested_by: Some(Seat(0)),
+        },
+        T,
+    );
+    assert_eq!(game.state.undone().len(), 2);
+    assert_eq!(
+        game.run(
+            &Command::Redo {
+                requested_by: Some(Seat(1))
+            },
+            T
+        ),
+        Err(GameError::NotRedoer {
+            mover: 0,
+            requested_by: Some(1)
+        })
+    );
+    let events = game.ok(
+        &Command::Redo {
+            requested_by: Some(Seat(0)),
+        },
+        T,
+    );
+    assert!(matches!(
+        events.as_slice(),
+        [Event::MoveRedone {
+            seat: Seat(0),
+            ply: 1,
+            ..
+        }]
+    ));
+    game.ok(
+        &Command::Redo {
+            requested_by: Some(Seat(1)),
+        },
+        T,
+    );
+    assert_eq!(game.state.position(), &before);
+    assert_eq!(
+        game.run(
+            &Command::Redo {
+                requested_by: Some(Seat(0))
+            },
+            T
+        ),
+        Err(GameError::NothingToRedo)
+    );
+    game.ok(
+        &Command::Undo {
+            requested_by: Some(Seat(1)),
+        },
+        T,
+    );
+    game.ok(&place(1, 2, 2), T);
+    assert_eq!(
+        game.run(
+            &Command::Redo {
+                requested_by: Some(Seat(1))
+            },
+            T
+        ),
+        Err(GameError::NothingToRedo),
+        "a new move clears the redo stack"
+    );
+    let mut disabled = Table::new(table(
+        RuleSet::Mnk(MnkRules::TIC_TAC_TOE),
+        2,
+        UndoPolicy::Disabled,
+    ));
+    assert_eq!(
+        disabled.run(
+            &Command::Redo {
+                requested_by: Some(Seat(0))
+            },
+            T
+        ),
+        Err(GameError::UndoDisabled)
+    );
+    game.check_replay();
+}
+
+/// Any command of the game around the moves, for the property test.
+fn any_command() -> impl Strategy<Value = (u8, u8, u16)> {
+    (0u8..12, 0u8..3, any::<u16>())
+}
+
+proptest! {
+    /// For random sequences of moves, undos, redos, takebacks, offers,
+    /// resignations, aborts and timeouts at random clock readings, the live
+    /// state equals the replay of the log, every listed legal move is
+    /// accepted, and a refused command changes nothing.
+    #[test]
+    fn any_mix_replays_to_the_live_state(
+        script in proptest::collection::vec(any_command(), 1..60),
+        seats in 2usize..4,
+        consent in any::<bool>(),
+    ) {
+        let policy = if consent { UndoPolicy::Consent } else { UndoPolicy::AnySeat };
+        let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
+        let config = timed(table(rules, seats, policy), Some(10_000), Some((30_000, 1_000)), ExpiryPolicy::RandomMove);
+        let mut game = Table::new(config);
+        let mut now = T;
+        for (kind, seat, pick) in script {
+            now += Millis::from(pick % 4_000);
+            let seat = Seat(seat % seats as u8);
+            if let Some(to_move) = game.state.to_move()
+                && game.state.deadline().is_some_and(|d| now < d)
+            {
+                let rules = game.state.config().rules();
+                let legal: Vec<Move> = rules.legal_moves(game.state.position(), to_move).collect();
+                for mv in &legal {
+                    let play = Command::Play { seat: to_move, mv: *mv };
+                    prop_assert!(decide(&game.state, &play, now).is_ok(), "listed move {:?} refused", mv);
+                }
+            }
+            let command = match kind {
+                0..=3 => Command::Play { seat: game.state.to_move().unwrap_or(seat), mv: Move::Drop { column: u32::from(pick % 7) } },
+                4 => Command::Undo { requested_by: Some(seat) },
+                5 => Command::Redo { requested_by: Some(seat) },
+                6 => Command::Timeout,
+                _ => {
+                    const ACTIONS: [Action; 8] = [
+                        Action::Resign, Action::Abort, Action::OfferDraw, Action::AcceptDraw,
+                        Action::DeclineDraw, Action::RequestTakeback, Action::AcceptTakeback,
+                        Action::DeclineTakeback,
+                    ];
+                    Command::Act { seat: Some(seat), action: ACTIONS[usize::from(pick) % ACTIONS.len()] }
+                }
+            };
+            let before = game.state.clone();
+            if game.run(&command, now).is_err() {
+                prop_assert_eq!(&game.state, &before, "a refusal changes nothing");
+            }
+            prop_assert_eq!(game.state.sequence(), game.log.len() as u64);
+        }
+        prop_assert_eq!(GameState::replay(game.log.clone()).unwrap(), game.state);
+    }
+}
