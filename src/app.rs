@@ -320,6 +320,15 @@ impl Application {
             .layer(MapResponseLayer::new(transport_refusals(limit)))
             .service(routes);
 
+        // Clocks that were running when the server stopped run again.
+        let rearming = self.registry.clone();
+        tokio::spawn(async move {
+            match rearming.rearm_clocks().await {
+                Ok(0) => {}
+                Ok(games) => tracing::info!(games, "timed games loaded: their clocks run"),
+                Err(error) => tracing::warn!(error = %error, "timed games not re-armed"),
+            }
+        });
         let draining = CancellationToken::new();
         let checks = tokio::spawn(watch_store(
             Arc::clone(&self.store),

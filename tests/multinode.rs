@@ -28,7 +28,7 @@ use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
-use plylog::registry::RegistrySettings;
+use plylog::registry::{Clock, RegistrySettings};
 use rand::Rng;
 use rand::rngs::StdRng;
 use tonic::Code;
@@ -84,6 +84,11 @@ fn main() -> ExitCode {
             a_store_closes_while_its_notification_listener_is_connected,
         ),
         trial(
+            "a_clock_that_runs_out_on_two_nodes_times_out_once",
+            &postgres,
+            a_clock_that_runs_out_on_two_nodes_times_out_once,
+        ),
+        trial(
             "three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
@@ -109,11 +114,18 @@ async fn node(url: &str) -> std::net::SocketAddr {
 
 /// Starts a node on `url` that checks its games every `interval`.
 async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::SocketAddr {
+    node_on(url, interval, Clock::System).await
+}
+
+/// Starts a node on `url` that checks its games every `interval` and reads
+/// the time off `clock`.
+async fn node_on(url: &str, interval: Duration, clock: Clock) -> std::net::SocketAddr {
     let settings = Settings {
         postgres_connections: 8,
         registry: RegistrySettings {
             catch_up_interval: interval,
             heartbeat_interval: Duration::from_millis(500),
+            clock,
             ..RegistrySettings::default()
         },
         shutdown_grace: Duration::from_secs(1),
@@ -381,6 +393,100 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
         "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
         quiet_since.elapsed()
     );
+}
+
+/// Both nodes hold every game (each has answered a GetGame) when the
+/// shared test clock passes the games' deadlines at once: both timers fire,
+/// both decide the timeout, and the (game, sequence) uniqueness lets one
+/// append land; the other node catches up and decides nothing more. Each
+/// game's log holds exactly one TimeExpired, and both nodes agree.
+async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
+    const GAMES: usize = 10;
+    let schema = fresh_postgres_schema().await;
+    let clock = Clock::manual(1_800_000_000_000);
+    let a = client(node_on(&schema.url, Duration::from_millis(500), clock.clone()).await);
+    let b = client(node_on(&schema.url, Duration::from_millis(500), clock.clone()).await);
+    for g in 0..GAMES {
+        let id = format!("clock-{g}");
+        let request = pb::CreateGameRequest {
+            time_control: Some(pb::TimeControl {
+                per_move: Some(prost_types::Duration {
+                    seconds: 5,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            ..create_mnk(&id, 3, 3, 3)
+        };
+        a.clone().create_game(request).await.unwrap();
+        for node in [&a, &b] {
+            let game = node
+                .clone()
+                .get_game(pb::GetGameRequest {
+                    game_id: id.clone(),
+                    at_sequence: None,
+                })
+                .await
+                .unwrap();
+            assert_eq!(game.into_inner().game.unwrap().last_sequence, 1);
+        }
+    }
+    clock.advance(5_000);
+    for g in 0..GAMES {
+        let id = format!("clock-{g}");
+        for node in [&a, &b] {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let game = node
+                    .clone()
+                    .get_game(pb::GetGameRequest {
+                        game_id: id.clone(),
+                        at_sequence: None,
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .game
+                    .unwrap();
+                let status = game.position.as_ref().unwrap().status;
+                if status == pb::GameStatus::Won as i32 {
+                    assert_eq!(
+                        game.last_sequence, 3,
+                        "{id}: one TimeExpired, one GameEnded"
+                    );
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{id} never timed out");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let mut stream = a
+            .clone()
+            .stream_events(pb::StreamEventsRequest {
+                game_id: id.clone(),
+                from_sequence: 1,
+                follow: false,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut expired = 0;
+        while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("a stream item in 10 s")
+            .unwrap()
+        {
+            if let Some(pb::stream_events_response::Kind::Event(pb::GameEvent {
+                kind: Some(pb::game_event::Kind::TimeExpired(_)),
+                ..
+            })) = item.kind
+            {
+                expired += 1;
+            }
+        }
+        assert_eq!(expired, 1, "{id}: exactly one timeout");
+    }
+    println!("{GAMES} games timed out once each with two nodes holding them");
 }
 
 /// Closing the store must not wait for the notification listener, which

@@ -245,6 +245,10 @@ impl Actor {
                 }
             };
             tokio::select! {
+                // A command already queued is decided first: one that comes
+                // after the deadline is refused as too late, and appends the
+                // timeout itself.
+                biased;
                 msg = queue.recv() => match msg {
                     Some(msg) => {
                         actor.handle(msg).await;

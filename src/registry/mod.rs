@@ -729,6 +729,53 @@ impl Registry {
         Ok((games, next))
     }
 
+    /// Loads every timed game in progress, so that each arms its turn's
+    /// timer (a restart re-arms the clocks that were running; a deadline
+    /// passed while the server was down times out at once). Returns how
+    /// many it loaded. Games that leave memory later stay armed: a game
+    /// whose clock runs is not dropped for idleness.
+    ///
+    /// # Errors
+    /// Store failures while listing; a game that fails to load is logged
+    /// and skipped.
+    pub async fn rearm_clocks(&self) -> Result<usize, RegistryError> {
+        const PAGE: u32 = 500;
+        let mut cursor = 0;
+        let mut loaded = 0;
+        loop {
+            let records = self.inner.store.list(cursor, PAGE).await?;
+            let Some(last) = records.last() else {
+                break;
+            };
+            cursor = last.cursor;
+            let full = records.len() == PAGE as usize;
+            for record in records {
+                let in_progress = record.status == pb::GameStatus::InProgress as i32;
+                let timed = pb::GameEvent::decode(record.created_payload.as_slice())
+                    .ok()
+                    .and_then(|e| match e.kind {
+                        Some(pb::game_event::Kind::GameCreated(c)) => c.time_control,
+                        _ => None,
+                    })
+                    .is_some();
+                if in_progress && timed {
+                    match self.game(&record.game_id, None).await {
+                        Ok(_) => loaded += 1,
+                        Err(error) => tracing::warn!(
+                            game_id = %record.game_id,
+                            error = %error,
+                            "a timed game did not load; its clock is not armed"
+                        ),
+                    }
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(loaded)
+    }
+
     /// Streams the game's events from `from_sequence` (history, a caught-up
     /// marker, then live events when `follow`), ending with an error item
     /// when the game is unknown, has `max_streams_per_game` streams open, or

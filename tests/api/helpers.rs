@@ -214,6 +214,25 @@ impl TestServer {
     }
 
     /// Stops this server and starts another on the same database with
+    /// `registry` settings (a test clock, say), doing `meanwhile` while no
+    /// server runs.
+    pub(crate) async fn restart_with(
+        mut self,
+        registry: RegistrySettings,
+        meanwhile: impl FnOnce(),
+    ) -> Self {
+        self.shutdown().await;
+        meanwhile();
+        TestServer::start_full(
+            Arc::clone(&self.db),
+            registry,
+            AccessSettings::default(),
+            MAX_IN_FLIGHT,
+        )
+        .await
+    }
+
+    /// Stops this server and starts another on the same database with
     /// `access` settings.
     pub(crate) async fn restart_secured(mut self, access: AccessSettings) -> Self {
         self.shutdown().await;

@@ -4,6 +4,9 @@
 
 mod helpers;
 
+/// Clocks and timeouts on a test clock, resign, abort, draw offers,
+/// takebacks by consent and redo.
+mod around;
 /// CreateGame, ListGames and every creation rejection.
 mod create;
 /// Seat tokens and the CreateGame API key.

@@ -1,0 +1,389 @@
+//! The game around the moves through the API: time controls on a test
+//! clock (the server reads it; the test moves it, never sleeps), timeouts
+//! that land once also across a restart, and SubmitAction / Redo.
+
+use std::time::Duration;
+
+use plylog::proto as pb;
+use plylog::registry::{Clock, RegistrySettings};
+use tonic::Code;
+
+use crate::helpers::*;
+
+/// The test clock's start, Unix epoch milliseconds.
+const T: i64 = 1_800_000_000_000;
+
+fn clocked() -> (Clock, RegistrySettings) {
+    let clock = Clock::manual(T);
+    let registry = RegistrySettings {
+        clock: clock.clone(),
+        ..settings()
+    };
+    (clock, registry)
+}
+
+fn seconds(s: i64) -> Option<prost_types::Duration> {
+    Some(prost_types::Duration {
+        seconds: s,
+        nanos: 0,
+    })
+}
+
+/// A tic-tac-toe game with `time_control`.
+fn timed_request(game_id: &str, time_control: pb::TimeControl) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        time_control: Some(time_control),
+        ..create_request(game_id, mnk(3, 3, 3))
+    }
+}
+
+fn per_move(s: i64) -> pb::TimeControl {
+    pb::TimeControl {
+        per_move: seconds(s),
+        ..Default::default()
+    }
+}
+
+fn action(game_id: &str, seat: u32, action: pb::Action) -> pb::SubmitActionRequest {
+    pb::SubmitActionRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        action: action as i32,
+        request_id: String::new(),
+        expected_sequence: None,
+    }
+}
+
+fn outcome(game: &pb::Game) -> (i32, i32) {
+    let position = position(game);
+    let reason = position.outcome.as_ref().map_or(0, |o| o.reason);
+    (position.status, reason)
+}
+
+/// The kinds of the events of a whole log.
+async fn log_kinds(client: &mut Client, game_id: &str) -> Vec<pb::game_event::Kind> {
+    read_stream(client, game_id, 1)
+        .await
+        .into_iter()
+        .filter_map(|item| match item {
+            pb::stream_events_response::Kind::Event(e) => e.kind,
+            _ => None,
+        })
+        .collect()
+}
+
+fn time_expired_count(kinds: &[pb::game_event::Kind]) -> usize {
+    kinds
+        .iter()
+        .filter(|k| matches!(k, pb::game_event::Kind::TimeExpired(_)))
+        .count()
+}
+
+#[tokio::test]
+async fn a_clock_that_runs_out_times_the_game_out_once_and_the_stream_says_why() {
+    let (clock, registry) = clocked();
+    let mut server = TestServer::start_with(registry).await;
+    let client = &mut server.client;
+    let tc = pb::TimeControl {
+        per_move: seconds(30),
+        initial: seconds(60),
+        increment: seconds(2),
+        ..Default::default()
+    };
+    let game = create_from(client, timed_request("clocked", tc)).await;
+    let clocks = position(&game)
+        .clocks
+        .clone()
+        .expect("a timed game shows its clocks");
+    assert_eq!(clocks.remaining, vec![seconds(60).unwrap(); 2]);
+    assert_eq!(
+        clocks.deadline,
+        Some(plylog::proto::convert::timestamp(T + 30_000))
+    );
+    let seed = game.time_control.and_then(|tc| tc.seed);
+    assert!(seed.is_some(), "the server fills in the seed");
+
+    clock.advance(10_000);
+    let reply = play(client, "clocked", 0, place(1, 1)).await.unwrap();
+    let clocks = position(reply.game.as_ref().unwrap())
+        .clocks
+        .clone()
+        .unwrap();
+    assert_eq!(clocks.remaining[0], seconds(52).unwrap(), "60 - 10 + 2");
+    assert_eq!(
+        clocks.turn_started,
+        Some(plylog::proto::convert::timestamp(T + 10_000))
+    );
+    assert_eq!(
+        clocks.deadline,
+        Some(plylog::proto::convert::timestamp(T + 40_000))
+    );
+
+    let mut stream = follow(client, "clocked", 3).await;
+    clock.advance(30_000);
+    // Heartbeats come and go; the two events must come within 10 s.
+    let seen = within(async {
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            let item = stream.message().await.unwrap().unwrap();
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                seen.push(e.kind.unwrap());
+            }
+        }
+        seen
+    })
+    .await;
+    assert_eq!(
+        seen[0],
+        pb::game_event::Kind::TimeExpired(pb::TimeExpired { seat: 1 })
+    );
+    let pb::game_event::Kind::GameEnded(ended) = &seen[1] else {
+        panic!("a GameEnded: {seen:?}")
+    };
+    let ended = ended.outcome.clone().unwrap();
+    assert_eq!(ended.reason, pb::EndReason::Timeout as i32);
+    assert!(matches!(
+        ended.kind,
+        Some(pb::outcome::Kind::Win(pb::Win { seat: 0, .. }))
+    ));
+    let game = get_game(client, "clocked").await;
+    assert_eq!(
+        outcome(&game),
+        (pb::GameStatus::Won as i32, pb::EndReason::Timeout as i32)
+    );
+    assert_eq!(position(&game).clocks.as_ref().unwrap().deadline, None);
+    // Later moves find the game over; the timeout is in the log once.
+    clock.advance(60_000);
+    assert_rejected(
+        play(client, "clocked", 1, place(0, 0)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    assert_eq!(time_expired_count(&log_kinds(client, "clocked").await), 1);
+}
+
+#[tokio::test]
+async fn a_deadline_passed_while_the_server_was_down_times_out_once_on_restart() {
+    let (clock, registry) = clocked();
+    let server = TestServer::start_with(registry.clone()).await;
+    let mut client = server.client.clone();
+    create_from(&mut client, timed_request("down", per_move(10))).await;
+    let server = server
+        .restart_with(registry.clone(), || clock.advance(15_000))
+        .await;
+    wait_until(
+        "the timed game loaded at startup",
+        Duration::from_secs(10),
+        || server.registry.is_live("down"),
+    )
+    .await;
+    let mut client = server.client.clone();
+    let mut stream = follow(&mut client, "down", 2).await;
+    let item = within(stream.message()).await.unwrap().unwrap();
+    assert!(
+        matches!(
+            item.kind,
+            Some(pb::stream_events_response::Kind::Event(pb::GameEvent {
+                kind: Some(pb::game_event::Kind::TimeExpired(_)),
+                ..
+            }))
+        ),
+        "{item:?}"
+    );
+    let game = get_game(&mut client, "down").await;
+    assert_eq!(
+        outcome(&game),
+        (pb::GameStatus::Won as i32, pb::EndReason::Timeout as i32)
+    );
+    // Another restart, later still: nothing more is appended.
+    let server = server
+        .restart_with(registry, || clock.advance(60_000))
+        .await;
+    let mut client = server.client.clone();
+    assert_eq!(time_expired_count(&log_kinds(&mut client, "down").await), 1);
+    assert_eq!(get_game(&mut client, "down").await.last_sequence, 3);
+}
+
+#[tokio::test]
+async fn a_move_that_comes_after_the_deadline_is_refused_and_the_timeout_appended() {
+    let (clock, registry) = clocked();
+    let server = TestServer::start_with(registry).await;
+    let mut client = server.client.clone();
+    create_from(&mut client, timed_request("late", per_move(10))).await;
+    // The deadline passes but the timer has not fired yet (a busy node):
+    // the move comes first.
+    clock.advance_without_waking(10_000);
+    let status = assert_rejected(
+        play(&mut client, "late", 0, place(0, 0)).await,
+        Code::FailedPrecondition,
+        "TIME_EXPIRED",
+    );
+    assert_eq!(metadata(&status, "seat").as_deref(), Some("0"));
+    let game = get_game(&mut client, "late").await;
+    assert_eq!(game.last_sequence, 3, "TimeExpired and GameEnded appended");
+    assert_eq!(
+        outcome(&game),
+        (pb::GameStatus::Won as i32, pb::EndReason::Timeout as i32)
+    );
+}
+
+#[tokio::test]
+async fn resign_abort_and_draw_offers_through_submit_action() {
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    create(client, "resign", mnk(3, 3, 3)).await;
+    play(client, "resign", 0, place(0, 0)).await.unwrap();
+    let reply = client
+        .submit_action(action("resign", 0, pb::Action::Resign))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        outcome(reply.game.as_ref().unwrap()),
+        (
+            pb::GameStatus::Won as i32,
+            pb::EndReason::Resignation as i32
+        )
+    );
+
+    create(client, "abort", mnk(3, 3, 3)).await;
+    play(client, "abort", 0, place(0, 0)).await.unwrap();
+    let reply = client
+        .submit_action(action("abort", 1, pb::Action::Abort))
+        .await
+        .unwrap()
+        .into_inner();
+    let game = reply.game.unwrap();
+    assert_eq!(
+        outcome(&game),
+        (
+            pb::GameStatus::NoResult as i32,
+            pb::EndReason::Aborted as i32
+        )
+    );
+    assert!(matches!(
+        position(&game).outcome.as_ref().unwrap().kind,
+        Some(pb::outcome::Kind::NoResult(_))
+    ));
+
+    create(client, "late-abort", mnk(3, 3, 3)).await;
+    play_all(client, "late-abort", &[place(0, 0), place(1, 1)]).await;
+    assert_rejected(
+        client
+            .submit_action(action("late-abort", 0, pb::Action::Abort))
+            .await,
+        Code::FailedPrecondition,
+        "ABORT_TOO_LATE",
+    );
+
+    create(client, "draw", mnk(3, 3, 3)).await;
+    assert_rejected(
+        client
+            .submit_action(action("draw", 1, pb::Action::AcceptDraw))
+            .await,
+        Code::FailedPrecondition,
+        "NO_PENDING_OFFER",
+    );
+    let offered = client
+        .submit_action(action("draw", 0, pb::Action::OfferDraw))
+        .await
+        .unwrap()
+        .into_inner();
+    let offer = position(offered.game.as_ref().unwrap()).draw_offer.clone();
+    assert_eq!(
+        offer,
+        Some(pb::PendingOffer {
+            by: 0,
+            agreed: vec![0]
+        })
+    );
+    let accepted = client
+        .submit_action(action("draw", 1, pb::Action::AcceptDraw))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(accepted.events.len(), 2);
+    assert_eq!(
+        outcome(accepted.game.as_ref().unwrap()),
+        (
+            pb::GameStatus::Drawn as i32,
+            pb::EndReason::Agreement as i32
+        )
+    );
+    let bad = pb::SubmitActionRequest {
+        action: 0,
+        ..action("draw", 0, pb::Action::Resign)
+    };
+    let status = assert_rejected(
+        client.submit_action(bad).await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("action"));
+}
+
+#[tokio::test]
+async fn takebacks_by_consent_and_redo() {
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    let consent = pb::CreateGameRequest {
+        undo_policy: pb::UndoPolicy::Consent as i32,
+        ..create_request("consent", mnk(3, 3, 3))
+    };
+    create_from(client, consent).await;
+    play(client, "consent", 0, place(0, 0)).await.unwrap();
+    assert_rejected(
+        client
+            .undo(pb::UndoRequest {
+                game_id: "consent".into(),
+                seat: Some(0),
+                request_id: String::new(),
+                expected_sequence: None,
+            })
+            .await,
+        Code::FailedPrecondition,
+        "CONSENT_REQUIRED",
+    );
+    client
+        .submit_action(action("consent", 0, pb::Action::RequestTakeback))
+        .await
+        .unwrap();
+    let reply = client
+        .submit_action(action("consent", 1, pb::Action::AcceptTakeback))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(matches!(
+        reply.events[1].kind,
+        Some(pb::game_event::Kind::MoveUndone(_))
+    ));
+    let game = reply.game.unwrap();
+    assert_eq!(position(&game).ply, 0);
+    assert_eq!(position(&game).redoable, 1);
+    let redo = |seat| pb::RedoRequest {
+        game_id: "consent".into(),
+        seat: Some(seat),
+        request_id: String::new(),
+        expected_sequence: None,
+    };
+    assert_rejected(
+        client.redo(redo(1)).await,
+        Code::FailedPrecondition,
+        "NOT_LAST_MOVER",
+    );
+    let redone = client.redo(redo(0)).await.unwrap().into_inner();
+    assert!(matches!(
+        redone.events[0].kind,
+        Some(pb::game_event::Kind::MoveRedone(pb::MovePlayed {
+            seat: 0,
+            ply: 1,
+            ..
+        }))
+    ));
+    assert_eq!(board_text(redone.game.as_ref().unwrap())[0], "X..");
+    assert_rejected(
+        client.redo(redo(0)).await,
+        Code::FailedPrecondition,
+        "NOTHING_TO_REDO",
+    );
+}
