@@ -377,6 +377,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
         game_id: "long".into(),
         sequence,
         recorded_at: Some(prost_types::Timestamp::default()),
+        round: 0,
         kind: Some(kind),
     };
     let created = event(
@@ -492,6 +493,7 @@ async fn a_client_that_never_reads_holds_no_more_than_the_stream_buffers() {
             game_id: "long".into(),
             from_sequence: 1,
             follow: false,
+            round: None,
         })
         .await
         .unwrap()
@@ -518,6 +520,7 @@ async fn a_client_that_never_reads_holds_no_more_than_the_stream_buffers() {
                 game_id: "long".into(),
                 from_sequence: 1,
                 follow: false,
+                round: None,
             };
             held.push(grpc_call(&mut send, "StreamEvents", request).await);
         }

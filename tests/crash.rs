@@ -298,6 +298,7 @@ async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
             game_id: game_id.clone(),
             page_size: 10_000,
             page_token: String::new(),
+            round: None,
         };
         let replay = until_answered(&c, |mut c| {
             let request = request.clone();
@@ -417,6 +418,7 @@ async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly
                 game_id: format!("c{round}-g0"),
                 from_sequence: 1,
                 follow: true,
+                round: None,
             })
             .await
             .expect("stream opens")

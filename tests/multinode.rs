@@ -264,6 +264,7 @@ async fn subscribe(mut client: Client, game: String, seen: Seen) {
             game_id: game,
             from_sequence: 1,
             follow: true,
+            round: None,
         })
         .await
         .expect("stream opens")
@@ -348,6 +349,7 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
         game_id: "quiet".into(),
         sequence: 2,
         recorded_at: None,
+        round: 0,
         kind: Some(pb::game_event::Kind::MovePlayed(pb::MovePlayed {
             seat: 0,
             r#move: Some(pb::Move {
@@ -466,6 +468,7 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
                 game_id: id.clone(),
                 from_sequence: 1,
                 follow: false,
+                round: None,
             })
             .await
             .unwrap()
@@ -595,6 +598,7 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
                 game_id: game_id(g),
                 page_size: 10_000,
                 page_token: String::new(),
+                round: None,
             })
             .await
             .unwrap()

@@ -20,7 +20,7 @@ use tonic::{Request, Response, Status};
 use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
-use crate::registry::{Credential, Registry, RequestMeta};
+use crate::registry::{Credential, Registry, RequestMeta, StreamRequest};
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
@@ -198,6 +198,7 @@ idempotent! {
     pb::UndoRequest => b"undo:", turn_token: yes,
     pb::RedoRequest => b"redo:", turn_token: yes,
     pb::SubmitActionRequest => b"action:", turn_token: yes,
+    pb::RematchRequest => b"rematch:", turn_token: yes,
 }
 
 /// The idempotency fields of a request: its id, its turn token, and the rest
@@ -442,6 +443,30 @@ impl GameService for GameApi {
         }))
     }
 
+    async fn rematch(
+        &self,
+        request: Request<pb::RematchRequest>,
+    ) -> Result<Response<pb::RematchResponse>, Status> {
+        let _permit = self.admit()?;
+        let credential = auth::seat_credential(request.metadata());
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let seat = req
+            .seat
+            .map(|s| convert::seat_from_proto(s, "seat"))
+            .transpose()?;
+        let meta = with_credential(request_meta(&req)?, credential);
+        let command = Command::Rematch {
+            seat,
+            rotate: req.rotate,
+        };
+        let reply = self.registry.execute(&req.game_id, command, meta).await?;
+        Ok(Response::new(pb::RematchResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
+    }
+
     async fn reissue_seat_token(
         &self,
         request: Request<pb::ReissueSeatTokenRequest>,
@@ -477,9 +502,12 @@ impl GameService for GameApi {
     ) -> Result<Response<EventStream>, Status> {
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let items = self
-            .registry
-            .stream(req.game_id, req.from_sequence, req.follow)?;
+        let items = self.registry.stream(StreamRequest {
+            game_id: req.game_id,
+            from_sequence: req.from_sequence,
+            follow: req.follow,
+            round: req.round,
+        })?;
         // Each item gives its share of the stream's buffer back as it goes.
         let stream = ReceiverStream::new(items).map(|buffered| buffered.item.map_err(to_status));
         Ok(Response::new(Box::pin(stream)))
@@ -494,7 +522,10 @@ impl GameService for GameApi {
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;
         let from = page_token::<1>(&req.page_token)?.map_or(1, |[sequence]| sequence);
-        let (mut reply, next) = self.registry.replay(&req.game_id, from, limit).await?;
+        let (mut reply, next) = self
+            .registry
+            .replay(&req.game_id, from, limit, req.round)
+            .await?;
         reply.next_page_token = next.map(|s| s.to_string()).unwrap_or_default();
         Ok(Response::new(reply))
     }

@@ -144,6 +144,7 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::NoPendingOffer { .. } => (Code::FailedPrecondition, R::NoPendingOffer),
                 GameError::AlreadyAgreed { .. } => (Code::FailedPrecondition, R::AlreadyAgreed),
                 GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
+                GameError::RematchPending => (Code::FailedPrecondition, R::RematchPending),
                 GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
                 GameError::TimeExpired { seat, deadline_ms } => {
                     let deadline = crate::proto::convert::timestamp(deadline_ms).to_string();

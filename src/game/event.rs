@@ -114,4 +114,24 @@ pub enum Event {
         /// The seat declining.
         seat: Seat,
     },
+    /// `seat` asked for a rematch while the round was in play: the next
+    /// round starts as soon as this one ends (a [`Event::RoundStarted`]
+    /// right after the event that ends it).
+    RematchRequested {
+        /// The seat asking.
+        seat: Seat,
+        /// Whether the next round's first mover is the seat after this
+        /// round's.
+        rotate: bool,
+    },
+    /// A new round of the same game with the same seats began: an empty
+    /// board, fresh clocks, nobody out, `first` to move. The moves of
+    /// earlier rounds stay in the log; nothing of them can be undone.
+    RoundStarted {
+        /// The round, counted from 0 (the first round is 0; this is at
+        /// least 1).
+        round: u32,
+        /// The seat that moves first in it.
+        first: Seat,
+    },
 }

@@ -42,6 +42,15 @@ pub enum Command {
         /// What it does.
         action: Action,
     },
+    /// Play again: a new round with the same seats once this one is over
+    /// (at once when it is; otherwise when it ends).
+    Rematch {
+        /// The seat asking (required: `None` is refused).
+        seat: Option<Seat>,
+        /// Whether the next round's first mover is the seat after this
+        /// round's (otherwise the same seat moves first).
+        rotate: bool,
+    },
     /// The turn's deadline may have passed: the shell's timer fired. Decides
     /// to nothing when no deadline has passed (a move came first).
     Timeout,
@@ -152,6 +161,9 @@ pub enum GameError {
         /// "draw offer" or "takeback request".
         what: &'static str,
     },
+    /// A rematch was already asked for in this round.
+    #[error("a rematch is already pending: the next round starts when this one ends")]
+    RematchPending,
     /// Every seat has moved: the game can no longer be aborted (resign or
     /// offer a draw instead).
     #[error("every seat has moved: too late to abort")]
@@ -256,6 +268,12 @@ pub struct GameState {
     moved: Vec<bool>,
     draw_offer: Option<Offer>,
     takeback: Option<Offer>,
+    /// The round, from 0, and the seat that moved first in it.
+    round: u32,
+    first: Seat,
+    /// A rematch asked for during the round: who asked, and whether to
+    /// rotate the first mover.
+    rematch: Option<(Seat, bool)>,
     /// How often each position (pieces and seat to move, by digest) has
     /// occurred, kept only for rule sets that draw on repetition.
     repetitions: HashMap<u64, u32>,
@@ -290,10 +308,31 @@ impl GameState {
             moved: vec![false; seats],
             draw_offer: None,
             takeback: None,
+            round: 0,
+            first: Seat(0),
+            rematch: None,
             repetitions: HashMap::new(),
         };
         state.count_position(1);
         state
+    }
+
+    /// Starts round `round` at `at` with `first` to move: the state right
+    /// after creation, but for the round, the log's sequence, and the
+    /// first mover.
+    fn start_round(&mut self, round: u32, first: Seat, at: Millis) {
+        let config = (*self.config).clone();
+        let sequence = self.sequence;
+        *self = GameState {
+            config: Arc::clone(&self.config),
+            round,
+            first,
+            to_move: first,
+            sequence,
+            ..GameState::new(config, at)
+        };
+        self.repetitions.clear();
+        self.count_position(1);
     }
 
     /// Rebuilds a game from its whole log: each event in sequence order from
@@ -394,6 +433,21 @@ impl GameState {
             Event::TakebackAccepted { seat } | Event::TakebackDeclined { seat } => {
                 agreeing(&self.takeback, *seat)
             }
+            // Any seat at the table may ask, also one out of play.
+            Event::RematchRequested { seat, .. } => {
+                self.check_in_progress()?;
+                self.seat(*seat).map(|_| ()).map_err(|e| e.to_string())
+            }
+            Event::RoundStarted { round, first } => {
+                self.seat(*first).map_err(|e| e.to_string())?;
+                if self.ended.is_none() {
+                    return Err("a round started before the last one ended".into());
+                }
+                if *round != self.round + 1 {
+                    return Err(format!("round {round} after round {}", self.round));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -481,6 +535,17 @@ impl GameState {
     /// The pending takeback request.
     pub fn takeback_request(&self) -> Option<&Offer> {
         self.takeback.as_ref()
+    }
+
+    /// The round, counted from 0 (one more after each rematch).
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    /// The pending rematch request: who asked, and whether it rotates the
+    /// first mover.
+    pub fn rematch(&self) -> Option<(Seat, bool)> {
+        self.rematch
     }
 
     /// Whether `seat` is out of play (resigned or forfeited).
@@ -582,7 +647,13 @@ impl GameState {
     /// skipping seats out of play.
     fn next_after(&self, seat: Seat, played: &Played) -> Seat {
         let seats = self.config.seats().len();
-        let mut next = self.config.rules().next_to_move(seats, seat, played);
+        self.skip_out(self.config.rules().next_to_move(seats, seat, played))
+    }
+
+    /// `seat`, or the first seat after it in turn order that is in play.
+    fn skip_out(&self, seat: Seat) -> Seat {
+        let seats = self.config.seats().len();
+        let mut next = seat;
         for _ in 0..seats {
             if !self.is_out(next) {
                 break;
@@ -633,6 +704,46 @@ fn key(position: &Position, to_move: Seat) -> u64 {
 /// illegal move, nothing to undo or redo, an offer that is not pending, the
 /// turn's time run out, and the rest of [`GameError`].
 pub fn decide(state: &GameState, command: &Command, now: Millis) -> Result<Vec<Event>, GameError> {
+    let mut events = decide_round(state, command, now)?;
+    // A rematch asked for during the round starts the next one right after
+    // the event that ends this one.
+    let ends = |e: &Event| match e {
+        Event::MovePlayed { played, .. } | Event::MoveRedone { played, .. } => {
+            played.outcome.is_some()
+        }
+        Event::GameEnded { .. } => true,
+        _ => false,
+    };
+    if let Some((_, rotate)) = state.rematch
+        && events.iter().any(ends)
+        && !events
+            .iter()
+            .any(|e| matches!(e, Event::RoundStarted { .. }))
+    {
+        events.push(next_round(state, rotate));
+    }
+    Ok(events)
+}
+
+/// The RoundStarted of the round after `state`'s.
+fn next_round(state: &GameState, rotate: bool) -> Event {
+    let seats = state.config.seats().len();
+    Event::RoundStarted {
+        round: state.round + 1,
+        first: if rotate {
+            state.first.next(seats)
+        } else {
+            state.first
+        },
+    }
+}
+
+/// What `command` does within the current round.
+fn decide_round(
+    state: &GameState,
+    command: &Command,
+    now: Millis,
+) -> Result<Vec<Event>, GameError> {
     match *command {
         Command::Play { seat, mv } => {
             // A request that is wrong whatever the position is refused as
@@ -698,6 +809,17 @@ pub fn decide(state: &GameState, command: &Command, now: Millis) -> Result<Vec<E
             let seat = seat.ok_or(GameError::SeatRequired)?;
             state.check_can_act(seat, now)?;
             act(state, seat, action)
+        }
+        Command::Rematch { seat, rotate } => {
+            let seat = state.seat(seat.ok_or(GameError::SeatRequired)?)?;
+            if state.ended.is_some() {
+                return Ok(vec![next_round(state, rotate)]);
+            }
+            if state.rematch.is_some() {
+                return Err(GameError::RematchPending);
+            }
+            state.check_deadline(now)?;
+            Ok(vec![Event::RematchRequested { seat, rotate }])
         }
         Command::Timeout => timeout(state, now),
         Command::ReissueSeatToken { seat } => Ok(vec![Event::SeatTokenReissued {
@@ -973,7 +1095,9 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             }
             state.outcome = None;
             state.ended = None;
-            state.to_move = *seat;
+            // The turn goes back to the undone move's seat, or past it
+            // while that seat is out of play.
+            state.to_move = state.skip_out(*seat);
             state.takeback = None;
         }
         Event::TimeExpired { .. } => state.charge(at),
@@ -986,12 +1110,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             }
             if state.to_move == *seat {
                 state.charge(at);
-                let seats = config.seats().len();
-                let mut next = seat.next(seats);
-                while state.out[next.index()] {
-                    next = next.next(seats);
-                }
-                state.to_move = next;
+                state.to_move = state.skip_out(*seat);
             }
         }
         Event::GameEnded { outcome, reason } => {
@@ -1009,5 +1128,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             set_offer(&mut state.takeback, *seat);
         }
         Event::TakebackDeclined { .. } => state.takeback = None,
+        Event::RematchRequested { seat, rotate } => state.rematch = Some((*seat, *rotate)),
+        Event::RoundStarted { round, first } => state.start_round(*round, *first, at),
     }
 }

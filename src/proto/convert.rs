@@ -750,6 +750,8 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::TakebackRequested { .. } => "takeback_requested",
         Event::TakebackAccepted { .. } => "takeback_accepted",
         Event::TakebackDeclined { .. } => "takeback_declined",
+        Event::RematchRequested { .. } => "rematch_requested",
+        Event::RoundStarted { .. } => "round_started",
     }
 }
 
@@ -774,14 +776,15 @@ fn played_to_proto(seat: Seat, ply: u32, played: &Played, rules: &RuleSet) -> pb
     }
 }
 
-/// An event of a game played by `rules` on the wire and in storage,
-/// recorded at `recorded_at_ms` (Unix epoch milliseconds).
+/// An event of round `round` of a game played by `rules` on the wire and
+/// in storage, recorded at `recorded_at_ms` (Unix epoch milliseconds).
 pub fn event_to_proto(
     game_id: &str,
     sequence: u64,
     recorded_at_ms: i64,
     event: &Event,
     rules: &RuleSet,
+    round: u32,
 ) -> pb::GameEvent {
     use pb::game_event::Kind;
     let action = |seat: &Seat| pb::SeatAction {
@@ -816,6 +819,14 @@ pub fn event_to_proto(
         Event::TakebackRequested { seat } => Kind::TakebackRequested(action(seat)),
         Event::TakebackAccepted { seat } => Kind::TakebackAccepted(action(seat)),
         Event::TakebackDeclined { seat } => Kind::TakebackDeclined(action(seat)),
+        Event::RematchRequested { seat, rotate } => Kind::RematchRequested(pb::RematchRequested {
+            seat: seat.0.into(),
+            rotate: *rotate,
+        }),
+        Event::RoundStarted { round, first } => Kind::RoundStarted(pb::RoundStarted {
+            round: *round,
+            first: first.0.into(),
+        }),
         Event::TurnPassed { seat } => Kind::TurnPassed(pb::TurnPassed {
             seat: seat.0.into(),
         }),
@@ -838,6 +849,7 @@ pub fn event_to_proto(
         game_id: game_id.to_owned(),
         sequence,
         recorded_at: Some(timestamp(recorded_at_ms)),
+        round,
         kind: Some(kind),
     }
 }
@@ -910,6 +922,14 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
         }),
         Some(Kind::TakebackDeclined(a)) => Ok(Event::TakebackDeclined {
             seat: seat_from_proto(a.seat, "takeback_declined.seat")?,
+        }),
+        Some(Kind::RematchRequested(r)) => Ok(Event::RematchRequested {
+            seat: seat_from_proto(r.seat, "rematch_requested.seat")?,
+            rotate: r.rotate,
+        }),
+        Some(Kind::RoundStarted(r)) => Ok(Event::RoundStarted {
+            round: r.round,
+            first: seat_from_proto(r.first, "round_started.first")?,
         }),
         Some(Kind::TurnPassed(p)) => Ok(Event::TurnPassed {
             seat: seat_from_proto(p.seat, "turn_passed.seat")?,
@@ -1077,6 +1097,11 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
         draw_offer: state.draw_offer().map(offer_to_proto),
         takeback_request: state.takeback_request().map(offer_to_proto),
         redoable: state.undone().len() as u32,
+        round: state.round(),
+        rematch: state.rematch().map(|(seat, rotate)| pb::RematchRequested {
+            seat: seat.0.into(),
+            rotate,
+        }),
     }
 }
 
@@ -1165,13 +1190,18 @@ mod tests {
             Event::TakebackRequested { seat },
             Event::TakebackAccepted { seat },
             Event::TakebackDeclined { seat },
+            Event::RematchRequested { seat, rotate: true },
+            Event::RoundStarted {
+                round: 1,
+                first: seat,
+            },
         ]);
         if let Some(Event::MovePlayed { seat, ply, played }) = events.get(1).cloned() {
             events.push(Event::MoveRedone { seat, ply, played });
         }
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
         for (i, event) in events.iter().enumerate() {
-            let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event, &rules);
+            let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event, &rules, 0);
             assert_eq!(timestamp_ms(wire.recorded_at.as_ref()), 1_700_000_000_123);
             assert_eq!(&event_from_proto(&wire).unwrap(), event);
         }
@@ -1204,7 +1234,7 @@ mod tests {
         let rules = RuleSet::SnakesLadders(
             SnakesLaddersRules::new(SnakesLaddersOptions::default(), u64::MAX).unwrap(),
         );
-        let mut wire = event_to_proto("g", 2, 0, &event, &rules);
+        let mut wire = event_to_proto("g", 2, 0, &event, &rules, 0);
         let Some(pb::game_event::Kind::MovePlayed(played)) = wire.kind.as_mut() else {
             panic!("a move")
         };

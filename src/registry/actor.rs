@@ -103,7 +103,7 @@ fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
             }
         }
         Event::GameEnded { outcome, .. } => of(outcome.as_ref()),
-        Event::MoveUndone { .. } => GameStatus::InProgress,
+        Event::MoveUndone { .. } | Event::RoundStarted { .. } => GameStatus::InProgress,
         _ => status,
     })
 }
@@ -364,7 +364,8 @@ impl Actor {
             // The token names the seat asking.
             Command::Undo { requested_by: seat }
             | Command::Redo { requested_by: seat }
-            | Command::Act { seat, .. } => match (holder, seat) {
+            | Command::Act { seat, .. }
+            | Command::Rematch { seat, .. } => match (holder, seat) {
                 (None, _) => denied("the seat token is not one of this game's".into()),
                 (Some(holder), Some(seat)) if seat.index() != holder => {
                     denied(format!("the seat token is not {seat}'s"))
@@ -375,6 +376,7 @@ impl Actor {
                         Command::Undo { .. } => Command::Undo { requested_by: seat },
                         Command::Redo { .. } => Command::Redo { requested_by: seat },
                         Command::Act { action, .. } => Command::Act { seat, action },
+                        Command::Rematch { rotate, .. } => Command::Rematch { seat, rotate },
                         other => other,
                     })
                 }
@@ -604,16 +606,23 @@ impl Actor {
                 _ => None,
             };
             let rules = self.state.config().rules();
+            // Each event belongs to the round in play when it lands; a
+            // RoundStarted to the round it starts.
+            let mut round = self.state.round();
             let wire: Vec<pb::GameEvent> = events
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
+                    if let Event::RoundStarted { round: next, .. } = e {
+                        round = *next;
+                    }
                     convert::event_to_proto(
                         &self.game_id,
                         current + 1 + i as u64,
                         recorded_at_ms,
                         e,
                         rules,
+                        round,
                     )
                 })
                 .collect();

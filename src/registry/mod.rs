@@ -461,8 +461,9 @@ impl Registry {
             tokens.iter().map(|t| crate::tokens::hash(t)).collect();
         let recorded_at_ms = self.settings().clock.now_ms();
         let event = crate::game::Event::GameCreated(config.clone());
-        let payload = convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules())
-            .encode_to_vec();
+        let payload =
+            convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)
+                .encode_to_vec();
         let new_game = NewGame {
             game_id: game_id.clone(),
             created: NewEvent {
@@ -629,6 +630,7 @@ impl Registry {
         game_id: &str,
         from: u64,
         limit: usize,
+        round: Option<u32>,
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
         let log = self.load_log(game_id).await?;
         let corrupt =
@@ -644,7 +646,7 @@ impl Registry {
         let (mut pieces, mut bytes) = (0, 0);
         let mut next = None;
         let mut step = |wire: pb::GameEvent, state: &GameState| {
-            if wire.sequence < from || next.is_some() {
+            if wire.sequence < from || next.is_some() || round.is_some_and(|r| r != wire.round) {
                 return;
             }
             if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
@@ -785,9 +787,7 @@ impl Registry {
     /// [`RegistryError::LimitReached`] when `max_streams` streams are open.
     pub fn stream(
         &self,
-        game_id: String,
-        from_sequence: u64,
-        follow: bool,
+        request: StreamRequest,
     ) -> Result<mpsc::Receiver<Buffered>, RegistryError> {
         let max = self.inner.settings.max_streams;
         let taken = self
@@ -803,7 +803,7 @@ impl Registry {
             });
         }
         let slot = StreamSlot(self.clone());
-        Ok(stream::spawn(slot, game_id, from_sequence, follow))
+        Ok(stream::spawn(slot, request))
     }
 
     /// How many event streams are open.
@@ -825,6 +825,19 @@ impl Registry {
     pub fn actor_failures(&self) -> u64 {
         self.inner.actor_failures.load(Ordering::Relaxed)
     }
+}
+
+/// What a StreamEvents call asks for.
+#[derive(Debug, Clone)]
+pub struct StreamRequest {
+    /// The game.
+    pub game_id: String,
+    /// The first sequence to send (1-based; 0 reads as 1).
+    pub from_sequence: u64,
+    /// Whether to keep following after the history.
+    pub follow: bool,
+    /// Only the events of this round (from 0); `None`: every round.
+    pub round: Option<u32>,
 }
 
 /// One of the server's `max_streams` stream slots, given back when dropped.

@@ -16,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::{Instant, interval_at};
 
-use super::{Registry, RegistryError, StreamSlot};
+use super::{Registry, RegistryError, StreamRequest, StreamSlot};
 use crate::proto::{self as pb, convert};
 
 /// Items buffered between the stream task and the client at most (the
@@ -69,12 +69,7 @@ impl Sink {
     }
 }
 
-pub(super) fn spawn(
-    registry: StreamSlot,
-    game_id: String,
-    from_sequence: u64,
-    follow: bool,
-) -> mpsc::Receiver<Buffered> {
+pub(super) fn spawn(registry: StreamSlot, request: StreamRequest) -> mpsc::Receiver<Buffered> {
     let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
     let capacity = registry
         .settings()
@@ -85,10 +80,15 @@ pub(super) fn spawn(
         bytes: Arc::new(Semaphore::new(capacity)),
         capacity,
     };
-    let span = tracing::info_span!("stream", game_id = %game_id, from_sequence, follow);
+    let span = tracing::info_span!(
+        "stream",
+        game_id = %request.game_id,
+        from_sequence = request.from_sequence,
+        follow = request.follow
+    );
     tokio::spawn(tracing::Instrument::instrument(
         async move {
-            if let Err(error) = run(&registry, &game_id, from_sequence, follow, &sink).await {
+            if let Err(error) = run(&registry, &request, &sink).await {
                 // The closing status waits for nothing but the channel.
                 let _ = sink
                     .tx
@@ -110,13 +110,16 @@ fn event(e: pb::GameEvent) -> pb::stream_events_response::Kind {
     pb::stream_events_response::Kind::Event(e)
 }
 
-async fn run(
-    registry: &Registry,
-    game_id: &str,
-    from_sequence: u64,
-    follow: bool,
-    tx: &Sink,
-) -> Result<(), RegistryError> {
+async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<(), RegistryError> {
+    let StreamRequest {
+        game_id,
+        from_sequence,
+        follow,
+        round,
+    } = request;
+    let (game_id, from_sequence, follow) = (game_id.as_str(), *from_sequence, *follow);
+    // Whether an event is in the round asked for.
+    let wanted = |e: &pb::GameEvent| round.is_none_or(|r| r == e.round);
     let store = &registry.inner.store;
     let shutdown = registry.inner.shutdown.clone();
     let heartbeat = registry.settings().heartbeat_interval;
@@ -143,6 +146,9 @@ async fn run(
                     ))
                 })?;
                 last = stored.sequence;
+                if !wanted(&wire) {
+                    continue;
+                }
                 sent = last;
                 if !tx.message(event(wire)).await {
                     return Ok(());
@@ -164,6 +170,7 @@ async fn run(
                 () = tx.closed() => return Ok(()),
                 received = live.recv() => match received {
                     Ok(e) if e.sequence <= last => {}
+                    Ok(e) if e.sequence == last + 1 && !wanted(&e) => last = e.sequence,
                     Ok(e) if e.sequence == last + 1 => {
                         last = e.sequence;
                         sent = last;

@@ -387,3 +387,105 @@ async fn takebacks_by_consent_and_redo() {
         "NOTHING_TO_REDO",
     );
 }
+
+#[tokio::test]
+async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    create(client, "again", mnk(3, 3, 3)).await;
+    let moves = x_wins_top_row();
+    play_all(client, "again", &moves[..4]).await;
+    let rematch = |seat, rotate| pb::RematchRequest {
+        game_id: "again".into(),
+        seat: Some(seat),
+        rotate,
+        request_id: String::new(),
+        expected_sequence: None,
+    };
+    // Asked for while the round is in play: recorded.
+    let asked = client.rematch(rematch(1, true)).await.unwrap().into_inner();
+    assert!(matches!(
+        asked.events[0].kind,
+        Some(pb::game_event::Kind::RematchRequested(
+            pb::RematchRequested {
+                seat: 1,
+                rotate: true
+            }
+        ))
+    ));
+    assert_rejected(
+        client.rematch(rematch(0, false)).await,
+        Code::FailedPrecondition,
+        "REMATCH_PENDING",
+    );
+    // The winning move ends round 0 and starts round 1 in the same reply.
+    let last = play(client, "again", 0, moves[4]).await.unwrap();
+    assert_eq!(last.events.len(), 2);
+    assert_eq!(last.events[0].round, 0);
+    assert_eq!(
+        last.events[1].kind,
+        Some(pb::game_event::Kind::RoundStarted(pb::RoundStarted {
+            round: 1,
+            first: 1
+        }))
+    );
+    assert_eq!(last.events[1].round, 1);
+    let game = last.game.unwrap();
+    assert_eq!(position(&game).round, 1);
+    assert_eq!(position(&game).seat_to_move, Some(1), "rotated");
+    assert_eq!(position(&game).status, pb::GameStatus::InProgress as i32);
+    assert_eq!(board_text(&game), ["...", "...", "..."]);
+    play(client, "again", 1, place(2, 2)).await.unwrap();
+
+    // One round at a time: the stream and the replay of round 1 hold only
+    // its events; round 0 holds the five moves and the request.
+    let round_of = |round| pb::StreamEventsRequest {
+        game_id: "again".into(),
+        from_sequence: 0,
+        follow: false,
+        round: Some(round),
+    };
+    for (round, expected) in [(0u32, 7usize), (1, 2)] {
+        let mut stream = client
+            .stream_events(round_of(round))
+            .await
+            .unwrap()
+            .into_inner();
+        let mut events = Vec::new();
+        while let Some(item) = within(stream.message()).await.unwrap() {
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                events.push(e);
+            }
+        }
+        assert_eq!(events.len(), expected, "round {round}: {events:?}");
+        assert!(events.iter().all(|e| e.round == round));
+        let replay = client
+            .get_replay(pb::GetReplayRequest {
+                game_id: "again".into(),
+                page_size: 0,
+                page_token: String::new(),
+                round: Some(round),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(replay.steps.len(), expected);
+    }
+    // A finished round: the rematch starts the next one at once.
+    client
+        .submit_action(action("again", 0, pb::Action::Resign))
+        .await
+        .unwrap();
+    let next = client
+        .rematch(rematch(0, false))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        next.events[0].kind,
+        Some(pb::game_event::Kind::RoundStarted(pb::RoundStarted {
+            round: 2,
+            first: 1
+        }))
+    );
+}

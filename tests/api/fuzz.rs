@@ -22,7 +22,7 @@ const REQUESTS: usize = 100_000;
 /// Requests in flight at once.
 const WORKERS: usize = 16;
 
-const RPCS: [&str; 10] = [
+const RPCS: [&str; 11] = [
     "CreateGame",
     "GetGame",
     "ListGames",
@@ -30,6 +30,7 @@ const RPCS: [&str; 10] = [
     "Undo",
     "Redo",
     "SubmitAction",
+    "Rematch",
     "GetReplay",
     "ListLegalMoves",
     "StreamEvents",
@@ -239,10 +240,21 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
         }
         .encode_to_vec(),
+        "Rematch" => pb::RematchRequest {
+            game_id: game_id(rng),
+            seat: rng
+                .random_bool(0.7)
+                .then(|| seat()[rng.random_range(0..6)] % 3),
+            rotate: rng.random_bool(0.5),
+            request_id: request_id(rng),
+            expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+        }
+        .encode_to_vec(),
         "GetReplay" => pb::GetReplayRequest {
             game_id: game_id(rng),
             page_size: int(rng),
             page_token: page_token(rng),
+            round: None,
         }
         .encode_to_vec(),
         "ListLegalMoves" => pb::ListLegalMovesRequest {
@@ -255,6 +267,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             game_id: game_id(rng),
             from_sequence: rng.random_range(0..40),
             follow: false,
+            round: rng.random_bool(0.2).then(|| rng.random_range(0..3)),
         }
         .encode_to_vec(),
     }
@@ -402,6 +415,7 @@ async fn a_hundred_thousand_random_and_malformed_requests_crash_nothing() {
                     game_id: summary.game_id.clone(),
                     page_size: 10_000,
                     page_token: String::new(),
+                    round: None,
                 })
                 .await
                 .unwrap()

@@ -449,6 +449,7 @@ pub(crate) async fn read_stream(
             game_id: game_id.into(),
             from_sequence,
             follow: false,
+            round: None,
         })
         .await
         .expect("stream opens")
@@ -471,6 +472,7 @@ pub(crate) async fn follow(
             game_id: game_id.into(),
             from_sequence,
             follow: true,
+            round: None,
         })
         .await
         .expect("stream opens")

@@ -25,6 +25,7 @@ async fn first_error(client: &mut Client, game_id: &str) -> Option<tonic::Status
             game_id: game_id.into(),
             from_sequence: 1,
             follow: true,
+            round: None,
         })
         .await;
     match opened {

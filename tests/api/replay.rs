@@ -161,6 +161,7 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
                 game_id: "pages".into(),
                 page_size: 2,
                 page_token: token,
+                round: None,
             })
             .await
             .unwrap()
@@ -179,6 +180,7 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
             game_id: "pages".into(),
             page_size: 2,
             page_token: "x".into(),
+            round: None,
         })
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -207,6 +209,7 @@ async fn a_replay_page_stays_under_a_default_clients_message_limit() {
                 game_id: "wide".into(),
                 page_size: 0,
                 page_token: token.clone(),
+                round: None,
             })
             .await
             .expect("every page fits a default client")

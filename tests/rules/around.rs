@@ -514,14 +514,84 @@ fn redo_plays_the_undone_move_again_until_a_new_move_clears_it() {
     game.check_replay();
 }
 
+#[test]
+fn a_rematch_starts_a_fresh_round_at_once_or_when_the_round_ends() {
+    let config = timed(
+        tic_tac_toe(2),
+        None,
+        Some((60_000, 0)),
+        ExpiryPolicy::Forfeit,
+    );
+    let mut game = Table::new(config);
+    game.ok(&place(0, 0, 0), T + 1_000);
+    // Asked for in play: recorded, and the round goes on.
+    let rematch = |seat, rotate| Command::Rematch {
+        seat: Some(Seat(seat)),
+        rotate,
+    };
+    assert_eq!(
+        game.ok(&rematch(1, true), T + 2_000),
+        vec![Event::RematchRequested {
+            seat: Seat(1),
+            rotate: true
+        }]
+    );
+    assert_eq!(
+        game.run(&rematch(0, false), T + 2_000),
+        Err(GameError::RematchPending)
+    );
+    // The resignation that ends the round starts the next one after it.
+    let events = game.ok(&act(1, Action::Resign), T + 3_000);
+    assert_eq!(
+        events[1],
+        Event::RoundStarted {
+            round: 1,
+            first: Seat(1)
+        }
+    );
+    assert_eq!(game.state.round(), 1);
+    assert_eq!(
+        game.state.to_move(),
+        Some(Seat(1)),
+        "rotated: seat 1 moves first"
+    );
+    assert!(game.state.moves().is_empty());
+    assert_eq!(game.state.status(), GameStatus::InProgress);
+    assert_eq!(game.state.clocks().remaining_ms, vec![60_000, 60_000]);
+    assert_eq!(game.state.deadline(), Some(T + 63_000));
+    assert_eq!(
+        game.run(
+            &Command::Undo {
+                requested_by: Some(Seat(0))
+            },
+            T + 3_000
+        ),
+        Err(GameError::NothingToUndo),
+        "nothing of an earlier round can be undone"
+    );
+    game.ok(&place(1, 0, 0), T + 4_000);
+    game.ok(&act(0, Action::Abort), T + 5_000);
+    // After the round: at once, the same first mover without rotation.
+    let events = game.ok(&rematch(0, false), T + 6_000);
+    assert_eq!(
+        events,
+        vec![Event::RoundStarted {
+            round: 2,
+            first: Seat(1)
+        }]
+    );
+    game.check_replay();
+}
+
 /// Any command of the game around the moves, for the property test.
 fn any_command() -> impl Strategy<Value = (u8, u8, u16)> {
-    (0u8..12, 0u8..3, any::<u16>())
+    (0u8..13, 0u8..3, any::<u16>())
 }
 
 proptest! {
     /// For random sequences of moves, undos, redos, takebacks, offers,
-    /// resignations, aborts and timeouts at random clock readings, the live
+    /// resignations, aborts, rematches and timeouts at random clock
+    /// readings, the live
     /// state equals the replay of the log, every listed legal move is
     /// accepted, and a refused command changes nothing.
     #[test]
@@ -545,15 +615,17 @@ proptest! {
                 let legal: Vec<Move> = rules.legal_moves(game.state.position(), to_move).collect();
                 for mv in &legal {
                     let play = Command::Play { seat: to_move, mv: *mv };
-                    prop_assert!(decide(&game.state, &play, now).is_ok(), "listed move {:?} refused", mv);
+                    let decided = decide(&game.state, &play, now);
+                    prop_assert!(decided.is_ok(), "listed move {:?} refused: {:?}", mv, decided);
                 }
             }
             let command = match kind {
                 0..=3 => Command::Play { seat: game.state.to_move().unwrap_or(seat), mv: Move::Drop { column: u32::from(pick % 7) } },
                 4 => Command::Undo { requested_by: Some(seat) },
+                11 => Command::Rematch { seat: Some(seat), rotate: pick % 2 == 0 },
                 5 => Command::Redo { requested_by: Some(seat) },
                 6 => Command::Timeout,
-                _ => {
+                7..=10 | 12 => {
                     const ACTIONS: [Action; 8] = [
                         Action::Resign, Action::Abort, Action::OfferDraw, Action::AcceptDraw,
                         Action::DeclineDraw, Action::RequestTakeback, Action::AcceptTakeback,
@@ -561,6 +633,7 @@ proptest! {
                     ];
                     Command::Act { seat: Some(seat), action: ACTIONS[usize::from(pick) % ACTIONS.len()] }
                 }
+                _ => unreachable!("kinds are 0 to 12"),
             };
             let before = game.state.clone();
             if game.run(&command, now).is_err() {
