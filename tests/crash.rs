@@ -487,3 +487,92 @@ async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly
     );
     assert_eq!(lost, 0);
 }
+
+/// A clock that runs while the server is SIGKILLed runs out while no server
+/// is up; the server started after the deadline re-arms it from the log on
+/// load and appends the timeout once (and a later restart adds nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
+    let db = Database::fresh().await;
+    let server = start(&db, 0);
+    let port = server.port;
+    let request = pb::CreateGameRequest {
+        time_control: Some(pb::TimeControl {
+            per_move: Some(prost_types::Duration {
+                seconds: 1,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }),
+        ..create_mnk("killed-clock", 3, 3, 3)
+    };
+    let created = until_answered(&client(port), |mut c| {
+        let request = request.clone();
+        async move { c.create_game(request).await }
+    })
+    .await
+    .expect("created");
+    let clocks = created.game.unwrap().position.unwrap().clocks.unwrap();
+    let deadline = plylog::proto::convert::timestamp_ms(clocks.deadline.as_ref());
+    server.kill();
+    // Wait for the wall clock itself to pass the deadline: that is the
+    // condition, read off the clock the server stamps events with.
+    while now_ms() <= deadline {
+        assert!(now_ms() < deadline + 10_000, "the clock stands still");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let log = |c: Client| async move {
+        let mut stream = c
+            .clone()
+            .stream_events(pb::StreamEventsRequest {
+                game_id: "killed-clock".into(),
+                from_sequence: 1,
+                follow: false,
+                round: None,
+            })
+            .await?
+            .into_inner();
+        let mut kinds = Vec::new();
+        while let Some(item) = stream.message().await? {
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                kinds.push(e.kind.unwrap());
+            }
+        }
+        Ok::<_, tonic::Status>(kinds)
+    };
+    let mut server = start(&db, port);
+    let started = std::time::Instant::now();
+    let kinds = loop {
+        let kinds = log(client(port)).await.expect("the log reads");
+        if kinds.len() >= 3 {
+            break kinds;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no timeout after the restart: {kinds:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let expired = |kinds: &[pb::game_event::Kind]| {
+        kinds
+            .iter()
+            .filter(|k| matches!(k, pb::game_event::Kind::TimeExpired(_)))
+            .count()
+    };
+    assert_eq!(expired(&kinds), 1, "{kinds:?}");
+    assert!(matches!(kinds[2], pb::game_event::Kind::GameEnded(_)));
+    // The restarted server loads the timed game by itself at startup.
+    let started = std::time::Instant::now();
+    while server.log_lines("timed games loaded").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the restarted server did not load the timed game"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.kill();
+    server = start(&db, port);
+    let kinds = log(client(port)).await.expect("the log reads");
+    assert_eq!((kinds.len(), expired(&kinds)), (3, 1));
+    server.kill();
+}
