@@ -399,6 +399,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
                 .to_vec(),
             undo_policy: pb::UndoPolicy::LastMover as i32,
             time_control: None,
+            absence: None,
         }),
     );
     let mut bytes = created.encoded_len();

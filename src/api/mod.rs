@@ -298,6 +298,7 @@ impl GameService for GameApi {
                 seats: &req.seats,
                 undo_policy: req.undo_policy,
                 time_control: time_control.as_ref(),
+                absence: req.absence.as_ref(),
             },
             settings.max_cells,
             settings.seat_limits,
@@ -500,6 +501,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Result<Response<EventStream>, Status> {
+        let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
         let items = self.registry.stream(StreamRequest {
@@ -507,6 +509,7 @@ impl GameService for GameApi {
             from_sequence: req.from_sequence,
             follow: req.follow,
             round: req.round,
+            credential,
         })?;
         // Each item gives its share of the stream's buffer back as it goes.
         let stream = ReceiverStream::new(items).map(|buffered| buffered.item.map_err(to_status));

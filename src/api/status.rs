@@ -187,6 +187,12 @@ pub fn to_status(error: RegistryError) -> Status {
         RegistryError::NoSeatTokens { .. } => {
             status(Code::FailedPrecondition, message, R::NoSeatTokens, none())
         }
+        RegistryError::PresenceUnavailable { .. } => status(
+            Code::FailedPrecondition,
+            message,
+            R::PresenceUnavailable,
+            none(),
+        ),
         RegistryError::NoTokenSecret => status(
             Code::FailedPrecondition,
             message,

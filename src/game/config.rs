@@ -140,6 +140,29 @@ pub struct InvalidTimeControl {
     pub why: String,
 }
 
+/// What happens when the seat to move has stayed away (held no followed
+/// stream) for the grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AbsenceAction {
+    /// The game's expiry policy applies, as if its time ran out (forfeit in
+    /// an untimed game); the reason is [`crate::rules::EndReason::Abandoned`].
+    #[default]
+    Expire,
+    /// A draw is offered on the absent seat's behalf; the others may accept.
+    OfferDraw,
+}
+
+/// A disconnect policy: how long the seat to move may be away, and what
+/// happens then. Presence needs seat tokens (a seat is present while it
+/// follows the game's stream with its token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AbsencePolicy {
+    /// The grace period, in milliseconds (1 ms to [`MAX_TIME_MS`]).
+    pub grace_ms: u64,
+    /// What happens once it has passed.
+    pub action: AbsenceAction,
+}
+
 /// Longest time a clock or turn may be given: 30 days, in milliseconds.
 pub const MAX_TIME_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 
@@ -199,6 +222,7 @@ pub struct GameConfig {
     seats: Vec<SeatInfo>,
     undo_policy: UndoPolicy,
     time_control: Option<TimeControl>,
+    absence: Option<AbsencePolicy>,
 }
 
 impl GameConfig {
@@ -298,6 +322,7 @@ impl GameConfig {
             seats,
             undo_policy: UndoPolicy::default(),
             time_control: None,
+            absence: None,
         })
     }
 
@@ -319,6 +344,32 @@ impl GameConfig {
             time_control: Some(time_control),
             ..self
         })
+    }
+
+    /// The same game with a disconnect policy.
+    ///
+    /// # Errors
+    /// [`InvalidTimeControl`] naming `absence.grace` when the grace period
+    /// is not from 1 ms to [`MAX_TIME_MS`].
+    pub fn with_absence(self, absence: AbsencePolicy) -> Result<Self, InvalidTimeControl> {
+        if !(1..=MAX_TIME_MS).contains(&absence.grace_ms) {
+            return Err(InvalidTimeControl {
+                field: "absence.grace".into(),
+                why: format!(
+                    "{} ms is not from 1 ms to {MAX_TIME_MS} ms",
+                    absence.grace_ms
+                ),
+            });
+        }
+        Ok(GameConfig {
+            absence: Some(absence),
+            ..self
+        })
+    }
+
+    /// The disconnect policy; `None`: absence changes nothing (the default).
+    pub fn absence(&self) -> Option<&AbsencePolicy> {
+        self.absence.as_ref()
     }
 
     /// How the game is timed; `None`: untimed (the default).

@@ -134,4 +134,10 @@ pub enum Event {
         /// The seat that moves first in it.
         first: Seat,
     },
+    /// `seat`, to move, held no followed stream for the game's grace
+    /// period: what the absence policy does follows in the same append.
+    SeatAbsent {
+        /// The absent seat.
+        seat: Seat,
+    },
 }

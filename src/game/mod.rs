@@ -26,8 +26,8 @@ mod event;
 mod state;
 
 pub use config::{
-    EMPTY_CELL, ExpiryPolicy, Fischer, GameConfig, InvalidSeats, InvalidTimeControl, MAX_TIME_MS,
-    SeatInfo, SeatLimits, TimeControl, UndoPolicy,
+    AbsenceAction, AbsencePolicy, EMPTY_CELL, ExpiryPolicy, Fischer, GameConfig, InvalidSeats,
+    InvalidTimeControl, MAX_TIME_MS, SeatInfo, SeatLimits, TimeControl, UndoPolicy,
 };
 pub use event::Event;
 pub use state::{

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Event, ExpiryPolicy, GameConfig, UndoPolicy};
+use super::{AbsenceAction, Event, ExpiryPolicy, GameConfig, UndoPolicy};
 use crate::rules::{EndReason, IllegalMove, Move, Outcome, Played, Position, Seat};
 
 /// A reading of the server's clock: Unix epoch milliseconds. The shell
@@ -50,6 +50,14 @@ pub enum Command {
         /// Whether the next round's first mover is the seat after this
         /// round's (otherwise the same seat moves first).
         rotate: bool,
+    },
+    /// `seat` has held no followed stream for the game's grace period on its
+    /// own turn: the shell tracks presence (it is not a fact of the log
+    /// until it changes the game) and reports this. Decides to nothing when
+    /// the seat is no longer to move.
+    GraceExpired {
+        /// The absent seat.
+        seat: Seat,
     },
     /// The turn's deadline may have passed: the shell's timer fired. Decides
     /// to nothing when no deadline has passed (a move came first).
@@ -394,7 +402,9 @@ impl GameState {
                 }
                 rules.check_played(&self.position, *seat, played)
             }
-            Event::TurnPassed { seat } | Event::TimeExpired { seat } => self.check_turn(*seat),
+            Event::TurnPassed { seat }
+            | Event::TimeExpired { seat }
+            | Event::SeatAbsent { seat } => self.check_turn(*seat),
             Event::SeatTokenReissued { seat } => {
                 self.seat(*seat).map(|_| ()).map_err(|e| e.to_string())
             }
@@ -685,6 +695,7 @@ impl GameState {
                     | EndReason::Timeout
                     | EndReason::Agreement
                     | EndReason::Aborted
+                    | EndReason::Abandoned
             )
         )
     }
@@ -822,6 +833,7 @@ fn decide_round(
             Ok(vec![Event::RematchRequested { seat, rotate }])
         }
         Command::Timeout => timeout(state, now),
+        Command::GraceExpired { seat } => absent(state, state.seat(seat)?),
         Command::ReissueSeatToken { seat } => Ok(vec![Event::SeatTokenReissued {
             seat: state.seat(seat)?,
         }]),
@@ -1001,24 +1013,72 @@ fn timeout(state: &GameState, now: Millis) -> Result<Vec<Event>, GameError> {
     }
     let seat = state.to_move;
     let mut events = vec![Event::TimeExpired { seat }];
-    match tc.on_expiry {
-        ExpiryPolicy::Draw => events.push(Event::GameEnded {
+    events.extend(expire(
+        state,
+        seat,
+        tc.on_expiry,
+        tc.seed,
+        EndReason::Timeout,
+    )?);
+    Ok(events)
+}
+
+/// What `policy` does to `seat`, the seat to move, whose time ran out or
+/// who stayed away past the grace period (`reason`), once the event that
+/// says so (sequence `state.sequence + 1`) is appended. A random move is
+/// drawn from stream `state.sequence + 2` of ChaCha8 seeded with `seed`.
+fn expire(
+    state: &GameState,
+    seat: Seat,
+    policy: ExpiryPolicy,
+    seed: u64,
+    reason: EndReason,
+) -> Result<Vec<Event>, GameError> {
+    Ok(match policy {
+        ExpiryPolicy::Draw => vec![Event::GameEnded {
             outcome: Some(Outcome::Draw),
-            reason: EndReason::Timeout,
-        }),
+            reason,
+        }],
         ExpiryPolicy::RandomMove => {
             let rules = state.config.rules();
             let count = rules.legal_move_count(&state.position, seat);
-            let mut rng = ChaCha8Rng::seed_from_u64(tc.seed);
-            // The move is decided for the event after the TimeExpired.
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
             rng.set_stream(state.sequence + 2);
             let pick = (count > 0).then(|| rng.random_range(0..count));
             match pick.and_then(|i| rules.legal_moves(&state.position, seat).nth(i)) {
-                Some(mv) => events.extend(play(state, seat, mv, false)?),
-                None => events.push(leave(state, seat, EndReason::Timeout)),
+                Some(mv) => play(state, seat, mv, false)?,
+                None => vec![leave(state, seat, reason)],
             }
         }
-        ExpiryPolicy::Forfeit => events.push(leave(state, seat, EndReason::Timeout)),
+        ExpiryPolicy::Forfeit => vec![leave(state, seat, reason)],
+    })
+}
+
+/// What the shell's report that `seat` stayed away past the grace period
+/// on its turn appends: a SeatAbsent, then the absence policy's action.
+/// Nothing when the game has no absence policy, is over, or `seat` is not
+/// to move (a move came first).
+fn absent(state: &GameState, seat: Seat) -> Result<Vec<Event>, GameError> {
+    let Some(policy) = state.config.absence() else {
+        return Ok(Vec::new());
+    };
+    if state.ended.is_some() || seat != state.to_move {
+        return Ok(Vec::new());
+    }
+    let mut events = vec![Event::SeatAbsent { seat }];
+    match policy.action {
+        AbsenceAction::OfferDraw => {
+            if state.draw_offer.is_none() {
+                events.push(Event::DrawOffered { seat });
+            }
+        }
+        AbsenceAction::Expire => {
+            let (on_expiry, seed) = state
+                .config
+                .time_control()
+                .map_or((ExpiryPolicy::Forfeit, 0), |tc| (tc.on_expiry, tc.seed));
+            events.extend(expire(state, seat, on_expiry, seed, EndReason::Abandoned)?);
+        }
     }
     Ok(events)
 }
@@ -1101,6 +1161,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.takeback = None;
         }
         Event::TimeExpired { .. } => state.charge(at),
+        Event::SeatAbsent { .. } => {}
         Event::SeatOut { seat, .. } => {
             state.out[seat.index()] = true;
             for offer in [&mut state.draw_offer, &mut state.takeback] {

@@ -8,8 +8,9 @@ use prost_types::{Duration, Timestamp};
 
 use super::{self as pb, ErrorReason};
 use crate::game::{
-    Action, EMPTY_CELL, Event, ExpiryPolicy, Fischer, GameConfig, GameState, GameStatus, Offer,
-    SeatInfo, SeatLimits, TimeControl, UndoPolicy,
+    AbsenceAction, AbsencePolicy, Action, EMPTY_CELL, Event, ExpiryPolicy, Fischer, GameConfig,
+    GameState, GameStatus, InvalidTimeControl, Offer, SeatInfo, SeatLimits, TimeControl,
+    UndoPolicy,
 };
 use crate::rules::{
     ConnectFourRules, Coord, EndReason, Forfeit, GomokuRules, HexRules, MnkRules, Move,
@@ -401,6 +402,8 @@ pub struct WireConfig<'a> {
     pub undo_policy: i32,
     /// The time control, absent when untimed.
     pub time_control: Option<&'a pb::TimeControl>,
+    /// The disconnect policy, absent when none.
+    pub absence: Option<&'a pb::AbsencePolicy>,
 }
 
 /// Checks wire rules, seats, undo policy and time control together.
@@ -419,6 +422,7 @@ pub fn config_from_proto(
         seats,
         undo_policy,
         time_control,
+        absence,
     } = wire;
     let undo_policy = match pb::UndoPolicy::try_from(undo_policy) {
         Ok(pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover) => UndoPolicy::LastMover,
@@ -444,12 +448,65 @@ pub fn config_from_proto(
     let config = GameConfig::new(rules, seats, limits)
         .map(|config| config.with_undo_policy(undo_policy))
         .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))?;
-    match time_control {
-        None => Ok(config),
+    let invalid =
+        |e: InvalidTimeControl| FieldError::new(e.field, e.why, ErrorReason::InvalidTimeControl);
+    let config = match time_control {
+        None => config,
         Some(tc) => config
             .with_time_control(time_control_from_proto(tc)?)
-            .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidTimeControl)),
+            .map_err(invalid)?,
+    };
+    match absence {
+        None => Ok(config),
+        Some(absence) => config
+            .with_absence(absence_from_proto(absence)?)
+            .map_err(invalid),
     }
+}
+
+/// A disconnect policy on the wire.
+pub fn absence_to_proto(absence: &AbsencePolicy) -> pb::AbsencePolicy {
+    pb::AbsencePolicy {
+        grace: Some(duration(absence.grace_ms as i64)),
+        on_absence: match absence.action {
+            AbsenceAction::Expire => pb::AbsenceAction::Expire,
+            AbsenceAction::OfferDraw => pb::AbsenceAction::OfferDraw,
+        } as i32,
+    }
+}
+
+/// A disconnect policy from the wire, unchecked (see
+/// [`GameConfig::with_absence`]).
+///
+/// # Errors
+/// [`FieldError`] (INVALID_TIME_CONTROL) for a missing or malformed grace
+/// period or an unknown action.
+fn absence_from_proto(absence: &pb::AbsencePolicy) -> Result<AbsencePolicy, FieldError> {
+    let grace = absence.grace.as_ref().ok_or_else(|| {
+        FieldError::new(
+            "absence.grace",
+            "a grace period is required",
+            ErrorReason::InvalidTimeControl,
+        )
+    })?;
+    let action = match pb::AbsenceAction::try_from(absence.on_absence) {
+        Ok(pb::AbsenceAction::Unspecified | pb::AbsenceAction::Expire) => AbsenceAction::Expire,
+        Ok(pb::AbsenceAction::OfferDraw) => AbsenceAction::OfferDraw,
+        Err(_) => {
+            return Err(FieldError::new(
+                "absence.on_absence",
+                format!(
+                    "{} is not one of the AbsenceAction values",
+                    absence.on_absence
+                ),
+                ErrorReason::InvalidTimeControl,
+            ));
+        }
+    };
+    Ok(AbsencePolicy {
+        grace_ms: duration_ms(grace, "absence.grace")?,
+        action,
+    })
 }
 
 /// A cell on the wire.
@@ -644,6 +701,7 @@ pub fn end_reason_to_proto(reason: EndReason) -> pb::EndReason {
         EndReason::Timeout => pb::EndReason::Timeout,
         EndReason::Agreement => pb::EndReason::Agreement,
         EndReason::Aborted => pb::EndReason::Aborted,
+        EndReason::Abandoned => pb::EndReason::Abandoned,
     }
 }
 
@@ -659,6 +717,7 @@ fn end_reason_from_proto(reason: i32, field: &str) -> Result<EndReason, FieldErr
         Ok(pb::EndReason::Timeout) => EndReason::Timeout,
         Ok(pb::EndReason::Agreement) => EndReason::Agreement,
         Ok(pb::EndReason::Aborted) => EndReason::Aborted,
+        Ok(pb::EndReason::Abandoned) => EndReason::Abandoned,
         Ok(pb::EndReason::Unspecified) | Err(_) => {
             return Err(FieldError::invalid(
                 field,
@@ -752,6 +811,7 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::TakebackDeclined { .. } => "takeback_declined",
         Event::RematchRequested { .. } => "rematch_requested",
         Event::RoundStarted { .. } => "round_started",
+        Event::SeatAbsent { .. } => "seat_absent",
     }
 }
 
@@ -796,6 +856,7 @@ pub fn event_to_proto(
             seats: config.seats().iter().map(seat_to_proto).collect(),
             undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
             time_control: config.time_control().map(time_control_to_proto),
+            absence: config.absence().map(absence_to_proto),
         }),
         Event::MovePlayed { seat, ply, played } => {
             Kind::MovePlayed(played_to_proto(*seat, *ply, played, rules))
@@ -804,6 +865,9 @@ pub fn event_to_proto(
             Kind::MoveRedone(played_to_proto(*seat, *ply, played, rules))
         }
         Event::TimeExpired { seat } => Kind::TimeExpired(pb::TimeExpired {
+            seat: seat.0.into(),
+        }),
+        Event::SeatAbsent { seat } => Kind::SeatAbsent(pb::SeatAbsent {
             seat: seat.0.into(),
         }),
         Event::SeatOut { seat, reason } => Kind::SeatOut(pb::SeatOut {
@@ -875,6 +939,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                     seats: &created.seats,
                     undo_policy: created.undo_policy,
                     time_control: created.time_control.as_ref(),
+                    absence: created.absence.as_ref(),
                 },
                 u64::MAX,
                 limits,
@@ -891,6 +956,9 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
         }
         Some(Kind::TimeExpired(t)) => Ok(Event::TimeExpired {
             seat: seat_from_proto(t.seat, "time_expired.seat")?,
+        }),
+        Some(Kind::SeatAbsent(a)) => Ok(Event::SeatAbsent {
+            seat: seat_from_proto(a.seat, "seat_absent.seat")?,
         }),
         Some(Kind::SeatOut(s)) => Ok(Event::SeatOut {
             seat: seat_from_proto(s.seat, "seat_out.seat")?,
@@ -1102,6 +1170,8 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
             seat: seat.0.into(),
             rotate,
         }),
+        // Presence is the shell's: the actor fills it in.
+        seats_present: Vec::new(),
     }
 }
 
@@ -1121,6 +1191,7 @@ pub fn game_to_proto(
         last_sequence,
         undo_policy: undo_policy_to_proto(state.config().undo_policy()) as i32,
         time_control: state.config().time_control().map(time_control_to_proto),
+        absence: state.config().absence().map(absence_to_proto),
     }
 }
 

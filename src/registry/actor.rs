@@ -9,7 +9,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::Instrument;
 
-use super::residency::{self, ActorShared};
+use super::residency::{self, ActorShared, PresenceGuard};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
@@ -31,6 +31,14 @@ const CATCH_UP_PAGE: u32 = 512;
 
 type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
 
+/// A stream's subscription: the live events, the sequence it starts after,
+/// and the seat it keeps present, if any.
+pub(super) type Subscription = (
+    broadcast::Receiver<Arc<pb::GameEvent>>,
+    u64,
+    Option<PresenceGuard>,
+);
+
 /// What an actor is asked to do.
 pub(super) enum Msg {
     Execute {
@@ -48,8 +56,12 @@ pub(super) enum Msg {
         limit: usize,
         reply: Reply<LegalMovesPage>,
     },
+    /// A stream subscribes; when it follows with a seat's token, the seat
+    /// is present while the subscription's guard lives.
     Subscribe {
-        reply: Reply<(broadcast::Receiver<Arc<pb::GameEvent>>, u64)>,
+        credential: Credential,
+        follow: bool,
+        reply: Reply<Subscription>,
     },
     /// Another node appended (up to `upto`, when known): read the new
     /// events from the store, apply and broadcast them.
@@ -63,7 +75,7 @@ impl Msg {
             Msg::Execute { reply, .. } => drop(reply.send(Err(error))),
             Msg::View { reply, .. } => drop(reply.send(Err(error))),
             Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
-            Msg::Subscribe { reply } => drop(reply.send(Err(error))),
+            Msg::Subscribe { reply, .. } => drop(reply.send(Err(error))),
             Msg::CatchUp { .. } => {}
         }
         tracing::trace!(error = %text, "request failed");
@@ -157,8 +169,13 @@ pub(super) struct Actor {
     request_bytes: usize,
     seat_token_hashes: Vec<TokenHash>,
     /// What this actor shares with the registry (pending messages, weight,
-    /// the live broadcast).
+    /// the live broadcast, presence).
     shared: Arc<ActorShared>,
+    /// When the actor started: seats not seen since count as absent from
+    /// then.
+    loaded_at: i64,
+    /// The turn (round, seat, start) whose absence was last reported.
+    reported_absence: Option<(u32, Seat, i64)>,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -217,6 +234,7 @@ impl Actor {
             }
         };
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
+        let registry_clock = registry.settings().clock.clone();
         let mut actor = Actor {
             registry,
             game_id,
@@ -225,6 +243,8 @@ impl Actor {
             requests: loaded.requests,
             request_bytes,
             seat_token_hashes: loaded.seat_token_hashes,
+            loaded_at: registry_clock.now_ms(),
+            reported_absence: None,
             shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
@@ -238,12 +258,18 @@ impl Actor {
             // The turn's deadline, armed afresh after every message (and so
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
-            let timer = async {
-                clock.sleep_until(turn_ends.unwrap_or_default()).await;
-                if let Some(at) = retry_at {
-                    sleep_until(at).await;
+            let grace_ends = actor.grace_ends();
+            let after = |deadline: Option<i64>| {
+                let clock = &clock;
+                async move {
+                    clock.sleep_until(deadline.unwrap_or_default()).await;
+                    if let Some(at) = retry_at {
+                        sleep_until(at).await;
+                    }
                 }
             };
+            let timer = after(turn_ends);
+            let grace = after(grace_ends.map(|(_, at)| at));
             tokio::select! {
                 // A command already queued is decided first: one that comes
                 // after the deadline is refused as too late, and appends the
@@ -265,9 +291,21 @@ impl Actor {
                     actor.report_weight();
                     actor.registry.settle();
                 }
+                () = grace, if grace_ends.is_some() => {
+                    if let Some((seat, _)) = grace_ends {
+                        let settled = actor.report_absence(seat).await;
+                        retry_at = (!settled).then(|| Instant::now() + TIMEOUT_RETRY);
+                    }
+                    actor.report_weight();
+                    actor.registry.settle();
+                }
+                // A seat came or went: the grace timer is armed afresh.
+                () = actor.shared.presence_changed() => {}
                 () = sleep_until(deadline) => {
-                    // A game whose clock runs stays, to time out when due.
+                    // A game whose clock runs stays, to time out when due;
+                    // so does one waiting out a seat's absence.
                     if turn_ends.is_none()
+                        && grace_ends.is_none()
                         && actor.registry.leave(&actor.game_id, id, &actor.shared)
                     {
                         tracing::debug!("idle game dropped from memory");
@@ -329,8 +367,8 @@ impl Actor {
         command: Command,
         credential: &Credential,
     ) -> Result<Command, RegistryError> {
-        if let Command::Timeout = command {
-            // The actor's own command: no caller to authorize.
+        if let Command::Timeout | Command::GraceExpired { .. } = command {
+            // The actor's own commands: no caller to authorize.
             return Ok(command);
         }
         if let Command::ReissueSeatToken { .. } = command {
@@ -381,7 +419,9 @@ impl Actor {
                     })
                 }
             },
-            Command::ReissueSeatToken { .. } | Command::Timeout => unreachable!("handled above"),
+            Command::ReissueSeatToken { .. } | Command::Timeout | Command::GraceExpired { .. } => {
+                unreachable!("handled above")
+            }
         }
     }
 
@@ -457,30 +497,114 @@ impl Actor {
                 };
                 let _ = reply.send(page);
             }
-            Msg::Subscribe { reply } => {
-                let max = self.registry.settings().max_streams_per_game;
-                let capacity = self.registry.settings().broadcast_capacity;
-                let live = self.shared.live(capacity);
-                let subscription = if live.receiver_count() >= max {
-                    Err(RegistryError::LimitReached {
-                        limit: "max_streams_per_game",
-                        max,
-                    })
-                } else {
-                    Ok((live.subscribe(), self.state.sequence()))
-                };
-                let _ = reply.send(subscription);
+            Msg::Subscribe {
+                credential,
+                follow,
+                reply,
+            } => {
+                let _ = reply.send(self.subscribe(&credential, follow));
+            }
+        }
+    }
+
+    /// A subscription to the live events; a followed one that presents a
+    /// seat's token keeps that seat present while it lasts.
+    fn subscribe(
+        &self,
+        credential: &Credential,
+        follow: bool,
+    ) -> Result<Subscription, RegistryError> {
+        let max = self.registry.settings().max_streams_per_game;
+        let capacity = self.registry.settings().broadcast_capacity;
+        let seat = match credential {
+            Credential::None => None,
+            Credential::Malformed(why) => {
+                return Err(RegistryError::PermissionDenied { why: why.clone() });
+            }
+            Credential::Token(hash) => {
+                let holder = self.seat_token_hashes.iter().position(|h| h == hash);
+                let holder = holder.ok_or_else(|| RegistryError::PermissionDenied {
+                    why: "the seat token is not one of this game's".into(),
+                })?;
+                Some(Seat(holder as u8))
+            }
+        };
+        let live = self.shared.live(capacity);
+        if live.receiver_count() >= max {
+            return Err(RegistryError::LimitReached {
+                limit: "max_streams_per_game",
+                max,
+            });
+        }
+        let clock = self.registry.settings().clock.clone();
+        let presence = seat
+            .filter(|_| follow)
+            .map(|seat| PresenceGuard::new(Arc::clone(&self.shared), seat, clock));
+        Ok((live.subscribe(), self.state.sequence(), presence))
+    }
+
+    /// When the seat to move, away from the game, has been so for the
+    /// grace period of its turn: the seat and that time. `None` without an
+    /// absence policy, when the game is over, the seat is present, or its
+    /// absence this turn was already reported.
+    fn grace_ends(&self) -> Option<(Seat, i64)> {
+        let policy = self.state.config().absence()?;
+        let seat = self.state.to_move()?;
+        let presence = self.shared.presence_of(seat);
+        if presence.streams > 0 {
+            return None;
+        }
+        let turn = self.state.clocks().turn_started;
+        if self.reported_absence == Some((self.state.round(), seat, turn)) {
+            return None;
+        }
+        let since = presence.absent_since.unwrap_or(self.loaded_at).max(turn);
+        Some((seat, since.saturating_add(policy.grace_ms as i64)))
+    }
+
+    /// The seat to move stayed away past the grace period: appends what the
+    /// absence policy does, once per turn.
+    /// Returns whether it is settled (appended, or nothing to append).
+    async fn report_absence(&mut self, seat: Seat) -> bool {
+        let key = (self.state.round(), seat, self.state.clocks().turn_started);
+        let request = RequestMeta {
+            request_id: String::new(),
+            fingerprint: Vec::new(),
+            expected_sequence: None,
+            credential: Credential::None,
+        };
+        let result = match self.fresh().await {
+            Ok(()) => self.execute(Command::GraceExpired { seat }, &request).await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(_) => {
+                self.reported_absence = Some(key);
+                true
+            }
+            Err(error) => {
+                tracing::warn!(error = %error, "absence not appended; retrying");
+                false
             }
         }
     }
 
     fn game_view(&self) -> pb::Game {
-        convert::game_to_proto(
+        let mut game = convert::game_to_proto(
             &self.game_id,
             &self.state,
             self.created_at_ms,
             self.state.sequence(),
-        )
+        );
+        if self.state.config().absence().is_some()
+            && let Some(position) = game.position.as_mut()
+        {
+            position.seats_present = (0..self.state.config().seats().len() as u8)
+                .filter(|s| self.shared.presence_of(Seat(*s)).streams > 0)
+                .map(u32::from)
+                .collect();
+        }
+        game
     }
 
     async fn view(&self, at: Option<u64>) -> Result<pb::Game, RegistryError> {

@@ -60,6 +60,13 @@ pub enum RegistryError {
         /// The game.
         game_id: String,
     },
+    /// A game with an absence policy on a server that cannot track
+    /// presence.
+    #[error("an absence policy needs {why}")]
+    PresenceUnavailable {
+        /// What is missing.
+        why: &'static str,
+    },
     /// Seat tokens were asked for but the server has no secret to derive
     /// them from.
     #[error("the server has no seat token secret: start it with --seat-token-secret-file")]

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use prost::Message;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use clock::Clock;
@@ -449,6 +449,20 @@ impl Registry {
         if let Some(created) = self.find_creation(&request).await? {
             return Ok(created);
         }
+        if config.absence().is_some() {
+            // Presence is counted by the node that serves a seat's streams;
+            // the game's actor may be on another.
+            if store.shared() {
+                return Err(RegistryError::PresenceUnavailable {
+                    why: "one server node: on a shared database presence is not tracked yet",
+                });
+            }
+            if !seat_tokens {
+                return Err(RegistryError::PresenceUnavailable {
+                    why: "seat tokens: a seat is present while it streams with its token",
+                });
+            }
+        }
         let game_id = game_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),
@@ -613,8 +627,15 @@ impl Registry {
     async fn subscribe(
         &self,
         game_id: &str,
-    ) -> Result<(broadcast::Receiver<Arc<pb::GameEvent>>, u64), RegistryError> {
-        self.ask(game_id, |reply| Msg::Subscribe { reply }).await
+        credential: &Credential,
+        follow: bool,
+    ) -> Result<actor::Subscription, RegistryError> {
+        self.ask(game_id, |reply| Msg::Subscribe {
+            credential: credential.clone(),
+            follow,
+            reply,
+        })
+        .await
     }
 
     /// A page of the game's events from sequence `from`, each with the
@@ -838,6 +859,9 @@ pub struct StreamRequest {
     pub follow: bool,
     /// Only the events of this round (from 0); `None`: every round.
     pub round: Option<u32>,
+    /// The seat token the call presented: a followed stream with a seat's
+    /// token keeps the seat present.
+    pub credential: Credential,
 }
 
 /// One of the server's `max_streams` stream slots, given back when dropped.

@@ -14,12 +14,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
 
-use crate::game::GameState;
+use super::Clock;
+use crate::game::{GameState, Millis};
 use crate::proto as pb;
+use crate::rules::Seat;
 
 /// Bytes every live game costs besides its state: the actor task, its
 /// mailbox's first block of slots, its maps and strings (an estimate).
@@ -47,6 +49,52 @@ pub(super) struct ActorShared {
     weight: AtomicUsize,
     /// The live event broadcast, made on the first subscription.
     live: OnceLock<broadcast::Sender<Arc<pb::GameEvent>>>,
+    /// Which seats follow the game with their seat token, by seat.
+    presence: Mutex<HashMap<Seat, SeatPresence>>,
+    /// Wakes the actor when a seat comes or goes.
+    presence_changed: Notify,
+}
+
+/// A seat's followed streams with its token, and since when it has had
+/// none (`None`: not since the actor started).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SeatPresence {
+    /// Streams open now.
+    pub(super) streams: u32,
+    /// When the last one closed, Unix epoch milliseconds.
+    pub(super) absent_since: Option<Millis>,
+}
+
+/// Counts a seat present for as long as it is held (one per stream that
+/// presented the seat's token); dropping it records when the seat went
+/// absent, if it was its last stream, and wakes the actor.
+pub(crate) struct PresenceGuard {
+    shared: Arc<ActorShared>,
+    seat: Seat,
+    clock: Clock,
+}
+
+impl PresenceGuard {
+    pub(super) fn new(shared: Arc<ActorShared>, seat: Seat, clock: Clock) -> Self {
+        shared.presence_of_mut(seat, |p| p.streams += 1);
+        PresenceGuard {
+            shared,
+            seat,
+            clock,
+        }
+    }
+}
+
+impl Drop for PresenceGuard {
+    fn drop(&mut self) {
+        let now = self.clock.now_ms();
+        self.shared.presence_of_mut(self.seat, |p| {
+            p.streams = p.streams.saturating_sub(1);
+            if p.streams == 0 {
+                p.absent_since = Some(now);
+            }
+        });
+    }
 }
 
 impl ActorShared {
@@ -56,7 +104,27 @@ impl ActorShared {
             last_used: AtomicU64::new(0),
             weight: AtomicUsize::new(0),
             live: OnceLock::new(),
+            presence: Mutex::new(HashMap::new()),
+            presence_changed: Notify::new(),
         }
+    }
+
+    /// Changes `seat`'s presence with `change` and wakes the actor.
+    fn presence_of_mut(&self, seat: Seat, change: impl FnOnce(&mut SeatPresence)) {
+        let mut presence = self.presence.lock().expect("presence lock");
+        change(presence.entry(seat).or_default());
+        self.presence_changed.notify_one();
+    }
+
+    /// `seat`'s presence now.
+    pub(super) fn presence_of(&self, seat: Seat) -> SeatPresence {
+        let presence = self.presence.lock().expect("presence lock");
+        presence.get(&seat).copied().unwrap_or_default()
+    }
+
+    /// Resolves when a seat came or went since the last call.
+    pub(super) async fn presence_changed(&self) {
+        self.presence_changed.notified().await;
     }
 
     /// Counts a message about to be queued (under the map lock) and marks

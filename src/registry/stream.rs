@@ -116,7 +116,10 @@ async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<
         from_sequence,
         follow,
         round,
+        credential,
     } = request;
+    // The seat this stream keeps present, held for the stream's life.
+    let mut presence = None;
     let (game_id, from_sequence, follow) = (game_id.as_str(), *from_sequence, *follow);
     // Whether an event is in the round asked for.
     let wanted = |e: &pb::GameEvent| round.is_none_or(|r| r == e.round);
@@ -129,7 +132,10 @@ async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<
     let mut sent = 0;
     let mut caught_up = false;
     loop {
-        let (mut live, head) = registry.subscribe(game_id).await?;
+        let (mut live, head, seat) = registry.subscribe(game_id, credential, follow).await?;
+        if presence.is_none() {
+            presence = seat;
+        }
         while last < head {
             let page = store.read(game_id, last + 1, head, PAGE).await?;
             if page.is_empty() {

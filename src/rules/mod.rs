@@ -185,6 +185,8 @@ pub enum EndReason {
     Agreement,
     /// The game was called off before every seat had moved: no result.
     Aborted,
+    /// A seat stayed away past the grace period on its turn.
+    Abandoned,
 }
 
 /// How a game ended.

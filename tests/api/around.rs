@@ -489,3 +489,127 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
         }))
     );
 }
+
+/// `message` with metadata `authorization: Bearer <token>`.
+fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII metadata"),
+    );
+    request
+}
+
+#[tokio::test]
+async fn a_seat_away_past_the_grace_period_on_its_turn_forfeits_and_a_reconnect_in_time_changes_nothing()
+ {
+    let (clock, registry) = clocked();
+    let access = plylog::api::auth::AccessSettings {
+        seat_tokens: true,
+        ..Default::default()
+    };
+    let mut server = TestServer::start_secured(registry, access).await;
+    let client = &mut server.client;
+    let request = pb::CreateGameRequest {
+        absence: Some(pb::AbsencePolicy {
+            grace: seconds(10),
+            on_absence: pb::AbsenceAction::Expire as i32,
+        }),
+        ..create_request("away", mnk(3, 3, 3))
+    };
+    let created = client.create_game(request).await.unwrap().into_inner();
+    let tokens = created.seat_tokens;
+    let follow_as = |seat: usize| {
+        bearer(
+            pb::StreamEventsRequest {
+                game_id: "away".into(),
+                from_sequence: 0,
+                follow: true,
+                round: None,
+            },
+            &tokens[seat],
+        )
+    };
+    // Seat 0 follows the game: present; time passes, nothing happens.
+    let mut seat0 = client
+        .stream_events(follow_as(0))
+        .await
+        .unwrap()
+        .into_inner();
+    within(seat0.message()).await.unwrap().unwrap();
+    wait_until("seat 0 present", Duration::from_secs(10), || {
+        server.registry.is_live("away")
+    })
+    .await;
+    let present = |game: &pb::Game| position(game).seats_present.clone();
+    let mut c = server.client.clone();
+    let game = get_game(&mut c, "away").await;
+    assert_eq!(present(&game), vec![0]);
+    clock.advance(30_000);
+    // It drops its stream and comes back within the grace period: nothing
+    // is logged (a reconnect is not an event).
+    drop(seat0);
+    wait_until_present(&mut c, "away", vec![]).await;
+    clock.advance(9_000);
+    let mut seat0 = c.stream_events(follow_as(0)).await.unwrap().into_inner();
+    within(seat0.message()).await.unwrap().unwrap();
+    wait_until_present(&mut c, "away", vec![0]).await;
+    clock.advance(60_000);
+    assert_eq!(get_game(&mut c, "away").await.last_sequence, 1);
+    // Gone for good: ten seconds later seat 0 forfeits.
+    drop(seat0);
+    wait_until_present(&mut c, "away", vec![]).await;
+    let mut watch = follow(&mut c, "away", 2).await;
+    clock.advance(10_000);
+    let seen = within(async {
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            let item = watch.message().await.unwrap().unwrap();
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                seen.push(e.kind.unwrap());
+            }
+        }
+        seen
+    })
+    .await;
+    assert_eq!(
+        seen[0],
+        pb::game_event::Kind::SeatAbsent(pb::SeatAbsent { seat: 0 })
+    );
+    let game = get_game(&mut c, "away").await;
+    assert_eq!(
+        outcome(&game),
+        (pb::GameStatus::Won as i32, pb::EndReason::Abandoned as i32)
+    );
+    // An absence policy needs seat tokens.
+    let mut plain = TestServer::start().await;
+    let request = pb::CreateGameRequest {
+        absence: Some(pb::AbsencePolicy {
+            grace: seconds(10),
+            on_absence: 0,
+        }),
+        ..create_request("no-tokens", mnk(3, 3, 3))
+    };
+    assert_rejected(
+        plain.client.create_game(request).await,
+        Code::FailedPrecondition,
+        "PRESENCE_UNAVAILABLE",
+    );
+}
+
+/// Waits until the game's latest position lists `seats` as present.
+async fn wait_until_present(client: &mut Client, game_id: &str, seats: Vec<u32>) {
+    let started = std::time::Instant::now();
+    loop {
+        let game = get_game(client, game_id).await;
+        if position(&game).seats_present == seats {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "seats present stayed {:?}, not {seats:?}",
+            position(&game).seats_present
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

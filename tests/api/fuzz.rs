@@ -190,6 +190,10 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             seats: seats(rng),
             undo_policy: rng.random_range(-1..6),
             time_control: rng.random_bool(0.3).then(|| time_control(rng)),
+            absence: rng.random_bool(0.1).then(|| pb::AbsencePolicy {
+                grace: time_control(rng).per_move,
+                on_absence: rng.random_range(-1..4),
+            }),
         }
         .encode_to_vec(),
         "GetGame" => pb::GetGameRequest {

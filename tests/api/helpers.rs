@@ -289,6 +289,7 @@ pub(crate) fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGam
         seats: two_seats(),
         undo_policy: pb::UndoPolicy::Unspecified as i32,
         time_control: None,
+        absence: None,
     }
 }
 

@@ -6,8 +6,8 @@
 use proptest::prelude::*;
 
 use plylog::game::{
-    Action, Command, Event, ExpiryPolicy, Fischer, GameConfig, GameError, GameState, GameStatus,
-    Millis, SeatLimits, TimeControl, UndoPolicy, decide, evolve,
+    AbsenceAction, AbsencePolicy, Action, Command, Event, ExpiryPolicy, Fischer, GameConfig,
+    GameError, GameState, GameStatus, Millis, SeatLimits, TimeControl, UndoPolicy, decide, evolve,
 };
 use plylog::rules::{ConnectFourRules, Coord, EndReason, MnkRules, Move, Outcome, RuleSet, Seat};
 
@@ -583,6 +583,49 @@ fn a_rematch_starts_a_fresh_round_at_once_or_when_the_round_ends() {
     game.check_replay();
 }
 
+#[test]
+fn a_seat_reported_absent_on_its_turn_meets_the_absence_policy() {
+    let away = |action| {
+        tic_tac_toe(2)
+            .with_absence(AbsencePolicy {
+                grace_ms: 10_000,
+                action,
+            })
+            .unwrap()
+    };
+    let absent = |seat| Command::GraceExpired { seat: Seat(seat) };
+    let mut game = Table::new(away(AbsenceAction::Expire));
+    assert_eq!(game.ok(&absent(1), T), vec![], "not seat 1's turn: nothing");
+    let events = game.ok(&absent(0), T + 10_000);
+    assert_eq!(
+        events,
+        vec![
+            Event::SeatAbsent { seat: Seat(0) },
+            Event::GameEnded {
+                outcome: Some(Outcome::Win {
+                    seat: Seat(1),
+                    line: Vec::new()
+                }),
+                reason: EndReason::Abandoned,
+            }
+        ]
+    );
+    assert_eq!(game.ok(&absent(0), T + 20_000), vec![], "the game is over");
+    game.check_replay();
+    let mut offered = Table::new(away(AbsenceAction::OfferDraw));
+    offered.ok(&absent(0), T + 10_000);
+    assert_eq!(offered.state.draw_offer().map(|o| o.by), Some(Seat(0)));
+    offered.ok(&act(1, Action::AcceptDraw), T + 11_000);
+    assert_eq!(offered.state.end_reason(), Some(EndReason::Agreement));
+    let mut untracked = Table::new(tic_tac_toe(2));
+    assert_eq!(
+        untracked.ok(&absent(0), T + 10_000),
+        vec![],
+        "no policy: nothing"
+    );
+    offered.check_replay();
+}
+
 /// Any command of the game around the moves, for the property test.
 fn any_command() -> impl Strategy<Value = (u8, u8, u16)> {
     (0u8..13, 0u8..3, any::<u16>())
@@ -602,7 +645,9 @@ proptest! {
     ) {
         let policy = if consent { UndoPolicy::Consent } else { UndoPolicy::AnySeat };
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
-        let config = timed(table(rules, seats, policy), Some(10_000), Some((30_000, 1_000)), ExpiryPolicy::RandomMove);
+        let config = timed(table(rules, seats, policy), Some(10_000), Some((30_000, 1_000)), ExpiryPolicy::RandomMove)
+            .with_absence(AbsencePolicy { grace_ms: 5_000, action: AbsenceAction::Expire })
+            .unwrap();
         let mut game = Table::new(config);
         let mut now = T;
         for (kind, seat, pick) in script {
@@ -624,6 +669,7 @@ proptest! {
                 4 => Command::Undo { requested_by: Some(seat) },
                 11 => Command::Rematch { seat: Some(seat), rotate: pick % 2 == 0 },
                 5 => Command::Redo { requested_by: Some(seat) },
+                6 if pick % 3 == 0 => Command::GraceExpired { seat },
                 6 => Command::Timeout,
                 7..=10 | 12 => {
                     const ACTIONS: [Action; 8] = [

@@ -20,5 +20,6 @@ pub(crate) fn create_mnk(game_id: &str, rows: i32, cols: i32, k: i32) -> pb::Cre
             .to_vec(),
         undo_policy: 0,
         time_control: None,
+        absence: None,
     }
 }
