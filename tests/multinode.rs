@@ -89,6 +89,11 @@ fn main() -> ExitCode {
             a_clock_that_runs_out_on_two_nodes_times_out_once,
         ),
         trial(
+            "a_seat_that_follows_through_another_node_is_present_until_it_leaves",
+            &postgres,
+            a_seat_that_follows_through_another_node_is_present_until_it_leaves,
+        ),
+        trial(
             "three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
@@ -120,6 +125,16 @@ async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::Sock
 /// Starts a node on `url` that checks its games every `interval` and reads
 /// the time off `clock`.
 async fn node_on(url: &str, interval: Duration, clock: Clock) -> std::net::SocketAddr {
+    node_with(url, interval, clock, AccessSettings::default()).await
+}
+
+/// Starts a node on `url` as [`node_on`] with `access` settings.
+async fn node_with(
+    url: &str,
+    interval: Duration,
+    clock: Clock,
+    access: AccessSettings,
+) -> std::net::SocketAddr {
     let settings = Settings {
         postgres_connections: 8,
         registry: RegistrySettings {
@@ -129,7 +144,7 @@ async fn node_on(url: &str, interval: Duration, clock: Clock) -> std::net::Socke
             ..RegistrySettings::default()
         },
         shutdown_grace: Duration::from_secs(1),
-        access: AccessSettings::default(),
+        access,
         ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
     };
     let app = Application::build(settings).await.expect("node builds");
@@ -490,6 +505,134 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
         assert_eq!(expired, 1, "{id}: exactly one timeout");
     }
     println!("{GAMES} games timed out once each with two nodes holding them");
+}
+
+/// The streams of seat 0 of `game_id` the nodes have on record.
+async fn streams_on_record(db: &mut sqlx::PgConnection, game_id: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(
+        "SELECT coalesce(sum(streams), 0)::bigint FROM seat_presence WHERE game_id = $1 AND seat = 0",
+    )
+    .bind(game_id)
+    .fetch_one(db)
+    .await
+    .unwrap()
+}
+
+/// Presence across nodes: node A holds the game (it created it and armed
+/// the grace timer), seat 0 follows it through node B. While it does, time
+/// well past the grace period changes nothing; once it leaves B, one of the
+/// nodes reports it absent a grace period later, exactly once.
+async fn a_seat_that_follows_through_another_node_is_present_until_it_leaves() {
+    use sqlx::Connection;
+    const GRACE_MS: i64 = 10_000;
+    let schema = fresh_postgres_schema().await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, format!("{}\n", "7".repeat(64))).unwrap();
+    let access = || AccessSettings {
+        seat_tokens: true,
+        seat_token_secret_file: Some(secret.clone()),
+        ..AccessSettings::default()
+    };
+    let clock = Clock::manual(1_800_000_000_000);
+    let interval = Duration::from_millis(500);
+    let a = client(node_with(&schema.url, interval, clock.clone(), access()).await);
+    let b = client(node_with(&schema.url, interval, clock.clone(), access()).await);
+    let request = pb::CreateGameRequest {
+        absence: Some(pb::AbsencePolicy {
+            grace: Some(prost_types::Duration {
+                seconds: GRACE_MS / 1000,
+                nanos: 0,
+            }),
+            on_absence: pb::AbsenceAction::Expire as i32,
+        }),
+        ..create_mnk("away", 3, 3, 3)
+    };
+    let created = a.clone().create_game(request).await.unwrap().into_inner();
+    let mut follow = tonic::Request::new(pb::StreamEventsRequest {
+        game_id: "away".into(),
+        from_sequence: 0,
+        follow: true,
+        round: None,
+    });
+    let bearer = format!("Bearer {}", created.seat_tokens[0]);
+    follow
+        .metadata_mut()
+        .insert("authorization", bearer.parse().unwrap());
+    let mut stream = b.clone().stream_events(follow).await.unwrap().into_inner();
+    stream.message().await.unwrap().unwrap();
+    let mut db = sqlx::PgConnection::connect(&schema.url).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while streams_on_record(&mut db, "away").await != 1 {
+        assert!(Instant::now() < deadline, "node B never recorded seat 0");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Node A sees no stream of seat 0 itself: its timer fires, and the
+    // store says seat 0 is present on B.
+    clock.advance(3 * GRACE_MS);
+    let left_at = clock.now_ms();
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while streams_on_record(&mut db, "away").await != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "node B never recorded seat 0 leaving"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    clock.advance(GRACE_MS);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let events = loop {
+        let mut stream = a
+            .clone()
+            .stream_events(pb::StreamEventsRequest {
+                game_id: "away".into(),
+                from_sequence: 1,
+                follow: false,
+                round: None,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut events = Vec::new();
+        while let Some(item) = stream.message().await.unwrap() {
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                events.push(e);
+            }
+        }
+        if events.len() >= 3 {
+            break events;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "seat 0 never reported absent: {events:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The recheck after "present elsewhere" waits on the test clock.
+        clock.advance(1_000);
+    };
+    let absent: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e.kind, Some(pb::game_event::Kind::SeatAbsent(_))))
+        .collect();
+    assert_eq!(absent.len(), 1, "{events:?}");
+    let at = plylog::proto::convert::timestamp_ms(absent[0].recorded_at.as_ref());
+    assert!(
+        at >= left_at + GRACE_MS,
+        "reported absent at {at}, before the grace period after it left ({left_at})"
+    );
+    let Some(pb::game_event::Kind::GameEnded(ended)) = &events[2].kind else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        ended.outcome.as_ref().unwrap().reason,
+        pb::EndReason::Abandoned as i32
+    );
+    let _ = db.close().await;
+    println!(
+        "seat 0 was present through node B for {} s of test time, then reported absent once",
+        3 * GRACE_MS / 1000
+    );
 }
 
 /// Closing the store must not wait for the notification listener, which

@@ -282,6 +282,9 @@ pub struct GameState {
     /// A rematch asked for during the round: who asked, and whether to
     /// rotate the first mover.
     rematch: Option<(Seat, bool)>,
+    /// Whether the seat to move was reported absent this turn (once is
+    /// enough, whichever node reports it).
+    absence_logged: bool,
     /// How often each position (pieces and seat to move, by digest) has
     /// occurred, kept only for rule sets that draw on repetition.
     repetitions: HashMap<u64, u32>,
@@ -319,6 +322,7 @@ impl GameState {
             round: 0,
             first: Seat(0),
             rematch: None,
+            absence_logged: false,
             repetitions: HashMap::new(),
         };
         state.count_position(1);
@@ -402,9 +406,14 @@ impl GameState {
                 }
                 rules.check_played(&self.position, *seat, played)
             }
-            Event::TurnPassed { seat }
-            | Event::TimeExpired { seat }
-            | Event::SeatAbsent { seat } => self.check_turn(*seat),
+            Event::TurnPassed { seat } | Event::TimeExpired { seat } => self.check_turn(*seat),
+            Event::SeatAbsent { seat } => {
+                self.check_turn(*seat)?;
+                if self.absence_logged {
+                    return Err(format!("{seat} reported absent twice in one turn"));
+                }
+                Ok(())
+            }
             Event::SeatTokenReissued { seat } => {
                 self.seat(*seat).map(|_| ()).map_err(|e| e.to_string())
             }
@@ -683,6 +692,7 @@ impl GameState {
             *left = left.saturating_sub(elapsed).max(0);
         }
         self.clocks.turn_started = at;
+        self.absence_logged = false;
     }
 
     /// Whether the game ended by something other than a move (resignation,
@@ -1062,7 +1072,7 @@ fn absent(state: &GameState, seat: Seat) -> Result<Vec<Event>, GameError> {
     let Some(policy) = state.config.absence() else {
         return Ok(Vec::new());
     };
-    if state.ended.is_some() || seat != state.to_move {
+    if state.ended.is_some() || seat != state.to_move || state.absence_logged {
         return Ok(Vec::new());
     }
     let mut events = vec![Event::SeatAbsent { seat }];
@@ -1161,7 +1171,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.takeback = None;
         }
         Event::TimeExpired { .. } => state.charge(at),
-        Event::SeatAbsent { .. } => {}
+        Event::SeatAbsent { .. } => state.absence_logged = true,
         Event::SeatOut { seat, .. } => {
             state.out[seat.index()] = true;
             for offer in [&mut state.draw_offer, &mut state.takeback] {

@@ -176,6 +176,9 @@ pub(super) struct Actor {
     loaded_at: i64,
     /// The turn (round, seat, start) whose absence was last reported.
     reported_absence: Option<(u32, Seat, i64)>,
+    /// On a shared store: a turn whose seat another node still served (or
+    /// had served too recently), and when to look again.
+    absence_check: Option<((u32, Seat, i64), i64)>,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -245,6 +248,7 @@ impl Actor {
             seat_token_hashes: loaded.seat_token_hashes,
             loaded_at: registry_clock.now_ms(),
             reported_absence: None,
+            absence_check: None,
             shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
@@ -537,9 +541,11 @@ impl Actor {
             });
         }
         let clock = self.registry.settings().clock.clone();
-        let presence = seat
-            .filter(|_| follow)
-            .map(|seat| PresenceGuard::new(Arc::clone(&self.shared), seat, clock));
+        let sink = self.registry.inner.presence.clone();
+        let presence = seat.filter(|_| follow).map(|seat| {
+            let sink = sink.map(|sink| (self.game_id.clone(), sink));
+            PresenceGuard::new(Arc::clone(&self.shared), seat, clock, sink)
+        });
         Ok((live.subscribe(), self.state.sequence(), presence))
     }
 
@@ -555,11 +561,16 @@ impl Actor {
             return None;
         }
         let turn = self.state.clocks().turn_started;
-        if self.reported_absence == Some((self.state.round(), seat, turn)) {
+        let key = (self.state.round(), seat, turn);
+        if self.reported_absence == Some(key) {
             return None;
         }
         let since = presence.absent_since.unwrap_or(self.loaded_at).max(turn);
-        Some((seat, since.saturating_add(policy.grace_ms as i64)))
+        let due = since.saturating_add(policy.grace_ms as i64);
+        match self.absence_check {
+            Some((checked, again)) if checked == key => Some((seat, due.max(again))),
+            _ => Some((seat, due)),
+        }
     }
 
     /// The seat to move stayed away past the grace period: appends what the
@@ -574,7 +585,13 @@ impl Actor {
             credential: Credential::None,
         };
         let result = match self.fresh().await {
-            Ok(()) => self.execute(Command::GraceExpired { seat }, &request).await,
+            Ok(()) => match self.absent_everywhere(seat, key).await {
+                Ok(true) => self.execute(Command::GraceExpired { seat }, &request).await,
+                // Present on another node, or not for long enough yet: the
+                // timer looks again later.
+                Ok(false) => return true,
+                Err(error) => Err(error),
+            },
             Err(error) => Err(error),
         };
         match result {
@@ -587,6 +604,43 @@ impl Actor {
                 false
             }
         }
+    }
+
+    /// Whether `seat` has been away from every node for the grace period of
+    /// turn `key`. On a store only this node writes, this node's count is
+    /// all there is (the timer fired: yes). On a shared store it asks the
+    /// store; when another node serves the seat, or served it too recently,
+    /// it notes when to look again.
+    async fn absent_everywhere(
+        &mut self,
+        seat: Seat,
+        key: (u32, Seat, i64),
+    ) -> Result<bool, RegistryError> {
+        let Some(grace) = self.state.config().absence().map(|p| p.grace_ms as i64) else {
+            return Ok(false);
+        };
+        let store = Arc::clone(&self.registry.inner.store);
+        let Some(everywhere) = store.presence(&self.game_id, seat.0).await? else {
+            return Ok(true);
+        };
+        let settings = self.registry.settings();
+        let now = settings.clock.now_ms();
+        if everywhere.present {
+            let again = (settings.catch_up_interval.as_millis() as i64).min(grace);
+            self.absence_check = Some((key, now.saturating_add(again)));
+            return Ok(false);
+        }
+        let here = self.shared.presence_of(seat).absent_since;
+        let since = here
+            .unwrap_or(self.loaded_at)
+            .max(everywhere.absent_since_ms.unwrap_or(i64::MIN))
+            .max(key.2);
+        let due = since.saturating_add(grace);
+        if now < due {
+            self.absence_check = Some((key, due));
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     fn game_view(&self) -> pb::Game {

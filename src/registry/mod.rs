@@ -14,6 +14,7 @@
 mod actor;
 mod clock;
 mod error;
+mod presence;
 mod residency;
 mod stream;
 
@@ -210,6 +211,8 @@ struct Inner {
     stream_catch_ups: std::sync::atomic::AtomicU64,
     /// Messages whose actor stopped without answering them.
     actor_failures: std::sync::atomic::AtomicU64,
+    /// On a shared store, where this node's presence counts go.
+    presence: Option<presence::PresenceSink>,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -238,6 +241,16 @@ impl Registry {
         keys: Option<SeatTokenKeys>,
     ) -> Self {
         let changes = store.changes();
+        let shutdown = CancellationToken::new();
+        let presence = store.shared().then(|| {
+            let node = uuid::Uuid::new_v4().to_string();
+            presence::spawn_writer(
+                Arc::clone(&store),
+                node,
+                settings.clock.clone(),
+                shutdown.clone(),
+            )
+        });
         let registry = Registry {
             inner: Arc::new(Inner {
                 store,
@@ -245,10 +258,11 @@ impl Registry {
                 keys,
                 actors: Mutex::new(HashMap::new()),
                 budget: Budget::new(),
-                shutdown: CancellationToken::new(),
+                shutdown,
                 streams: AtomicUsize::new(0),
                 stream_catch_ups: std::sync::atomic::AtomicU64::new(0),
                 actor_failures: std::sync::atomic::AtomicU64::new(0),
+                presence,
             }),
         };
         if let Some(changes) = changes {
@@ -449,19 +463,10 @@ impl Registry {
         if let Some(created) = self.find_creation(&request).await? {
             return Ok(created);
         }
-        if config.absence().is_some() {
-            // Presence is counted by the node that serves a seat's streams;
-            // the game's actor may be on another.
-            if store.shared() {
-                return Err(RegistryError::PresenceUnavailable {
-                    why: "one server node: on a shared database presence is not tracked yet",
-                });
-            }
-            if !seat_tokens {
-                return Err(RegistryError::PresenceUnavailable {
-                    why: "seat tokens: a seat is present while it streams with its token",
-                });
-            }
+        if config.absence().is_some() && !seat_tokens {
+            return Err(RegistryError::PresenceUnavailable {
+                why: "seat tokens: a seat is present while it streams with its token",
+            });
         }
         let game_id = game_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {

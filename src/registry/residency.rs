@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{Notify, broadcast};
 
 use super::Clock;
+use super::presence::{PresenceChange, PresenceSink};
 use crate::game::{GameState, Millis};
 use crate::proto as pb;
 use crate::rules::Seat;
@@ -72,23 +73,47 @@ pub(crate) struct PresenceGuard {
     shared: Arc<ActorShared>,
     seat: Seat,
     clock: Clock,
+    /// On a shared store: the game, and where this node's counts go.
+    sink: Option<(String, PresenceSink)>,
 }
 
 impl PresenceGuard {
-    pub(super) fn new(shared: Arc<ActorShared>, seat: Seat, clock: Clock) -> Self {
-        shared.presence_of_mut(seat, |p| p.streams += 1);
-        PresenceGuard {
+    pub(super) fn new(
+        shared: Arc<ActorShared>,
+        seat: Seat,
+        clock: Clock,
+        sink: Option<(String, PresenceSink)>,
+    ) -> Self {
+        let guard = PresenceGuard {
             shared,
             seat,
             clock,
-        }
+            sink,
+        };
+        guard.change(|p| p.streams += 1);
+        guard
+    }
+
+    /// Changes the seat's count with `change`, reporting the new count to
+    /// the store's writer (under the presence lock, so in order).
+    fn change(&self, change: impl FnOnce(&mut SeatPresence)) {
+        self.shared.presence_of_mut(self.seat, |p| {
+            change(p);
+            if let Some((game_id, sink)) = &self.sink {
+                sink.send(PresenceChange {
+                    game_id: game_id.clone(),
+                    seat: self.seat,
+                    now: *p,
+                });
+            }
+        });
     }
 }
 
 impl Drop for PresenceGuard {
     fn drop(&mut self) {
         let now = self.clock.now_ms();
-        self.shared.presence_of_mut(self.seat, |p| {
+        self.change(|p| {
             p.streams = p.streams.saturating_sub(1);
             if p.streams == 0 {
                 p.absent_since = Some(now);

@@ -100,6 +100,37 @@ pub struct Append {
 
 /// What a game's log gained after a sequence the reader already holds: one
 /// page of events, every request whose events overlap that page, and the
+/// One node's presence count for a seat of a game (see
+/// [`EventStore::record_presence`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresenceRecord {
+    /// The game.
+    pub game_id: String,
+    /// The seat.
+    pub seat: u8,
+    /// The node that serves the streams (random per process).
+    pub node: String,
+    /// The seat's streams open on that node.
+    pub streams: u32,
+    /// When its last stream there closed (Unix epoch milliseconds).
+    pub absent_since_ms: Option<i64>,
+    /// The server's clock now (Unix epoch milliseconds).
+    pub now_ms: i64,
+}
+
+/// A seat's presence over every node of a shared store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedPresence {
+    /// Whether some live node serves it a stream.
+    pub present: bool,
+    /// The latest time it went absent on any node (a node that stopped
+    /// refreshing its count: its last refresh); `None` when never recorded.
+    pub absent_since_ms: Option<i64>,
+}
+
+/// How long a node's presence count counts without a refresh.
+pub const PRESENCE_TTL: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// seat token hashes as they stand. A catch-up applies all of it or none,
 /// so a node never holds an event whose request record it has not read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -320,6 +351,32 @@ pub trait EventStore: Send + Sync + 'static {
     /// process writes. Call once.
     fn changes(&self) -> Option<mpsc::Receiver<Change>> {
         None
+    }
+
+    /// Records this node's presence count for a seat (a shared store; a
+    /// store only this process writes keeps presence in memory and records
+    /// nothing).
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn record_presence(&self, record: PresenceRecord) -> Result<(), StoreError> {
+        let _ = record;
+        Ok(())
+    }
+
+    /// A seat's presence over every node, `None` for a store only this
+    /// process writes (its own count is all there is). A node's count is
+    /// live for [`PRESENCE_TTL`] after its last refresh.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn presence(
+        &self,
+        game_id: &str,
+        seat: u8,
+    ) -> Result<Option<SharedPresence>, StoreError> {
+        let _ = (game_id, seat);
+        Ok(None)
     }
 
     /// Lists up to `limit` games created after `cursor` (0 = from the first),

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use super::reads::{self, Events, Reads, Requests};
 use super::{
     Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
-    StoreError, StoredEvent, classify,
+    PRESENCE_TTL, PresenceRecord, SharedPresence, StoreError, StoredEvent, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -293,6 +293,48 @@ impl EventStore for PostgresStore {
             }
         });
         Some(rx)
+    }
+
+    async fn record_presence(&self, record: PresenceRecord) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO seat_presence \
+             (game_id, seat, node, streams, absent_since_ms, refreshed_at, refreshed_at_ms) \
+             VALUES ($1, $2, $3, $4, $5, now(), $6) \
+             ON CONFLICT (game_id, seat, node) DO UPDATE SET \
+             streams = EXCLUDED.streams, absent_since_ms = EXCLUDED.absent_since_ms, \
+             refreshed_at = now(), refreshed_at_ms = EXCLUDED.refreshed_at_ms",
+        )
+        .bind(&record.game_id)
+        .bind(i32::from(record.seat))
+        .bind(&record.node)
+        .bind(i32::try_from(record.streams).unwrap_or(i32::MAX))
+        .bind(record.absent_since_ms)
+        .bind(record.now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn presence(
+        &self,
+        game_id: &str,
+        seat: u8,
+    ) -> Result<Option<SharedPresence>, StoreError> {
+        let (present, absent_since_ms): (Option<bool>, Option<i64>) = sqlx::query_as(
+            "SELECT \
+             bool_or(streams > 0 AND refreshed_at > now() - make_interval(secs => $3)), \
+             max(CASE WHEN streams > 0 THEN refreshed_at_ms ELSE absent_since_ms END) \
+             FROM seat_presence WHERE game_id = $1 AND seat = $2",
+        )
+        .bind(game_id)
+        .bind(i32::from(seat))
+        .bind(PRESENCE_TTL.as_secs_f64())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(Some(SharedPresence {
+            present: present.unwrap_or(false),
+            absent_since_ms,
+        }))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
