@@ -263,6 +263,8 @@ impl Actor {
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
+            // A game waiting on a deadline is neither idle nor evicted.
+            actor.shared.arm(turn_ends.is_some() || grace_ends.is_some());
             let after = |deadline: Option<i64>| {
                 let clock = &clock;
                 async move {
@@ -306,12 +308,9 @@ impl Actor {
                 // A seat came or went: the grace timer is armed afresh.
                 () = actor.shared.presence_changed() => {}
                 () = sleep_until(deadline) => {
-                    // A game whose clock runs stays, to time out when due;
-                    // so does one waiting out a seat's absence.
-                    if turn_ends.is_none()
-                        && grace_ends.is_none()
-                        && actor.registry.leave(&actor.game_id, id, &actor.shared)
-                    {
+                    // A game whose clock runs is not idle: it stays, to time
+                    // out when due (so does one waiting out an absence).
+                    if actor.registry.leave(&actor.game_id, id, &actor.shared) {
                         tracing::debug!("idle game dropped from memory");
                         break;
                     }

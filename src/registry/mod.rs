@@ -757,11 +757,12 @@ impl Registry {
         Ok((games, next))
     }
 
-    /// Loads every timed game in progress, so that each arms its turn's
-    /// timer (a restart re-arms the clocks that were running; a deadline
-    /// passed while the server was down times out at once). Returns how
-    /// many it loaded. Games that leave memory later stay armed: a game
-    /// whose clock runs is not dropped for idleness.
+    /// Loads every game in progress with a time control or an absence
+    /// policy, so that each arms its timers (a restart re-arms the clocks
+    /// that were running; a deadline passed while the server was down times
+    /// out at once; an absent seat's grace period counts from the load).
+    /// Returns how many it loaded. A game waiting on a deadline never
+    /// leaves memory, for idleness or to make room.
     ///
     /// # Errors
     /// Store failures while listing; a game that fails to load is logged
@@ -779,13 +780,16 @@ impl Registry {
             let full = records.len() == PAGE as usize;
             for record in records {
                 let in_progress = record.status == pb::GameStatus::InProgress as i32;
+                // A clock, or a seat's grace period, may run out.
                 let timed = pb::GameEvent::decode(record.created_payload.as_slice())
                     .ok()
                     .and_then(|e| match e.kind {
-                        Some(pb::game_event::Kind::GameCreated(c)) => c.time_control,
+                        Some(pb::game_event::Kind::GameCreated(c)) => {
+                            Some(c.time_control.is_some() || c.absence.is_some())
+                        }
                         _ => None,
                     })
-                    .is_some();
+                    .unwrap_or(false);
                 if in_progress && timed {
                     match self.game(&record.game_id, None).await {
                         Ok(_) => loaded += 1,
