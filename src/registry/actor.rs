@@ -264,7 +264,9 @@ impl Actor {
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
             // A game waiting on a deadline is neither idle nor evicted.
-            actor.shared.arm(turn_ends.is_some() || grace_ends.is_some());
+            actor
+                .shared
+                .arm(turn_ends.is_some() || grace_ends.is_some());
             let after = |deadline: Option<i64>| {
                 let clock = &clock;
                 async move {
