@@ -783,6 +783,9 @@ fn decide_round(
         Command::Undo { requested_by } => {
             if let Some(seat) = requested_by {
                 state.seat(seat)?;
+                if state.is_out(seat) && state.ended.is_none() {
+                    return Err(GameError::SeatOut { seat: seat.0 });
+                }
             }
             let policy = state.config.undo_policy();
             match policy {
@@ -835,6 +838,11 @@ fn decide_round(
             let seat = state.seat(seat.ok_or(GameError::SeatRequired)?)?;
             if state.ended.is_some() {
                 return Ok(vec![next_round(state, rotate)]);
+            }
+            if state.round > 0 && !state.moved.contains(&true) {
+                // A round a rematch started, where nobody has moved yet:
+                // this is the same request (both seats pressed Rematch).
+                return Ok(Vec::new());
             }
             if state.rematch.is_some() {
                 return Err(GameError::RematchPending);
@@ -898,18 +906,41 @@ fn play(state: &GameState, seat: Seat, mv: Move, redo: bool) -> Result<Vec<Event
 
 /// `seat` leaves play for `reason`: the last seat left in play wins (no
 /// result when none is left), otherwise play goes on without it.
-fn leave(state: &GameState, seat: Seat, reason: EndReason) -> Event {
+///
+/// A pending draw offer or takeback request that `seat` alone had not
+/// agreed to is agreed by everyone left: the draw, or the takeback,
+/// follows.
+fn leave(state: &GameState, seat: Seat, reason: EndReason) -> Vec<Event> {
     let mut others = state.in_play().filter(|s| *s != seat);
-    match (others.next(), others.next()) {
-        (Some(_), Some(_)) => Event::SeatOut { seat, reason },
-        (winner, _) => Event::GameEnded {
-            outcome: winner.map(|seat| Outcome::Win {
+    let (Some(_), Some(_)) = (others.next(), others.next()) else {
+        let mut others = state.in_play().filter(|s| *s != seat);
+        return vec![Event::GameEnded {
+            outcome: others.next().map(|seat| Outcome::Win {
                 seat,
                 line: Vec::new(),
             }),
             reason,
-        },
+        }];
+    };
+    let mut events = vec![Event::SeatOut { seat, reason }];
+    // Agreed by every seat still in play once `seat` is out (an offer of
+    // `seat`'s own lapses with it).
+    let agreed = |offer: &Option<Offer>| {
+        offer
+            .as_ref()
+            .is_some_and(|o| o.by != seat && all_agree(state, &o.agreed, seat))
+    };
+    if agreed(&state.draw_offer) {
+        events.push(Event::GameEnded {
+            outcome: Some(Outcome::Draw),
+            reason: EndReason::Agreement,
+        });
+    } else if agreed(&state.takeback)
+        && let (Some(last), Some(offer)) = (state.moves.last(), &state.takeback)
+    {
+        events.push(undo(last, Some(offer.by)));
     }
+    events
 }
 
 /// Whether every seat in play but those agreed in `offer` has now agreed,
@@ -942,7 +973,7 @@ fn act(state: &GameState, seat: Seat, action: Action) -> Result<Vec<Event>, Game
     };
     let mut events = Vec::new();
     match action {
-        Action::Resign => events.push(leave(state, seat, EndReason::Resignation)),
+        Action::Resign => events.extend(leave(state, seat, EndReason::Resignation)),
         Action::Abort => {
             if state.in_play().all(|s| state.moved[s.index()]) {
                 return Err(GameError::AbortTooLate);
@@ -984,11 +1015,18 @@ fn act(state: &GameState, seat: Seat, action: Action) -> Result<Vec<Event>, Game
             if state.config.undo_policy() != UndoPolicy::Consent {
                 return Err(GameError::TakebackNotAllowed);
             }
-            if state.takeback.is_some() {
-                return Err(GameError::AlreadyAgreed {
-                    seat: seat.0,
-                    what: TAKEBACK,
-                });
+            match &state.takeback {
+                // Another seat's request stands: asking too accepts it.
+                Some(offer) if !offer.agreed[seat.index()] => {
+                    return act(state, seat, Action::AcceptTakeback);
+                }
+                Some(_) => {
+                    return Err(GameError::AlreadyAgreed {
+                        seat: seat.0,
+                        what: TAKEBACK,
+                    });
+                }
+                None => {}
             }
             let undone = take_back(seat)?;
             events.push(Event::TakebackRequested { seat });
@@ -1057,10 +1095,10 @@ fn expire(
             let pick = (count > 0).then(|| rng.random_range(0..count));
             match pick.and_then(|i| rules.legal_moves(&state.position, seat).nth(i)) {
                 Some(mv) => play(state, seat, mv, false)?,
-                None => vec![leave(state, seat, reason)],
+                None => leave(state, seat, reason),
             }
         }
-        ExpiryPolicy::Forfeit => vec![leave(state, seat, reason)],
+        ExpiryPolicy::Forfeit => leave(state, seat, reason),
     })
 }
 
@@ -1077,10 +1115,10 @@ fn absent(state: &GameState, seat: Seat) -> Result<Vec<Event>, GameError> {
     }
     let mut events = vec![Event::SeatAbsent { seat }];
     match policy.action {
+        // Offering while another seat's offer stands accepts it; a seat
+        // whose own offer stands has nothing more to offer.
         AbsenceAction::OfferDraw => {
-            if state.draw_offer.is_none() {
-                events.push(Event::DrawOffered { seat });
-            }
+            events.extend(act(state, seat, Action::OfferDraw).unwrap_or_default())
         }
         AbsenceAction::Expire => {
             let (on_expiry, seed) = state
@@ -1161,6 +1199,14 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
                 rules.undo(&mut state.position, undone.seat, &undone.played);
+                // The increment the move earned goes with it (a redo earns
+                // it again).
+                if let (Some(left), Some(clock)) = (
+                    state.clocks.remaining_ms.get_mut(undone.seat.index()),
+                    config.time_control().and_then(|tc| tc.clock),
+                ) {
+                    *left = left.saturating_sub(clock.increment_ms as Millis).max(0);
+                }
                 state.redo.push(undone);
             }
             state.outcome = None;

@@ -626,6 +626,139 @@ fn a_seat_reported_absent_on_its_turn_meets_the_absence_policy() {
     offered.check_replay();
 }
 
+#[test]
+fn undo_and_redo_leave_the_clocks_as_they_were_but_for_the_time_spent() {
+    let config = timed(
+        tic_tac_toe(2),
+        None,
+        Some((10_000, 5_000)),
+        ExpiryPolicy::Forfeit,
+    );
+    let mut game = Table::new(config);
+    game.ok(&place(0, 0, 0), T + 1_000);
+    let after_move = game.state.clocks().remaining_ms.clone();
+    assert_eq!(after_move, vec![14_000, 10_000]);
+    for _ in 0..6 {
+        game.ok(
+            &Command::Undo {
+                requested_by: Some(Seat(0)),
+            },
+            T + 1_000,
+        );
+        game.ok(
+            &Command::Redo {
+                requested_by: Some(Seat(0)),
+            },
+            T + 1_000,
+        );
+    }
+    assert_eq!(
+        game.state.clocks().remaining_ms,
+        after_move,
+        "no increment earned twice"
+    );
+    game.check_replay();
+}
+
+#[test]
+fn a_seat_leaving_completes_an_agreement_it_alone_had_not_joined() {
+    let mut game = Table::new(tic_tac_toe(3));
+    game.ok(&act(0, Action::OfferDraw), T);
+    game.ok(&act(1, Action::AcceptDraw), T);
+    assert_eq!(
+        game.ok(&act(2, Action::Resign), T),
+        vec![
+            Event::SeatOut {
+                seat: Seat(2),
+                reason: EndReason::Resignation
+            },
+            Event::GameEnded {
+                outcome: Some(Outcome::Draw),
+                reason: EndReason::Agreement
+            }
+        ]
+    );
+    game.check_replay();
+    let rules = RuleSet::Mnk(MnkRules::new(5, 5, 4, u64::MAX).unwrap());
+    let mut consent = Table::new(table(rules, 3, UndoPolicy::Consent));
+    consent.ok(&place(0, 0, 0), T);
+    consent.ok(&act(0, Action::RequestTakeback), T);
+    // Asking while another seat's request stands accepts it.
+    assert_eq!(
+        consent.ok(&act(1, Action::RequestTakeback), T),
+        vec![Event::TakebackAccepted { seat: Seat(1) }]
+    );
+    let events = consent.ok(&act(2, Action::Resign), T);
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                Event::SeatOut { .. },
+                Event::MoveUndone {
+                    seat: Seat(0),
+                    requested_by: Some(Seat(0)),
+                    ..
+                }
+            ]
+        ),
+        "{events:?}"
+    );
+    // A seat out of play undoes nothing.
+    assert_eq!(
+        consent.run(
+            &Command::Undo {
+                requested_by: Some(Seat(2))
+            },
+            T
+        ),
+        Err(GameError::SeatOut { seat: 2 })
+    );
+    consent.check_replay();
+}
+
+#[test]
+fn two_seats_asking_for_a_rematch_at_the_end_start_one_round() {
+    let mut game = Table::new(tic_tac_toe(2));
+    game.ok(&act(0, Action::Resign), T);
+    let rematch = |seat| Command::Rematch {
+        seat: Some(Seat(seat)),
+        rotate: false,
+    };
+    assert_eq!(game.ok(&rematch(0), T).len(), 1);
+    assert_eq!(
+        game.ok(&rematch(1), T),
+        vec![],
+        "the same request: nothing more"
+    );
+    assert_eq!(game.state.rematch(), None);
+    game.check_replay();
+}
+
+#[test]
+fn an_absent_seat_offering_a_draw_accepts_one_that_stands() {
+    let config = tic_tac_toe(2)
+        .with_absence(AbsencePolicy {
+            grace_ms: 1_000,
+            action: AbsenceAction::OfferDraw,
+        })
+        .unwrap();
+    let mut game = Table::new(config);
+    game.ok(&act(1, Action::OfferDraw), T);
+    let events = game.ok(&Command::GraceExpired { seat: Seat(0) }, T + 1_000);
+    assert_eq!(
+        events,
+        vec![
+            Event::SeatAbsent { seat: Seat(0) },
+            Event::DrawAccepted { seat: Seat(0) },
+            Event::GameEnded {
+                outcome: Some(Outcome::Draw),
+                reason: EndReason::Agreement
+            }
+        ]
+    );
+    game.check_replay();
+}
+
 /// Any command of the game around the moves, for the property test.
 fn any_command() -> impl Strategy<Value = (u8, u8, u16)> {
     (0u8..13, 0u8..3, any::<u16>())
