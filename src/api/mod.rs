@@ -20,7 +20,8 @@ use tonic::{Request, Response, Status};
 use crate::game::Command;
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
-use crate::registry::{Credential, Registry, RequestMeta, StreamRequest};
+use crate::registry::{CommandReply, Credential, Registry, RequestMeta, StreamRequest};
+use crate::rules::Seat;
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
@@ -52,6 +53,27 @@ impl GameApi {
     /// Calls being served now (streams aside).
     pub fn in_flight(&self) -> usize {
         self.max_in_flight - self.in_flight.available_permits()
+    }
+
+    /// Serves a seat's request: admits it, reads the seat token, checks
+    /// the game id and the seat named, makes the command with `command`
+    /// (from the seat named and the request) and executes it.
+    async fn execute_for_seat<M: SeatRequest>(
+        &self,
+        request: Request<M>,
+        command: impl FnOnce(Option<Seat>, &M) -> Result<Command, FieldError>,
+    ) -> Result<CommandReply, Status> {
+        let _permit = self.admit()?;
+        let credential = auth::seat_credential(request.metadata());
+        let req = request.into_inner();
+        check_game_id(req.game_id())?;
+        let seat = req
+            .seat()
+            .map(|s| convert::seat_from_proto(s, "seat"))
+            .transpose()?;
+        let command = command(seat, &req)?;
+        let meta = with_credential(request_meta(&req)?, credential);
+        Ok(self.registry.execute(req.game_id(), command, meta).await?)
     }
 
     /// Admits a call, or sheds it with UNAVAILABLE / OVERLOADED when
@@ -200,6 +222,37 @@ idempotent! {
     pb::SubmitActionRequest => b"action:", turn_token: yes,
     pb::RematchRequest => b"rematch:", turn_token: yes,
 }
+
+/// A request a seat makes of a game, naming the seat or leaving it to the
+/// seat token: Undo, Redo, SubmitAction, Rematch.
+trait SeatRequest: Idempotent {
+    /// The game's id.
+    fn game_id(&self) -> &str;
+    /// The seat named, if any.
+    fn seat(&self) -> Option<u32>;
+}
+
+/// Implements [`SeatRequest`] for requests with `game_id` and an optional
+/// `seat`.
+macro_rules! seat_request {
+    ($($request:ty),+ $(,)?) => {$(
+        impl SeatRequest for $request {
+            fn game_id(&self) -> &str {
+                &self.game_id
+            }
+            fn seat(&self) -> Option<u32> {
+                self.seat
+            }
+        }
+    )+};
+}
+
+seat_request!(
+    pb::UndoRequest,
+    pb::RedoRequest,
+    pb::SubmitActionRequest,
+    pb::RematchRequest,
+);
 
 /// The idempotency fields of a request: its id, its turn token, and the rest
 /// of it (tagged by RPC) as the fingerprint that tells a retry from a reuse.
@@ -378,18 +431,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, Status> {
-        let _permit = self.admit()?;
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let requested_by = req
-            .seat
-            .map(|s| convert::seat_from_proto(s, "seat"))
-            .transpose()?;
-        let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
-            .registry
-            .execute(&req.game_id, Command::Undo { requested_by }, meta)
+            .execute_for_seat(request, |requested_by, _| {
+                Ok(Command::Undo { requested_by })
+            })
             .await?;
         Ok(Response::new(pb::UndoResponse {
             events: reply.events,
@@ -401,18 +446,10 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::RedoRequest>,
     ) -> Result<Response<pb::RedoResponse>, Status> {
-        let _permit = self.admit()?;
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let requested_by = req
-            .seat
-            .map(|s| convert::seat_from_proto(s, "seat"))
-            .transpose()?;
-        let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
-            .registry
-            .execute(&req.game_id, Command::Redo { requested_by }, meta)
+            .execute_for_seat(request, |requested_by, _| {
+                Ok(Command::Redo { requested_by })
+            })
             .await?;
         Ok(Response::new(pb::RedoResponse {
             events: reply.events,
@@ -424,19 +461,11 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitActionRequest>,
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
-        let _permit = self.admit()?;
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let seat = req
-            .seat
-            .map(|s| convert::seat_from_proto(s, "seat"))
-            .transpose()?;
-        let action = convert::action_from_proto(req.action)?;
-        let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
-            .registry
-            .execute(&req.game_id, Command::Act { seat, action }, meta)
+            .execute_for_seat(request, |seat, req| {
+                let action = convert::action_from_proto(req.action)?;
+                Ok(Command::Act { seat, action })
+            })
             .await?;
         Ok(Response::new(pb::SubmitActionResponse {
             events: reply.events,
@@ -448,20 +477,14 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::RematchRequest>,
     ) -> Result<Response<pb::RematchResponse>, Status> {
-        let _permit = self.admit()?;
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let seat = req
-            .seat
-            .map(|s| convert::seat_from_proto(s, "seat"))
-            .transpose()?;
-        let meta = with_credential(request_meta(&req)?, credential);
-        let command = Command::Rematch {
-            seat,
-            rotate: req.rotate,
-        };
-        let reply = self.registry.execute(&req.game_id, command, meta).await?;
+        let reply = self
+            .execute_for_seat(request, |seat, req| {
+                Ok(Command::Rematch {
+                    seat,
+                    rotate: req.rotate,
+                })
+            })
+            .await?;
         Ok(Response::new(pb::RematchResponse {
             events: reply.events,
             game: Some(reply.game),

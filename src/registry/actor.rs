@@ -579,12 +579,8 @@ impl Actor {
     /// Returns whether it is settled (appended, or nothing to append).
     async fn report_absence(&mut self, seat: Seat) -> bool {
         let key = (self.state.round(), seat, self.state.clocks().turn_started);
-        let request = RequestMeta {
-            request_id: String::new(),
-            fingerprint: Vec::new(),
-            expected_sequence: None,
-            credential: Credential::None,
-        };
+        // The actor's own command: no id, no turn token, no caller.
+        let request = RequestMeta::default();
         let result = match self.fresh().await {
             Ok(()) => match self.absent_everywhere(seat, key).await {
                 Ok(true) => self.execute(Command::GraceExpired { seat }, &request).await,
@@ -875,12 +871,8 @@ impl Actor {
     /// node's timeout land; another node's attempt then decides to nothing.
     /// Returns whether the timeout is settled (appended, or not due).
     async fn time_out(&mut self) -> bool {
-        let request = RequestMeta {
-            request_id: String::new(),
-            fingerprint: Vec::new(),
-            expected_sequence: None,
-            credential: Credential::None,
-        };
+        // The actor's own command: no id, no turn token, no caller.
+        let request = RequestMeta::default();
         let result = match self.fresh().await {
             Ok(()) => Box::pin(self.execute(Command::Timeout, &request)).await,
             Err(error) => Err(error),

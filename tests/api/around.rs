@@ -60,6 +60,25 @@ fn outcome(game: &pb::Game) -> (i32, i32) {
     (position.status, reason)
 }
 
+/// The kinds of the next `n` events of a followed stream, skipping the
+/// caught-up marker and heartbeats; all within 10 s.
+async fn next_events(
+    stream: &mut tonic::Streaming<pb::StreamEventsResponse>,
+    n: usize,
+) -> Vec<pb::game_event::Kind> {
+    within(async {
+        let mut seen = Vec::new();
+        while seen.len() < n {
+            let item = stream.message().await.unwrap().unwrap();
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                seen.push(e.kind.unwrap());
+            }
+        }
+        seen
+    })
+    .await
+}
+
 /// The kinds of the events of a whole log.
 async fn log_kinds(client: &mut Client, game_id: &str) -> Vec<pb::game_event::Kind> {
     read_stream(client, game_id, 1)
@@ -121,18 +140,7 @@ async fn a_clock_that_runs_out_times_the_game_out_once_and_the_stream_says_why()
 
     let mut stream = follow(client, "clocked", 3).await;
     clock.advance(30_000);
-    // Heartbeats come and go; the two events must come within 10 s.
-    let seen = within(async {
-        let mut seen = Vec::new();
-        while seen.len() < 2 {
-            let item = stream.message().await.unwrap().unwrap();
-            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-                seen.push(e.kind.unwrap());
-            }
-        }
-        seen
-    })
-    .await;
+    let seen = next_events(&mut stream, 2).await;
     assert_eq!(
         seen[0],
         pb::game_event::Kind::TimeExpired(pb::TimeExpired { seat: 1 })
@@ -181,17 +189,9 @@ async fn a_deadline_passed_while_the_server_was_down_times_out_once_on_restart()
     let mut stream = follow(&mut client, "down", 2).await;
     // The first event after creation (a caught-up marker may come first,
     // when the timeout is still being appended).
-    let first = within(async {
-        loop {
-            let item = stream.message().await.unwrap().unwrap();
-            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-                break e;
-            }
-        }
-    })
-    .await;
+    let first = next_events(&mut stream, 1).await;
     assert!(
-        matches!(first.kind, Some(pb::game_event::Kind::TimeExpired(_))),
+        matches!(first[0], pb::game_event::Kind::TimeExpired(_)),
         "{first:?}"
     );
     let game = get_game(&mut client, "down").await;
@@ -565,17 +565,7 @@ async fn a_seat_away_past_the_grace_period_on_its_turn_forfeits_and_a_reconnect_
     wait_until_present(&mut c, "away", vec![]).await;
     let mut watch = follow(&mut c, "away", 2).await;
     clock.advance(10_000);
-    let seen = within(async {
-        let mut seen = Vec::new();
-        while seen.len() < 2 {
-            let item = watch.message().await.unwrap().unwrap();
-            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-                seen.push(e.kind.unwrap());
-            }
-        }
-        seen
-    })
-    .await;
+    let seen = next_events(&mut watch, 2).await;
     assert_eq!(
         seen[0],
         pb::game_event::Kind::SeatAbsent(pb::SeatAbsent { seat: 0 })
