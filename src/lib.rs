@@ -2,8 +2,8 @@
 //! event-sourced move log.
 //!
 //! Dependencies point one way: [`api`] -> [`registry`] -> [`game`] ->
-//! [`rules`], and [`registry`] -> [`store`]. Nothing under [`rules`] or
-//! [`game`] does I/O, async, or reads the clock.
+//! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. Nothing under
+//! [`rules`], [`engine`] or [`game`] does I/O, async, or reads the clock.
 //!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
@@ -58,6 +58,7 @@
 
 pub mod api;
 pub mod app;
+pub mod engine;
 pub mod game;
 pub mod proto;
 pub mod registry;

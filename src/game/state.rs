@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{AbsenceAction, Event, ExpiryPolicy, GameConfig, UndoPolicy};
+use crate::engine::random_move;
 use crate::rules::{EndReason, IllegalMove, Move, Outcome, Played, Position, Seat};
 
 /// A reading of the server's clock: Unix epoch milliseconds. The shell
@@ -1088,12 +1089,9 @@ fn expire(
             reason,
         }],
         ExpiryPolicy::RandomMove => {
-            let rules = state.config.rules();
-            let count = rules.legal_move_count(&state.position, seat);
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             rng.set_stream(state.sequence + 2);
-            let pick = (count > 0).then(|| rng.random_range(0..count));
-            match pick.and_then(|i| rules.legal_moves(&state.position, seat).nth(i)) {
+            match random_move(state.config.rules(), &state.position, seat, &mut rng) {
                 Some(mv) => play(state, seat, mv, false)?,
                 None => leave(state, seat, reason),
             }

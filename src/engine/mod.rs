@@ -1,0 +1,325 @@
+//! Engines: what a bot seat plays and what the analysis calls answer.
+//!
+//! Pure like [`crate::rules`]: an engine is given a [`Node`] (the rules, the
+//! pieces, the seat to move, the seats in play), a strength, a [`Budget`]
+//! and a seeded generator, and returns a [`Choice`]. It never reads a clock
+//! or entropy: a bot's move depends only on the log and its seed, so a game
+//! replays, and is played again after a restart, move for move. The shell
+//! runs engines off the game's actor and stops them through the budget's
+//! flag.
+//!
+//! # Map
+//! - [`Engine`]: the trait; one file per engine, each a unit struct:
+//!   [`RandomEngine`] (random.rs), [`MinimaxEngine`] (minimax.rs),
+//!   [`ConnectFourEngine`] (connect4.rs, with its exact [`Solver`]),
+//!   [`MctsEngine`] (mcts.rs).
+//! - [`EngineKind`]: the fieldless name of an engine, as a bot seat and the
+//!   wire name it, with [`EngineKind::supports`] and [`EngineKind::engine`].
+//! - [`Bot`]: a bot seat's engine, strength and seed.
+//! - [`Node`]: a position to search from, with `play` and `undo` that keep
+//!   the seat to move the way the game layer does (passes, seats out).
+//! - [`Score`]: an engine's value of a position for the seat to move.
+//!
+//! # Adding an engine
+//! One file here with a unit struct implementing [`Engine`], one arm in
+//! [`EngineKind`] (its name, what it supports, the struct), one value of the
+//! proto's `Engine` enum and its conversion arm.
+
+mod connect4;
+mod mcts;
+mod minimax;
+mod random;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use connect4::{ConnectFourEngine, Solver};
+pub use mcts::MctsEngine;
+pub use minimax::MinimaxEngine;
+pub use random::{RandomEngine, random_move};
+
+use crate::rules::{IllegalMove, Move, Outcome, Played, Position, RuleSet, Seat};
+
+/// The strongest setting of every engine; strength runs from 1 (weakest) to
+/// this, the default.
+pub const MAX_STRENGTH: u8 = 10;
+
+/// The engines a bot seat or an analysis can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// Uniform over the legal moves ([`RandomEngine`]).
+    Random,
+    /// Negamax with alpha-beta and a transposition table
+    /// ([`MinimaxEngine`]).
+    Minimax,
+    /// The exact Connect Four solver ([`ConnectFourEngine`]).
+    ConnectFour,
+    /// Monte Carlo tree search, UCT ([`MctsEngine`]).
+    Mcts,
+}
+
+impl EngineKind {
+    /// Every engine, in the order of the proto's `Engine` enum.
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Random,
+        EngineKind::Minimax,
+        EngineKind::ConnectFour,
+        EngineKind::Mcts,
+    ];
+
+    /// The engine's name as events and logs show it: `random`, `minimax`,
+    /// `connect4`, `mcts`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Random => "random",
+            EngineKind::Minimax => "minimax",
+            EngineKind::ConnectFour => "connect4",
+            EngineKind::Mcts => "mcts",
+        }
+    }
+
+    /// The engine itself.
+    pub fn engine(self) -> &'static dyn Engine {
+        match self {
+            EngineKind::Random => &RandomEngine,
+            EngineKind::Minimax => &MinimaxEngine,
+            EngineKind::ConnectFour => &ConnectFourEngine,
+            EngineKind::Mcts => &MctsEngine,
+        }
+    }
+
+    /// Whether the engine can play a game of `rules` with `seats` seats.
+    ///
+    /// # Errors
+    /// A short lowercase sentence saying why not.
+    pub fn supports(self, rules: &RuleSet, seats: usize) -> Result<(), String> {
+        self.engine().supports(rules, seats)
+    }
+}
+
+/// A bot seat: the engine that plays for it, how strong, and its seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bot {
+    /// The engine.
+    pub engine: EngineKind,
+    /// 1 (weakest) to [`MAX_STRENGTH`] (strongest).
+    pub strength: u8,
+    /// Seeds the engine's generator: the move decided for the event at
+    /// sequence `s` draws from stream `s` of ChaCha8 seeded with this
+    /// (rand_chacha's `ChaCha8Rng::seed_from_u64` then `set_stream(s)`), so
+    /// the same seed and log give the same move.
+    pub seed: u64,
+}
+
+impl Bot {
+    /// The generator for the move whose event will have sequence `sequence`.
+    pub fn rng(&self, sequence: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(sequence);
+        rng
+    }
+}
+
+/// How much work one search may do, and the flag that stops it early.
+#[derive(Debug)]
+pub struct Budget<'a> {
+    /// The most nodes to visit: positions for the tree searches, iterations
+    /// for MCTS. A search stopped by its budget returns the best move found
+    /// so far; the same budget gives the same answer on every machine.
+    pub nodes: u64,
+    /// Set by the caller to stop the search at once (a changed position, a
+    /// deadline); a search checks it at least every 1,024 nodes. A stopped
+    /// search returns the best move found so far, if any.
+    pub stop: &'a AtomicBool,
+}
+
+impl Budget<'_> {
+    /// Whether the caller asked the search to stop.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// An engine's value of a position for the seat to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Score {
+    /// The game-theoretic value under perfect play: positive when the seat
+    /// to move wins, 0 for a draw, negative when it loses; the larger, the
+    /// sooner the win. Connect Four follows Pascal Pons' convention (22
+    /// minus the winner's discs at the win, 7x6 board); minimax gives 1 +
+    /// the empty cells left when the game ends.
+    Exact(i32),
+    /// A heuristic estimate in the engine's own units, positive when the
+    /// seat to move stands better (minimax cut off by depth or budget: see
+    /// [`MinimaxEngine`]).
+    Heuristic(i32),
+    /// The share of simulated games the seat to move won, per mille (0 to
+    /// 1,000; a draw counts half), as MCTS estimates it.
+    WinRate(u16),
+}
+
+impl Score {
+    /// The same value seen by the other seat of a two-seat game.
+    pub fn flip(self) -> Score {
+        match self {
+            Score::Exact(v) => Score::Exact(-v),
+            Score::Heuristic(v) => Score::Heuristic(-v),
+            Score::WinRate(w) => Score::WinRate(1000u16.saturating_sub(w)),
+        }
+    }
+}
+
+/// What an engine chose: a legal move of the seat to move and its score.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The move.
+    pub mv: Move,
+    /// The position's value for the seat to move, with this move played
+    /// best.
+    pub score: Score,
+    /// The nodes the search visited.
+    pub nodes: u64,
+}
+
+/// An engine: chooses a move for the seat to move. Implementations are
+/// unit structs, one per file; pure and deterministic for a given node,
+/// strength, budget and generator (unless stopped by the flag).
+pub trait Engine: Sync {
+    /// Whether the engine can play a game of `rules` with `seats` seats.
+    ///
+    /// # Errors
+    /// A short lowercase sentence saying why not (e.g. "the connect4 engine
+    /// plays only standard 7x6 Connect Four").
+    fn supports(&self, rules: &RuleSet, seats: usize) -> Result<(), String>;
+
+    /// The move to play on `node` at `strength` (1 to [`MAX_STRENGTH`]),
+    /// within `budget`, drawing any randomness from `rng`. `None` only when
+    /// the seat to move has no legal move or the search was stopped before
+    /// it found one.
+    fn choose(
+        &self,
+        node: &Node<'_>,
+        strength: u8,
+        budget: &Budget<'_>,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Choice>;
+}
+
+/// A position to search from: the rules, the pieces, the seat to move and
+/// the seats still in play. [`Node::play`] and [`Node::undo`] move through
+/// the game tree, giving the turn on the way the game layer does (the
+/// rules' next seat, then any passes, skipping seats out of play).
+#[derive(Debug, Clone)]
+pub struct Node<'r> {
+    rules: &'r RuleSet,
+    position: Position,
+    to_move: Seat,
+    out: Vec<bool>,
+    /// Set when the last move played ended the game.
+    outcome: Option<Outcome>,
+}
+
+/// A move played on a [`Node`], as [`Node::undo`] takes it back.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// What the move did.
+    pub played: Played,
+    /// Who played it.
+    pub seat: Seat,
+}
+
+impl<'r> Node<'r> {
+    /// A node of a game in progress: `position` under `rules`, `to_move` to
+    /// play, `out[i]` true for each seat out of play (its length is the
+    /// number of seats).
+    pub fn new(rules: &'r RuleSet, position: Position, to_move: Seat, out: Vec<bool>) -> Self {
+        Node {
+            rules,
+            position,
+            to_move,
+            out,
+            outcome: None,
+        }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &'r RuleSet {
+        self.rules
+    }
+
+    /// The pieces.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// The seat to move.
+    pub fn to_move(&self) -> Seat {
+        self.to_move
+    }
+
+    /// How many seats the game has (in play or out).
+    pub fn seats(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The seats still in play, in turn order.
+    pub fn in_play(&self) -> impl Iterator<Item = Seat> + '_ {
+        (0..self.out.len())
+            .filter(|i| !self.out[*i])
+            .map(|i| Seat(i as u8))
+    }
+
+    /// How the game ended, when the last move played ended it.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// The legal moves of the seat to move, in the rules' order; empty once
+    /// the game is over.
+    pub fn moves(&self) -> Vec<Move> {
+        if self.outcome.is_some() {
+            return Vec::new();
+        }
+        self.rules
+            .legal_moves(&self.position, self.to_move)
+            .collect()
+    }
+
+    /// Plays `mv` for the seat to move.
+    ///
+    /// # Errors
+    /// [`IllegalMove`] as the rules say; the node is unchanged.
+    pub fn play(&mut self, mv: Move) -> Result<Step, IllegalMove> {
+        let seat = self.to_move;
+        let played = self.rules.play(&self.position, seat, mv)?;
+        self.rules.apply(&mut self.position, seat, &played);
+        let mut next = self.rules.next_to_move(self.seats(), seat, &played);
+        for pass in &played.passes {
+            next = pass.next(self.seats());
+        }
+        self.to_move = self.skip_out(next);
+        self.outcome.clone_from(&played.outcome);
+        Ok(Step { played, seat })
+    }
+
+    /// Takes back `step`, the last move [`Node::play`] played.
+    pub fn undo(&mut self, step: &Step) {
+        self.rules.undo(&mut self.position, step.seat, &step.played);
+        self.to_move = step.seat;
+        self.outcome = None;
+    }
+
+    /// `seat`, or the first seat after it in turn order that is in play.
+    fn skip_out(&self, seat: Seat) -> Seat {
+        let mut next = seat;
+        for _ in 0..self.seats() {
+            if !self.out[next.index()] {
+                break;
+            }
+            next = next.next(self.seats());
+        }
+        next
+    }
+}
