@@ -1,0 +1,4 @@
+//! The engines against references: exhaustive game trees and published
+//! solver results.
+
+mod minimax;
