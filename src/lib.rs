@@ -19,6 +19,7 @@
 //!     player_id: symbol.to_lowercase(),
 //!     display_name: String::new(),
 //!     symbol: symbol.into(),
+//!     bot: None,
 //! };
 //! let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
 //! // Five minutes each, two seconds more after each move.

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
 use plylog::game::SeatLimits;
-use plylog::registry::RegistrySettings;
+use plylog::registry::{EngineSettings, RegistrySettings};
 use plylog::transport::TransportSettings;
 use tracing_subscriber::EnvFilter;
 
@@ -51,6 +51,25 @@ struct ServeArgs {
     /// Most seats in one game (at most 255).
     #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = 16)]
     max_seats: usize,
+    /// Bot moves decided at once (default: half the cores, at least 1);
+    /// more bots wait their turn, leaving the other cores to players.
+    #[arg(long, env = "PLYLOG_BOT_THREADS")]
+    bot_threads: Option<usize>,
+    /// Node budget of one bot move: positions for minimax and connect4,
+    /// iterations for MCTS. A bot game replays move for move only under the
+    /// same budget.
+    #[arg(long, env = "PLYLOG_BOT_NODES", default_value_t = 1_000_000)]
+    bot_nodes: u64,
+    /// SuggestMove and AnalyzePosition calls running at once; more get
+    /// UNAVAILABLE / OVERLOADED.
+    #[arg(long, env = "PLYLOG_MAX_ANALYSES", default_value_t = 2)]
+    max_analyses: usize,
+    /// Most nodes one analysis may visit.
+    #[arg(long, env = "PLYLOG_ANALYSIS_NODES", default_value_t = 100_000_000)]
+    analysis_nodes: u64,
+    /// Most milliseconds one analysis may think.
+    #[arg(long, env = "PLYLOG_ANALYSIS_TIME_LIMIT_MS", default_value_t = 10_000)]
+    analysis_time_limit_ms: u64,
     /// Seconds a game with no traffic and no subscribers stays in memory.
     #[arg(long, env = "PLYLOG_IDLE_TIMEOUT_SECS", default_value_t = 300)]
     idle_timeout_secs: u64,
@@ -183,6 +202,16 @@ impl ServeArgs {
                 mailbox: self.mailbox.max(1),
                 catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
                 stream_buffer_bytes: self.stream_buffer_kib.max(1) * 1024,
+                engines: EngineSettings {
+                    bot_threads: self
+                        .bot_threads
+                        .unwrap_or(EngineSettings::default().bot_threads)
+                        .max(1),
+                    bot_nodes: self.bot_nodes.max(1),
+                    max_analyses: self.max_analyses,
+                    analysis_nodes: self.analysis_nodes.max(1),
+                    analysis_time: Duration::from_millis(self.analysis_time_limit_ms.max(1)),
+                },
                 ..RegistrySettings::default()
             },
         }

@@ -395,6 +395,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
                     player_id: s.into(),
                     display_name: String::new(),
                     symbol: s.to_uppercase(),
+                    bot: None,
                 })
                 .to_vec(),
             undo_policy: pb::UndoPolicy::LastMover as i32,

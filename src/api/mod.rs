@@ -17,10 +17,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 
-use crate::game::Command;
+use crate::game::{Command, GameState, decide, evolve};
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
-use crate::registry::{CommandReply, Credential, Registry, RequestMeta, StreamRequest};
+use crate::registry::{
+    AnalysisRequest, Answer, CommandReply, Credential, Registry, RequestMeta, StreamRequest,
+};
 use crate::rules::Seat;
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
@@ -35,6 +37,109 @@ pub struct GameApi {
     /// One permit per call in progress (streams have their own limits).
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
+}
+
+impl GameApi {
+    /// The position an analysis looks at and what it asks for, checked:
+    /// a game's state (read through its actor) or one set up from rules
+    /// and moves.
+    async fn analysis(
+        &self,
+        target: Option<&pb::AnalysisTarget>,
+        engine: i32,
+        strength: u32,
+        seed: Option<u64>,
+        budget: Option<&pb::AnalysisBudget>,
+        suggest: bool,
+    ) -> Result<(GameState, AnalysisRequest), Status> {
+        let engine = convert::engine_from_proto(engine, "engine")?;
+        let strength =
+            convert::strength_from_proto(strength, "strength", pb::ErrorReason::InvalidRequest)?;
+        let target = target.ok_or_else(|| FieldError::invalid("target", "a target is required"))?;
+        let at = target.at_sequence.filter(|at| *at > 0);
+        let state = match &target.source {
+            None => {
+                return Err(FieldError::invalid(
+                    "target.source",
+                    "a game_id or a setup is required",
+                )
+                .into());
+            }
+            Some(pb::analysis_target::Source::GameId(game_id)) => {
+                check_game_id(game_id)?;
+                self.registry.state(game_id, at).await?
+            }
+            Some(pb::analysis_target::Source::Setup(setup)) => self.setup(setup)?,
+        };
+        let request = AnalysisRequest {
+            engine,
+            strength,
+            seed: seed.unwrap_or(0),
+            nodes: budget.map_or(0, |b| b.nodes),
+            time: budget
+                .filter(|b| b.time_ms > 0)
+                .map(|b| std::time::Duration::from_millis(b.time_ms)),
+            suggest,
+        };
+        Ok((state, request))
+    }
+
+    /// The state of a game created with `setup`'s rules and seats (named
+    /// "0", "1", ...) after its moves, each played by the seat to move.
+    fn setup(&self, setup: &pb::PositionSetup) -> Result<GameState, Status> {
+        const MAX_SETUP_MOVES: usize = 10_000;
+        let settings = self.registry.settings();
+        if setup.moves.len() > MAX_SETUP_MOVES {
+            return Err(FieldError::invalid(
+                "target.setup.moves",
+                format!(
+                    "{} moves is over the limit of {MAX_SETUP_MOVES}",
+                    setup.moves.len()
+                ),
+            )
+            .into());
+        }
+        let mut rules = setup.rules.clone();
+        if let Some(rules) = rules.as_mut() {
+            convert::fill_seed(rules, || 0);
+        }
+        let seats: Vec<pb::Seat> = (0..setup.seats.max(2))
+            .map(|i| pb::Seat {
+                player_id: i.to_string(),
+                symbol: i.to_string(),
+                ..pb::Seat::default()
+            })
+            .collect();
+        let config = convert::config_from_proto(
+            convert::WireConfig {
+                rules: rules.as_ref(),
+                seats: &seats,
+                undo_policy: 0,
+                time_control: None,
+                absence: None,
+            },
+            settings.max_cells,
+            settings.seat_limits,
+        )
+        .map_err(|mut e| {
+            e.field = format!("target.setup.{}", e.field);
+            e
+        })?;
+        let mut state = GameState::new(config, 0);
+        for (i, mv) in setup.moves.iter().enumerate() {
+            let field = format!("target.setup.moves[{i}]");
+            let mv = convert::move_from_proto(Some(mv), &field)?;
+            let seat = state
+                .to_move()
+                .ok_or_else(|| FieldError::invalid(&field, "the game is over before this move"))?;
+            let events = decide(&state, &Command::Play { seat, mv }, 0)
+                .map_err(|e| FieldError::invalid(&field, e.to_string()))?;
+            for event in &events {
+                evolve(&mut state, event, 0);
+            }
+        }
+        Ok(state)
+    }
 }
 
 impl GameApi {
@@ -345,10 +450,12 @@ impl GameService for GameApi {
         if let Some(tc) = time_control.as_mut() {
             convert::fill_time_control_seed(tc, rand::random);
         }
+        let mut seats = req.seats.clone();
+        convert::fill_bot_seeds(&mut seats, rand::random);
         let config = convert::config_from_proto(
             convert::WireConfig {
                 rules: rules.as_ref(),
-                seats: &req.seats,
+                seats: &seats,
                 undo_policy: req.undo_policy,
                 time_control: time_control.as_ref(),
                 absence: req.absence.as_ref(),
@@ -554,6 +661,73 @@ impl GameService for GameApi {
             .await?;
         reply.next_page_token = next.map(|s| s.to_string()).unwrap_or_default();
         Ok(Response::new(reply))
+    }
+
+    async fn suggest_move(
+        &self,
+        request: Request<pb::SuggestMoveRequest>,
+    ) -> Result<Response<pb::SuggestMoveResponse>, Status> {
+        let _permit = self.admit()?;
+        let req = request.into_inner();
+        let (state, analysis) = self
+            .analysis(
+                req.target.as_ref(),
+                req.engine,
+                req.strength,
+                req.seed,
+                req.budget.as_ref(),
+                true,
+            )
+            .await?;
+        let reply = self.registry.analyze(state, analysis).await?;
+        let Answer::Move(choice) = reply.answer else {
+            return Err(Status::internal("an analysis answered a suggestion"));
+        };
+        Ok(Response::new(pb::SuggestMoveResponse {
+            seat: reply.seat.0.into(),
+            r#move: Some(convert::move_to_proto(choice.mv)),
+            score: Some(convert::score_to_proto(choice.score)),
+            engine: convert::engine_to_proto(reply.engine) as i32,
+            nodes: choice.nodes,
+            sequence: reply.sequence,
+        }))
+    }
+
+    async fn analyze_position(
+        &self,
+        request: Request<pb::AnalyzePositionRequest>,
+    ) -> Result<Response<pb::AnalyzePositionResponse>, Status> {
+        let _permit = self.admit()?;
+        let req = request.into_inner();
+        let (state, analysis) = self
+            .analysis(
+                req.target.as_ref(),
+                req.engine,
+                req.strength,
+                req.seed,
+                req.budget.as_ref(),
+                false,
+            )
+            .await?;
+        let reply = self.registry.analyze(state, analysis).await?;
+        let Answer::Analysis(analysis) = reply.answer else {
+            return Err(Status::internal("a suggestion answered an analysis"));
+        };
+        Ok(Response::new(pb::AnalyzePositionResponse {
+            seat: reply.seat.0.into(),
+            score: Some(convert::score_to_proto(analysis.score)),
+            moves: analysis
+                .moves
+                .into_iter()
+                .map(|(mv, score)| pb::MoveScore {
+                    r#move: Some(convert::move_to_proto(mv)),
+                    score: Some(convert::score_to_proto(score)),
+                })
+                .collect(),
+            engine: convert::engine_to_proto(reply.engine) as i32,
+            nodes: analysis.nodes,
+            sequence: reply.sequence,
+        }))
     }
 
     async fn list_legal_moves(

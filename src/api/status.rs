@@ -146,6 +146,7 @@ pub fn to_status(error: RegistryError) -> Status {
                 GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
                 GameError::RematchPending => (Code::FailedPrecondition, R::RematchPending),
                 GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
+                GameError::SeatIsBot { .. } => (Code::FailedPrecondition, R::SeatIsBot),
                 GameError::TimeExpired { seat, deadline_ms } => {
                     let deadline = crate::proto::convert::timestamp(deadline_ms).to_string();
                     let metadata = HashMap::from([
@@ -199,7 +200,18 @@ pub fn to_status(error: RegistryError) -> Status {
             R::SeatTokenSecretMissing,
             none(),
         ),
-        RegistryError::Overloaded => status(Code::Unavailable, message, R::Overloaded, none()),
+        RegistryError::Overloaded | RegistryError::AnalysesBusy { .. } => {
+            status(Code::Unavailable, message, R::Overloaded, none())
+        }
+        RegistryError::AnalysisExhausted { .. } => status(
+            Code::DeadlineExceeded,
+            message,
+            R::AnalysisBudgetExhausted,
+            none(),
+        ),
+        RegistryError::EngineUnsupported { why } => {
+            FieldError::new("engine", why, R::EngineUnsupported).into()
+        }
         RegistryError::StoreUnavailable(ref cause) => {
             tracing::warn!(error = %cause_chain(cause), "the store is unavailable");
             status(Code::Unavailable, message, R::StoreUnavailable, none())

@@ -191,7 +191,9 @@ impl Search<'_, '_> {
     /// plies within (alpha, beta), and whether it is exact to the end.
     fn negamax(&mut self, depth: u32, mut alpha: i32, beta: i32) -> (i32, bool) {
         self.nodes += 1;
-        if self.nodes >= self.budget.nodes || (self.nodes % 1024 == 0 && self.budget.stopped()) {
+        if self.nodes >= self.budget.nodes
+            || (self.nodes.is_multiple_of(1024) && self.budget.stopped())
+        {
             self.out_of_budget = true;
             return (0, false);
         }

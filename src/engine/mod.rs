@@ -15,7 +15,8 @@
 //!   [`MctsEngine`] (mcts.rs).
 //! - [`EngineKind`]: the fieldless name of an engine, as a bot seat and the
 //!   wire name it, with [`EngineKind::supports`] and [`EngineKind::engine`].
-//! - [`Bot`]: a bot seat's engine, strength and seed.
+//! - [`Bot`]: a bot seat's engine, strength and seed; [`Chooser`], what a
+//!   bot's move records of it.
 //! - [`Node`]: a position to search from, with `play` and `undo` that keep
 //!   the seat to move the way the game layer does (passes, seats out).
 //! - [`Score`]: an engine's value of a position for the seat to move.
@@ -97,6 +98,24 @@ impl EngineKind {
     pub fn supports(self, rules: &RuleSet, seats: usize) -> Result<(), String> {
         self.engine().supports(rules, seats)
     }
+
+    /// The strongest engine for a game of `rules` with `seats` seats:
+    /// connect4 for standard Connect Four, minimax for two-seat m,n,k and
+    /// wild boards of at most 16 cells, MCTS for other games it plays,
+    /// random for the rest (a race).
+    pub fn best_for(rules: &RuleSet, seats: usize) -> EngineKind {
+        let small = |rows: u32, cols: u32| u64::from(rows) * u64::from(cols) <= 16;
+        let pick = match rules {
+            RuleSet::ConnectFour(_) => EngineKind::ConnectFour,
+            RuleSet::Mnk(r) if small(r.rows(), r.cols()) => EngineKind::Minimax,
+            RuleSet::Wild(r) if small(r.board().rows(), r.board().cols()) => EngineKind::Minimax,
+            _ => EngineKind::Mcts,
+        };
+        [pick, EngineKind::Mcts, EngineKind::Random]
+            .into_iter()
+            .find(|engine| engine.supports(rules, seats).is_ok())
+            .unwrap_or(EngineKind::Random)
+    }
 }
 
 /// A bot seat: the engine that plays for it, how strong, and its seed.
@@ -119,6 +138,26 @@ impl Bot {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         rng.set_stream(sequence);
         rng
+    }
+}
+
+/// Which engine chose a bot's move, and at what strength: what the move's
+/// event records (replay reads it; it never runs the engine again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Chooser {
+    /// The engine.
+    pub engine: EngineKind,
+    /// Its strength, 1 to [`MAX_STRENGTH`].
+    pub strength: u8,
+}
+
+impl Bot {
+    /// What a move this bot chose records of it.
+    pub fn chooser(&self) -> Chooser {
+        Chooser {
+            engine: self.engine,
+            strength: self.strength,
+        }
     }
 }
 
@@ -183,6 +222,33 @@ pub struct Choice {
     pub nodes: u64,
 }
 
+/// An engine's analysis of a position: its value and each legal move's,
+/// all for the seat to move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// The position's value: the best of `moves`.
+    pub score: Score,
+    /// Every legal move in the rules' order, with the value of playing it.
+    pub moves: Vec<(Move, Score)>,
+    /// The nodes the search visited.
+    pub nodes: u64,
+}
+
+impl Score {
+    /// A total order for comparing scores of one engine, best last: a
+    /// proven win beats every estimate, which beats a proven loss.
+    pub fn rank(self) -> i64 {
+        const PROVEN: i64 = 1 << 40;
+        match self {
+            Score::Exact(v) if v > 0 => PROVEN + i64::from(v),
+            Score::Exact(v) if v < 0 => -PROVEN + i64::from(v),
+            Score::Exact(_) => 0,
+            Score::Heuristic(v) => i64::from(v),
+            Score::WinRate(w) => i64::from(w) - 500,
+        }
+    }
+}
+
 /// An engine: chooses a move for the seat to move. Implementations are
 /// unit structs, one per file; pure and deterministic for a given node,
 /// strength, budget and generator (unless stopped by the flag).
@@ -205,6 +271,60 @@ pub trait Engine: Sync {
         budget: &Budget<'_>,
         rng: &mut ChaCha8Rng,
     ) -> Option<Choice>;
+
+    /// The value of every legal move on `node`, within `budget` in all. The
+    /// default plays each move and asks [`Engine::choose`] on the position
+    /// after it (with an equal share of the budget), flipping the answer:
+    /// for games with two seats in play only (`None` otherwise). A move that
+    /// ends the game scores [`Score::Exact`]: 1 + the empty cells left for
+    /// a win, 0 for a draw. `None` when there is no legal move or the
+    /// search was stopped before every move had a value.
+    fn analyze(
+        &self,
+        node: &Node<'_>,
+        strength: u8,
+        budget: &Budget<'_>,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Analysis> {
+        if node.in_play().count() != 2 {
+            return None;
+        }
+        let moves = node.moves();
+        let share = Budget {
+            nodes: (budget.nodes / moves.len().max(1) as u64).max(1),
+            stop: budget.stop,
+        };
+        let mut child = node.clone();
+        let mut scored = Vec::with_capacity(moves.len());
+        let mut nodes = 0;
+        for mv in moves {
+            let step = child.play(mv).ok()?;
+            let score = match child.outcome() {
+                Some(Outcome::Draw) => Score::Exact(0),
+                Some(Outcome::Win { seat, .. }) => {
+                    let empty = child
+                        .position()
+                        .board()
+                        .map_or(0, |board| board.empty_count() as i32);
+                    let won = Score::Exact(1 + empty);
+                    if *seat == step.seat { won } else { won.flip() }
+                }
+                None => {
+                    let reply = self.choose(&child, strength, &share, rng)?;
+                    nodes += reply.nodes;
+                    reply.score.flip()
+                }
+            };
+            child.undo(&step);
+            scored.push((mv, score));
+        }
+        let score = scored.iter().map(|(_, s)| *s).max_by_key(|s| s.rank())?;
+        Some(Analysis {
+            score,
+            moves: scored,
+            nodes,
+        })
+    }
 }
 
 /// A position to search from: the rules, the pieces, the seat to move and

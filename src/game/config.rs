@@ -1,6 +1,7 @@
 //! A game's fixed configuration: its rule set and its seats.
 
-use crate::rules::{MAX_SEATS, RuleSet};
+use crate::engine::{Bot, MAX_STRENGTH};
+use crate::rules::{MAX_SEATS, RuleSet, Seat};
 
 /// One player's seat as given at creation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +13,9 @@ pub struct SeatInfo {
     /// The symbol drawn for this seat's pieces (1 to 4 characters, no
     /// whitespace, unique within the game).
     pub symbol: String,
+    /// `Some` when an engine plays this seat: the server decides its moves
+    /// and nobody else may move, act or ask for a rematch for it.
+    pub bot: Option<Bot>,
 }
 
 /// Bounds on seats a server accepts.
@@ -233,7 +237,8 @@ impl GameConfig {
     /// they seat (wild games: 2) or more than `limits.max_seats`,
     /// an empty or overlong player id, an overlong display name, or a symbol
     /// that is empty, longer than 4 characters, contains whitespace or repeats
-    /// another seat's.
+    /// another seat's; a bot seat whose strength is not from 1 to
+    /// [`MAX_STRENGTH`] or whose engine cannot play these rules.
     pub fn new(
         rules: RuleSet,
         seats: Vec<SeatInfo>,
@@ -306,6 +311,17 @@ impl GameConfig {
                     format!("seats[{i}].symbol"),
                     format!("symbol {EMPTY_CELL:?} is reserved: it marks empty cells"),
                 );
+            }
+            if let Some(bot) = &seat.bot {
+                if !(1..=MAX_STRENGTH).contains(&bot.strength) {
+                    return invalid(
+                        format!("seats[{i}].bot.strength"),
+                        format!("strength {} is not from 1 to {MAX_STRENGTH}", bot.strength),
+                    );
+                }
+                if let Err(why) = bot.engine.supports(&rules, seats.len()) {
+                    return invalid(format!("seats[{i}].bot.engine"), why);
+                }
             }
             if let Some(j) = seats[..i].iter().position(|s| drawn(&s.symbol) == shown) {
                 return invalid(
@@ -390,5 +406,15 @@ impl GameConfig {
     /// The seats in turn order.
     pub fn seats(&self) -> &[SeatInfo] {
         &self.seats
+    }
+
+    /// The engine playing `seat`, when it is a bot seat.
+    pub fn bot(&self, seat: Seat) -> Option<&Bot> {
+        self.seats.get(seat.index())?.bot.as_ref()
+    }
+
+    /// Whether any seat is a bot seat.
+    pub fn has_bots(&self) -> bool {
+        self.seats.iter().any(|s| s.bot.is_some())
     }
 }

@@ -1,6 +1,7 @@
 //! The domain events of a game's log.
 
 use super::GameConfig;
+use crate::engine::Chooser;
 use crate::rules::{Coord, EndReason, Outcome, Played, Seat};
 
 /// One fact of a game's log, past tense. Each carries everything replay
@@ -18,6 +19,8 @@ pub enum Event {
         ply: u32,
         /// The move and everything it did, as the rules recorded it.
         played: Played,
+        /// The engine that chose the move, when a bot seat played it.
+        chosen_by: Option<Chooser>,
     },
     /// `seat` had no legal move and passed (games where a seat can be left
     /// without one, as [`Played::passes`] reports).

@@ -24,6 +24,18 @@ pub enum Command {
         /// The move requested.
         mv: Move,
     },
+    /// Play `mv`, which the engine of bot seat `seat` chose on the
+    /// position after event `sequence`. Decides to nothing when the game
+    /// has moved on since (a move undone, a resignation): the choice is
+    /// stale.
+    BotPlay {
+        /// The bot seat.
+        seat: Seat,
+        /// The engine's move.
+        mv: Move,
+        /// The sequence of the last event the engine saw.
+        sequence: u64,
+    },
     /// Take back the last move on the board.
     Undo {
         /// The seat asking, when stated.
@@ -180,6 +192,12 @@ pub enum GameError {
     /// The seat resigned or forfeited and is out of play.
     #[error("seat {seat} is out of play")]
     SeatOut {
+        /// The seat.
+        seat: u8,
+    },
+    /// The seat is played by an engine: nobody else moves or acts for it.
+    #[error("seat {seat} is a bot: the server plays it")]
+    SeatIsBot {
         /// The seat.
         seat: u8,
     },
@@ -639,6 +657,14 @@ impl GameState {
         }
     }
 
+    /// `seat`, when it is at this table and not a bot seat.
+    fn human(&self, seat: Seat) -> Result<Seat, GameError> {
+        match self.config.bot(self.seat(seat)?) {
+            Some(_) => Err(GameError::SeatIsBot { seat: seat.0 }),
+            None => Ok(seat),
+        }
+    }
+
     /// Refuses a command of `seat` once the game is over, the seat is out,
     /// or the turn's deadline has passed at `now`.
     fn check_can_act(&self, seat: Seat, now: Millis) -> Result<(), GameError> {
@@ -770,7 +796,7 @@ fn decide_round(
         Command::Play { seat, mv } => {
             // A request that is wrong whatever the position is refused as
             // such before the position's own refusals.
-            let seat = state.seat(seat)?;
+            let seat = state.human(seat)?;
             state.config.rules().check_move(mv)?;
             state.check_can_act(seat, now)?;
             if seat != state.to_move {
@@ -780,6 +806,23 @@ fn decide_round(
                 });
             }
             play(state, seat, mv, false)
+        }
+        Command::BotPlay { seat, mv, sequence } => {
+            let Some(bot) = state.config.bot(seat) else {
+                return Err(GameError::NoSuchSeat {
+                    seat: seat.0.into(),
+                    max: state.config.seats().len() as u32 - 1,
+                });
+            };
+            if sequence != state.sequence || state.ended.is_some() || seat != state.to_move {
+                return Ok(Vec::new());
+            }
+            state.check_can_act(seat, now)?;
+            let mut events = play(state, seat, mv, false)?;
+            if let Some(Event::MovePlayed { chosen_by, .. }) = events.first_mut() {
+                *chosen_by = Some(bot.chooser());
+            }
+            Ok(events)
         }
         Command::Undo { requested_by } => {
             if let Some(seat) = requested_by {
@@ -797,7 +840,23 @@ fn decide_round(
             if state.ended_off_the_board() {
                 return Err(GameError::GameOver);
             }
-            let last = state.moves.last().ok_or(GameError::NothingToUndo)?;
+            // A player's undo also takes back the bots' replies to its
+            // move: the moves on top played by bot seats, then the one
+            // under them.
+            let mut from = state
+                .moves
+                .len()
+                .checked_sub(1)
+                .ok_or(GameError::NothingToUndo)?;
+            if requested_by.is_none_or(|s| state.config.bot(s).is_none()) {
+                while from > 0 && state.config.bot(state.moves[from].seat).is_some() {
+                    from -= 1;
+                }
+                if state.config.bot(state.moves[from].seat).is_some() {
+                    from = state.moves.len() - 1;
+                }
+            }
+            let last = &state.moves[from];
             if policy == UndoPolicy::LastMover && requested_by != Some(last.seat) {
                 return Err(GameError::NotLastMover {
                     last_mover: last.seat.0,
@@ -807,7 +866,11 @@ fn decide_round(
             if state.ended.is_none() {
                 state.check_deadline(now)?;
             }
-            Ok(vec![undo(last, requested_by)])
+            Ok(state.moves[from..]
+                .iter()
+                .rev()
+                .map(|m| undo(m, requested_by))
+                .collect())
         }
         Command::Redo { requested_by } => {
             if let Some(seat) = requested_by {
@@ -831,12 +894,12 @@ fn decide_round(
             play(state, next.seat, next.played.mv, true)
         }
         Command::Act { seat, action } => {
-            let seat = seat.ok_or(GameError::SeatRequired)?;
+            let seat = state.human(seat.ok_or(GameError::SeatRequired)?)?;
             state.check_can_act(seat, now)?;
             act(state, seat, action)
         }
         Command::Rematch { seat, rotate } => {
-            let seat = state.seat(seat.ok_or(GameError::SeatRequired)?)?;
+            let seat = state.human(seat.ok_or(GameError::SeatRequired)?)?;
             if state.ended.is_some() {
                 return Ok(vec![next_round(state, rotate)]);
             }
@@ -893,7 +956,12 @@ fn play(state: &GameState, seat: Seat, mv: Move, redo: bool) -> Result<Vec<Event
     let event = if redo {
         Event::MoveRedone { seat, ply, played }
     } else {
-        Event::MovePlayed { seat, ply, played }
+        Event::MovePlayed {
+            seat,
+            ply,
+            played,
+            chosen_by: None,
+        }
     };
     let mut events: Vec<Event> = std::iter::once(event).chain(passes).collect();
     if repeated {
@@ -1108,7 +1176,12 @@ fn absent(state: &GameState, seat: Seat) -> Result<Vec<Event>, GameError> {
     let Some(policy) = state.config.absence() else {
         return Ok(Vec::new());
     };
-    if state.ended.is_some() || seat != state.to_move || state.absence_logged {
+    // A bot seat is never away.
+    if state.ended.is_some()
+        || seat != state.to_move
+        || state.absence_logged
+        || state.config.bot(seat).is_some()
+    {
         return Ok(Vec::new());
     }
     let mut events = vec![Event::SeatAbsent { seat }];

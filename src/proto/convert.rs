@@ -7,6 +7,7 @@
 use prost_types::{Duration, Timestamp};
 
 use super::{self as pb, ErrorReason};
+use crate::engine::{Bot, Chooser, EngineKind, MAX_STRENGTH, Score};
 use crate::game::{
     AbsenceAction, AbsencePolicy, Action, EMPTY_CELL, Event, ExpiryPolicy, Fischer, GameConfig,
     GameState, GameStatus, InvalidTimeControl, Offer, SeatInfo, SeatLimits, TimeControl,
@@ -377,6 +378,108 @@ pub fn seat_to_proto(seat: &SeatInfo) -> pb::Seat {
         player_id: seat.player_id.clone(),
         display_name: seat.display_name.clone(),
         symbol: seat.symbol.clone(),
+        bot: seat.bot.as_ref().map(|bot| pb::Bot {
+            engine: engine_to_proto(bot.engine) as i32,
+            strength: bot.strength.into(),
+            seed: Some(bot.seed),
+        }),
+    }
+}
+
+/// An engine on the wire.
+pub fn engine_to_proto(engine: EngineKind) -> pb::Engine {
+    match engine {
+        EngineKind::Random => pb::Engine::Random,
+        EngineKind::Minimax => pb::Engine::Minimax,
+        EngineKind::ConnectFour => pb::Engine::Connect4,
+        EngineKind::Mcts => pb::Engine::Mcts,
+    }
+}
+
+/// An Engine value from the wire; `None` for ENGINE_UNSPECIFIED.
+///
+/// # Errors
+/// INVALID_REQUEST naming `field` for a value outside the enum.
+pub fn engine_from_proto(value: i32, field: &str) -> Result<Option<EngineKind>, FieldError> {
+    match pb::Engine::try_from(value) {
+        Ok(pb::Engine::Unspecified) => Ok(None),
+        Ok(pb::Engine::Random) => Ok(Some(EngineKind::Random)),
+        Ok(pb::Engine::Minimax) => Ok(Some(EngineKind::Minimax)),
+        Ok(pb::Engine::Connect4) => Ok(Some(EngineKind::ConnectFour)),
+        Ok(pb::Engine::Mcts) => Ok(Some(EngineKind::Mcts)),
+        Err(_) => Err(FieldError::invalid(
+            field,
+            format!("{value} is not one of the Engine values"),
+        )),
+    }
+}
+
+/// A strength from the wire: 0 means [`MAX_STRENGTH`].
+///
+/// # Errors
+/// `reason` naming `field` above [`MAX_STRENGTH`].
+pub fn strength_from_proto(
+    strength: u32,
+    field: &str,
+    reason: ErrorReason,
+) -> Result<u8, FieldError> {
+    match strength {
+        0 => Ok(MAX_STRENGTH),
+        s if s <= u32::from(MAX_STRENGTH) => Ok(s as u8),
+        s => Err(FieldError::new(
+            field,
+            format!("strength {s} is not from 1 to {MAX_STRENGTH}"),
+            reason,
+        )),
+    }
+}
+
+/// A bot seat from the wire (its seed filled in: a missing one reads as
+/// 0; CreateGame fills one in before this).
+fn bot_from_proto(bot: &pb::Bot, field: &str) -> Result<Bot, FieldError> {
+    let engine = engine_from_proto(bot.engine, &format!("{field}.engine"))?.ok_or_else(|| {
+        FieldError::new(
+            format!("{field}.engine"),
+            "a bot seat needs an engine",
+            ErrorReason::InvalidSeats,
+        )
+    })?;
+    Ok(Bot {
+        engine,
+        strength: strength_from_proto(
+            bot.strength,
+            &format!("{field}.strength"),
+            ErrorReason::InvalidSeats,
+        )?,
+        seed: bot.seed.unwrap_or(0),
+    })
+}
+
+/// Gives every bot seat without a seed one from `draw` (the server draws
+/// them, outside the pure core).
+pub fn fill_bot_seeds(seats: &mut [pb::Seat], mut draw: impl FnMut() -> u64) {
+    for bot in seats.iter_mut().filter_map(|s| s.bot.as_mut()) {
+        bot.seed.get_or_insert_with(&mut draw);
+    }
+}
+
+/// What chose a bot's move, on the wire.
+fn chooser_to_proto(chooser: &Chooser) -> pb::Chooser {
+    pb::Chooser {
+        engine: engine_to_proto(chooser.engine) as i32,
+        strength: chooser.strength.into(),
+    }
+}
+
+/// An engine's score on the wire.
+pub fn score_to_proto(score: Score) -> pb::Score {
+    use pb::score::Kind;
+    pb::Score {
+        kind: Some(match score {
+            Score::Exact(v) => Kind::Exact(v),
+            Score::Heuristic(v) => Kind::Heuristic(v),
+            Score::WinRate(w) => Kind::WinRatePerMille(w.into()),
+        }),
     }
 }
 
@@ -439,15 +542,30 @@ pub fn config_from_proto(
     let rules = rules_from_proto(rules, max_cells)?;
     let seats = seats
         .iter()
-        .map(|s| SeatInfo {
-            player_id: s.player_id.clone(),
-            display_name: s.display_name.clone(),
-            symbol: s.symbol.clone(),
+        .enumerate()
+        .map(|(i, s)| {
+            Ok(SeatInfo {
+                player_id: s.player_id.clone(),
+                display_name: s.display_name.clone(),
+                symbol: s.symbol.clone(),
+                bot: s
+                    .bot
+                    .as_ref()
+                    .map(|bot| bot_from_proto(bot, &format!("seats[{i}].bot")))
+                    .transpose()?,
+            })
         })
-        .collect();
+        .collect::<Result<_, FieldError>>()?;
     let config = GameConfig::new(rules, seats, limits)
         .map(|config| config.with_undo_policy(undo_policy))
-        .map_err(|e| FieldError::new(e.field, e.why, ErrorReason::InvalidSeats))?;
+        .map_err(|e| {
+            let reason = if e.field.ends_with(".bot.engine") {
+                ErrorReason::EngineUnsupported
+            } else {
+                ErrorReason::InvalidSeats
+            };
+            FieldError::new(e.field, e.why, reason)
+        })?;
     let invalid =
         |e: InvalidTimeControl| FieldError::new(e.field, e.why, ErrorReason::InvalidTimeControl);
     let config = match time_control {
@@ -817,8 +935,15 @@ pub fn event_type(event: &Event) -> &'static str {
 
 /// A move and what it did on the wire (a MovePlayed or a move_redone), with
 /// the reason `rules` give for its outcome.
-fn played_to_proto(seat: Seat, ply: u32, played: &Played, rules: &RuleSet) -> pb::MovePlayed {
+fn played_to_proto(
+    seat: Seat,
+    ply: u32,
+    played: &Played,
+    rules: &RuleSet,
+    chosen_by: Option<&Chooser>,
+) -> pb::MovePlayed {
     pb::MovePlayed {
+        chosen_by: chosen_by.map(chooser_to_proto),
         seat: seat.0.into(),
         r#move: Some(move_to_proto(played.mv)),
         // The wire names a roll's square as the cell (0, square).
@@ -858,11 +983,20 @@ pub fn event_to_proto(
             time_control: config.time_control().map(time_control_to_proto),
             absence: config.absence().map(absence_to_proto),
         }),
-        Event::MovePlayed { seat, ply, played } => {
-            Kind::MovePlayed(played_to_proto(*seat, *ply, played, rules))
-        }
+        Event::MovePlayed {
+            seat,
+            ply,
+            played,
+            chosen_by,
+        } => Kind::MovePlayed(played_to_proto(
+            *seat,
+            *ply,
+            played,
+            rules,
+            chosen_by.as_ref(),
+        )),
         Event::MoveRedone { seat, ply, played } => {
-            Kind::MoveRedone(played_to_proto(*seat, *ply, played, rules))
+            Kind::MoveRedone(played_to_proto(*seat, *ply, played, rules, None))
         }
         Event::TimeExpired { seat } => Kind::TimeExpired(pb::TimeExpired {
             seat: seat.0.into(),
@@ -948,7 +1082,31 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
         }
         Some(Kind::MovePlayed(m)) => {
             let (seat, ply, played) = played_from_proto(m, "move_played")?;
-            Ok(Event::MovePlayed { seat, ply, played })
+            let chosen_by = m
+                .chosen_by
+                .as_ref()
+                .map(|c| {
+                    let engine = engine_from_proto(c.engine, "move_played.chosen_by.engine")?
+                        .ok_or_else(|| {
+                            FieldError::invalid(
+                                "move_played.chosen_by.engine",
+                                "a bot's move names its engine",
+                            )
+                        })?;
+                    let strength = strength_from_proto(
+                        c.strength,
+                        "move_played.chosen_by.strength",
+                        ErrorReason::InvalidRequest,
+                    )?;
+                    Ok::<_, FieldError>(Chooser { engine, strength })
+                })
+                .transpose()?;
+            Ok(Event::MovePlayed {
+                seat,
+                ply,
+                played,
+                chosen_by,
+            })
         }
         Some(Kind::MoveRedone(m)) => {
             let (seat, ply, played) = played_from_proto(m, "move_redone")?;
@@ -1207,8 +1365,21 @@ mod tests {
                 player_id: s.into(),
                 display_name: "n".into(),
                 symbol: s.into(),
+                bot: None,
             })
             .to_vec();
+        let mut with_bot = seats.clone();
+        with_bot[1].bot = Some(Bot {
+            engine: EngineKind::ConnectFour,
+            strength: 7,
+            seed: u64::MAX,
+        });
+        let bot_config = GameConfig::new(
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD),
+            with_bot,
+            SeatLimits::default(),
+        )
+        .unwrap();
         let config = GameConfig::new(
             RuleSet::ConnectFour(ConnectFourRules::STANDARD),
             seats,
@@ -1267,9 +1438,26 @@ mod tests {
                 first: seat,
             },
         ]);
-        if let Some(Event::MovePlayed { seat, ply, played }) = events.get(1).cloned() {
-            events.push(Event::MoveRedone { seat, ply, played });
+        if let Some(Event::MovePlayed {
+            seat, ply, played, ..
+        }) = events.get(1).cloned()
+        {
+            events.push(Event::MoveRedone {
+                seat,
+                ply,
+                played: played.clone(),
+            });
+            events.push(Event::MovePlayed {
+                seat,
+                ply,
+                played,
+                chosen_by: Some(Chooser {
+                    engine: EngineKind::Mcts,
+                    strength: 3,
+                }),
+            });
         }
+        events.push(Event::GameCreated(bot_config));
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
         for (i, event) in events.iter().enumerate() {
             let wire = event_to_proto("g", i as u64 + 1, 1_700_000_000_123, event, &rules, 0);
@@ -1301,6 +1489,7 @@ mod tests {
                 passes: Vec::new(),
                 outcome: None,
             },
+            chosen_by: None,
         };
         let rules = RuleSet::SnakesLadders(
             SnakesLaddersRules::new(SnakesLaddersOptions::default(), u64::MAX).unwrap(),

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prost::Message;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -13,6 +13,7 @@ use super::residency::{self, ActorShared, PresenceGuard};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
+use crate::engine::{Bot, Choice};
 use crate::game::{Command, Event, GameError, GameState, GameStatus, decide, evolve};
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
@@ -25,6 +26,10 @@ const CONFLICT_RETRIES: usize = 3;
 
 /// How long after a timeout that could not be appended it is tried again.
 const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A bot's answer: the sequence of the position it searched, its seat,
+/// and its move (`None`: stopped, or no move found).
+type BotAnswer = (u64, Seat, Option<Choice>);
 
 /// Events read from the store per query while catching up.
 const CATCH_UP_PAGE: u32 = 512;
@@ -50,6 +55,11 @@ pub(super) enum Msg {
         at: Option<u64>,
         reply: Reply<pb::Game>,
     },
+    /// The game's state, the latest or right after event `at`.
+    State {
+        at: Option<u64>,
+        reply: Reply<GameState>,
+    },
     LegalMoves {
         at: Option<u64>,
         offset: usize,
@@ -74,6 +84,7 @@ impl Msg {
         match self {
             Msg::Execute { reply, .. } => drop(reply.send(Err(error))),
             Msg::View { reply, .. } => drop(reply.send(Err(error))),
+            Msg::State { reply, .. } => drop(reply.send(Err(error))),
             Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
             Msg::Subscribe { reply, .. } => drop(reply.send(Err(error))),
             Msg::CatchUp { .. } => {}
@@ -179,6 +190,12 @@ pub(super) struct Actor {
     /// On a shared store: a turn whose seat another node still served (or
     /// had served too recently), and when to look again.
     absence_check: Option<((u32, Seat, i64), i64)>,
+    /// The bot move being decided: the sequence of the position it is
+    /// decided on, and the flag that stops it.
+    thinking: Option<(u64, Arc<AtomicBool>)>,
+    /// The sequence whose bot move could not be appended: the next attempt
+    /// waits a while first.
+    bot_failed: Option<u64>,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -249,6 +266,8 @@ impl Actor {
             loaded_at: registry_clock.now_ms(),
             reported_absence: None,
             absence_check: None,
+            thinking: None,
+            bot_failed: None,
             shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
@@ -258,15 +277,19 @@ impl Actor {
         let mut deadline = Instant::now() + idle;
         // After a timeout that could not be appended, when to try again.
         let mut retry_at = None;
+        let (bots, mut answers) = mpsc::unbounded_channel::<BotAnswer>();
         loop {
             // The turn's deadline, armed afresh after every message (and so
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
-            // A game waiting on a deadline is neither idle nor evicted.
+            // A bot to move starts thinking (once per position).
+            let bot_to_move = actor.think(&bots);
+            // A game waiting on a deadline or a bot is neither idle nor
+            // evicted.
             actor
                 .shared
-                .arm(turn_ends.is_some() || grace_ends.is_some());
+                .arm(turn_ends.is_some() || grace_ends.is_some() || bot_to_move);
             let after = |deadline: Option<i64>| {
                 let clock = &clock;
                 async move {
@@ -304,6 +327,11 @@ impl Actor {
                         let settled = actor.report_absence(seat).await;
                         retry_at = (!settled).then(|| Instant::now() + TIMEOUT_RETRY);
                     }
+                    actor.report_weight();
+                    actor.registry.settle();
+                }
+                Some((sequence, seat, choice)) = answers.recv() => {
+                    actor.play_bot(sequence, seat, choice).await;
                     actor.report_weight();
                     actor.registry.settle();
                 }
@@ -372,7 +400,7 @@ impl Actor {
         command: Command,
         credential: &Credential,
     ) -> Result<Command, RegistryError> {
-        if let Command::Timeout | Command::GraceExpired { .. } = command {
+        if let Command::Timeout | Command::GraceExpired { .. } | Command::BotPlay { .. } = command {
             // The actor's own commands: no caller to authorize.
             return Ok(command);
         }
@@ -424,7 +452,10 @@ impl Actor {
                     })
                 }
             },
-            Command::ReissueSeatToken { .. } | Command::Timeout | Command::GraceExpired { .. } => {
+            Command::ReissueSeatToken { .. }
+            | Command::Timeout
+            | Command::GraceExpired { .. }
+            | Command::BotPlay { .. } => {
                 unreachable!("handled above")
             }
         }
@@ -479,6 +510,9 @@ impl Actor {
             }
             Msg::View { at, reply } => {
                 let _ = reply.send(self.view(at).await);
+            }
+            Msg::State { at, reply } => {
+                let _ = reply.send(self.state_at(at).await);
             }
             Msg::CatchUp { upto } => {
                 if upto.is_none_or(|upto| upto > self.state.sequence())
@@ -548,6 +582,89 @@ impl Actor {
             PresenceGuard::new(Arc::clone(&self.shared), seat, clock, sink)
         });
         Ok((live.subscribe(), self.state.sequence(), presence))
+    }
+
+    /// Starts deciding the move of the bot seat to move, unless it is
+    /// already being decided on this position; stops a decision on an
+    /// earlier position. Returns whether a bot is to move.
+    fn think(&mut self, answers: &mpsc::UnboundedSender<BotAnswer>) -> bool {
+        let sequence = self.state.sequence();
+        let bot = self
+            .state
+            .to_move()
+            .and_then(|seat| Some((seat, *self.state.config().bot(seat)?)));
+        if let Some((at, stop)) = &self.thinking {
+            if *at == sequence && bot.is_some() {
+                return true;
+            }
+            stop.store(true, Ordering::Relaxed);
+            self.thinking = None;
+        }
+        let Some((seat, bot)) = bot else {
+            return false;
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        self.thinking = Some((sequence, Arc::clone(&stop)));
+        let thinking = &self.registry.inner.thinking;
+        let job = thinking.job(&self.state, &bot, thinking.settings().bot_nodes);
+        let registry = self.registry.clone();
+        let answers = answers.clone();
+        let pause = self.bot_failed.take() == Some(sequence);
+        tokio::spawn(
+            async move {
+                if pause {
+                    tokio::time::sleep(TIMEOUT_RETRY).await;
+                }
+                let choice = registry.inner.thinking.bot_move(job, stop).await;
+                let _ = answers.send((sequence, seat, choice));
+            }
+            .in_current_span(),
+        );
+        true
+    }
+
+    /// Appends the bot's move decided on the position after `sequence`,
+    /// unless the game has moved on since. An engine that found no move
+    /// (it should not) is replaced by a random legal move from the bot's
+    /// generator, so a bot never stalls its game.
+    async fn play_bot(&mut self, sequence: u64, seat: Seat, choice: Option<Choice>) {
+        if self.thinking.as_ref().is_none_or(|(at, _)| *at != sequence) {
+            return;
+        }
+        self.thinking = None;
+        if self.state.sequence() != sequence {
+            return;
+        }
+        let mv = match choice {
+            Some(choice) => {
+                tracing::debug!(%seat, nodes = choice.nodes, score = ?choice.score, "bot chose");
+                Some(choice.mv)
+            }
+            None => self.state.config().bot(seat).and_then(|bot: &Bot| {
+                tracing::warn!(%seat, engine = bot.engine.name(), "engine found no move; playing a random one");
+                crate::engine::random_move(
+                    self.state.config().rules(),
+                    self.state.position(),
+                    seat,
+                    &mut bot.rng(sequence + 1),
+                )
+            }),
+        };
+        let Some(mv) = mv else {
+            return;
+        };
+        let request = RequestMeta::default();
+        let result = match self.fresh().await {
+            Ok(()) => {
+                let command = Command::BotPlay { seat, mv, sequence };
+                Box::pin(self.execute(command, &request)).await
+            }
+            Err(error) => Err(error),
+        };
+        if let Err(error) = result {
+            tracing::warn!(error = %error, "bot move not appended; deciding again");
+            self.bot_failed = Some(self.state.sequence());
+        }
     }
 
     /// When the seat to move, away from the game, has been so for the
@@ -665,13 +782,7 @@ impl Actor {
             Some(at) if at == last => Ok(self.game_view()),
             Some(at) if at > last => Err(RegistryError::SequenceOutOfRange { at, last }),
             Some(at) => {
-                let stored = self
-                    .registry
-                    .inner
-                    .store
-                    .read(&self.game_id, 1, at, u32::MAX)
-                    .await?;
-                let (state, created_at_ms) = rebuild(&self.game_id, &stored)?;
+                let (state, created_at_ms) = self.past(at).await?;
                 Ok(convert::game_to_proto(
                     &self.game_id,
                     &state,
@@ -680,6 +791,25 @@ impl Actor {
                 ))
             }
         }
+    }
+
+    /// The state, the latest or rebuilt from the store right after `at`.
+    async fn state_at(&self, at: Option<u64>) -> Result<GameState, RegistryError> {
+        let last = self.state.sequence();
+        match at {
+            None | Some(0) => Ok(self.state.clone()),
+            Some(at) if at == last => Ok(self.state.clone()),
+            Some(at) if at > last => Err(RegistryError::SequenceOutOfRange { at, last }),
+            Some(at) => Ok(self.past(at).await?.0),
+        }
+    }
+
+    /// The state right after event `at`, rebuilt from the store, with the
+    /// game's creation time.
+    async fn past(&self, at: u64) -> Result<(GameState, i64), RegistryError> {
+        let store = &self.registry.inner.store;
+        let stored = store.read(&self.game_id, 1, at, u32::MAX).await?;
+        rebuild(&self.game_id, &stored)
     }
 
     fn legal_moves(&self, offset: usize, limit: usize) -> LegalMovesPage {

@@ -79,6 +79,24 @@ pub enum RegistryError {
         /// Its value.
         max: usize,
     },
+    /// Every analysis permit is taken.
+    #[error("all {max} analyses are busy; retry with backoff")]
+    AnalysesBusy {
+        /// The server's limit on analyses at once.
+        max: usize,
+    },
+    /// An analysis found no answer within its time.
+    #[error("the analysis found no answer within {ms} ms")]
+    AnalysisExhausted {
+        /// The time it had, in milliseconds.
+        ms: u64,
+    },
+    /// The engine asked for cannot play this game.
+    #[error("{why}")]
+    EngineUnsupported {
+        /// Why, in a short lowercase sentence.
+        why: String,
+    },
     /// The game's mailbox is full.
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,

@@ -17,6 +17,7 @@ mod error;
 mod presence;
 mod residency;
 mod stream;
+mod thinking;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +31,8 @@ use tokio_util::sync::CancellationToken;
 pub use clock::Clock;
 pub use error::RegistryError;
 pub use stream::Buffered;
+pub use thinking::Answer;
+pub use thinking::EngineSettings;
 
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::proto::{self as pb, convert};
@@ -78,6 +81,8 @@ pub struct RegistrySettings {
     /// Where the server reads the time for commands, events and deadlines
     /// (the system clock; tests set a manual one).
     pub clock: Clock,
+    /// Limits on bot moves and analyses.
+    pub engines: EngineSettings,
 }
 
 impl Default for RegistrySettings {
@@ -96,8 +101,39 @@ impl Default for RegistrySettings {
             max_live_bytes: 2 << 30,
             catch_up_interval: Duration::from_secs(2),
             clock: Clock::System,
+            engines: EngineSettings::default(),
         }
     }
+}
+
+/// What an analysis asks for (see [`Registry::analyze`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AnalysisRequest {
+    /// The engine; `None` for the strongest for the game.
+    pub engine: Option<crate::engine::EngineKind>,
+    /// 1 to [`crate::engine::MAX_STRENGTH`].
+    pub strength: u8,
+    /// Seeds the engine's generator (stream: the position's sequence + 1).
+    pub seed: u64,
+    /// The node budget; 0 for the server's.
+    pub nodes: u64,
+    /// The time budget; `None` for the server's.
+    pub time: Option<Duration>,
+    /// One move (SuggestMove) rather than every move's score.
+    pub suggest: bool,
+}
+
+/// What an analysis found, for the seat to move after `sequence`.
+#[derive(Debug, Clone)]
+pub struct AnalysisReply {
+    /// The seat to move.
+    pub seat: crate::rules::Seat,
+    /// The sequence of the position analysed.
+    pub sequence: u64,
+    /// The engine that answered.
+    pub engine: crate::engine::EngineKind,
+    /// The move, or every move's score.
+    pub answer: Answer,
 }
 
 /// The seat credential a call presented.
@@ -213,6 +249,8 @@ struct Inner {
     actor_failures: std::sync::atomic::AtomicU64,
     /// On a shared store, where this node's presence counts go.
     presence: Option<presence::PresenceSink>,
+    /// The pools bot moves and analyses run in.
+    thinking: thinking::Thinking,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -242,6 +280,7 @@ impl Registry {
     ) -> Self {
         let changes = store.changes();
         let shutdown = CancellationToken::new();
+        let settings_engines = settings.engines;
         let presence = store.shared().then(|| {
             let node = uuid::Uuid::new_v4().to_string();
             presence::spawn_writer(
@@ -263,6 +302,7 @@ impl Registry {
                 stream_catch_ups: std::sync::atomic::AtomicU64::new(0),
                 actor_failures: std::sync::atomic::AtomicU64::new(0),
                 presence,
+                thinking: thinking::Thinking::new(settings_engines),
             }),
         };
         if let Some(changes) = changes {
@@ -605,6 +645,60 @@ impl Registry {
         self.ask(game_id, |reply| Msg::View { at, reply }).await
     }
 
+    /// A game's state: the latest, or right after event `at`.
+    ///
+    /// # Errors
+    /// As [`Registry::game`].
+    pub async fn state(&self, game_id: &str, at: Option<u64>) -> Result<GameState, RegistryError> {
+        self.ask(game_id, |reply| Msg::State { at, reply }).await
+    }
+
+    /// Runs an analysis of `state` with `engine` (`None`: the strongest for
+    /// the game): SuggestMove's one move when `suggest`, otherwise
+    /// AnalyzePosition's scores. `nodes` and `time` are the call's budget,
+    /// capped by the server's (0 / `None`: the server's). Runs on a blocking
+    /// thread, at most [`EngineSettings::max_analyses`] at once.
+    ///
+    /// # Errors
+    /// [`RegistryError::EngineUnsupported`], [`RegistryError::AnalysesBusy`],
+    /// [`RegistryError::AnalysisExhausted`], and
+    /// [`RegistryError::Rejected`] with a game over.
+    pub async fn analyze(
+        &self,
+        state: GameState,
+        request: AnalysisRequest,
+    ) -> Result<AnalysisReply, RegistryError> {
+        let rules = state.config().rules();
+        let seats = state.config().seats().len();
+        let engine = request
+            .engine
+            .unwrap_or_else(|| crate::engine::EngineKind::best_for(rules, seats));
+        engine
+            .supports(rules, seats)
+            .map_err(|why| RegistryError::EngineUnsupported { why })?;
+        let thinking = &self.inner.thinking;
+        let limit = thinking.settings().analysis_nodes;
+        let nodes = match request.nodes {
+            0 => limit,
+            n => n.min(limit),
+        };
+        let sequence = state.sequence();
+        let seat = state.to_move();
+        let bot = crate::engine::Bot {
+            engine,
+            strength: request.strength,
+            seed: request.seed,
+        };
+        let job = thinking.job(&state, &bot, nodes);
+        let answer = thinking.analyze(job, request.time, request.suggest).await?;
+        Ok(AnalysisReply {
+            seat: seat.unwrap_or(crate::rules::Seat(0)),
+            sequence,
+            engine,
+            answer,
+        })
+    }
+
     /// A page of the legal moves of the seat to move, `offset` moves into
     /// the list of the position at sequence `at` (the current one if `None`).
     ///
@@ -757,12 +851,14 @@ impl Registry {
         Ok((games, next))
     }
 
-    /// Loads every game in progress with a time control or an absence
-    /// policy, so that each arms its timers (a restart re-arms the clocks
-    /// that were running; a deadline passed while the server was down times
-    /// out at once; an absent seat's grace period counts from the load).
-    /// Returns how many it loaded. A game waiting on a deadline never
-    /// leaves memory, for idleness or to make room.
+    /// Loads every game in progress with a time control, an absence
+    /// policy or a bot seat, so that each arms its timers and bots (a
+    /// restart re-arms the clocks that were running; a deadline passed while
+    /// the server was down times out at once; an absent seat's grace period
+    /// counts from the load; a bot to move decides its move again, which
+    /// its seed makes the same move). Returns how many it loaded. A game
+    /// waiting on a deadline or a bot never leaves memory, for idleness or
+    /// to make room.
     ///
     /// # Errors
     /// Store failures while listing; a game that fails to load is logged
@@ -780,13 +876,16 @@ impl Registry {
             let full = records.len() == PAGE as usize;
             for record in records {
                 let in_progress = record.status == pb::GameStatus::InProgress as i32;
-                // A clock, or a seat's grace period, may run out.
+                // A clock, or a seat's grace period, may run out; a bot may
+                // be to move.
                 let timed = pb::GameEvent::decode(record.created_payload.as_slice())
                     .ok()
                     .and_then(|e| match e.kind {
-                        Some(pb::game_event::Kind::GameCreated(c)) => {
-                            Some(c.time_control.is_some() || c.absence.is_some())
-                        }
+                        Some(pb::game_event::Kind::GameCreated(c)) => Some(
+                            c.time_control.is_some()
+                                || c.absence.is_some()
+                                || c.seats.iter().any(|s| s.bot.is_some()),
+                        ),
                         _ => None,
                     })
                     .unwrap_or(false);

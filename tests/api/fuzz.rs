@@ -162,6 +162,7 @@ fn seats(rng: &mut StdRng) -> Vec<pb::Seat> {
             },
             display_name: String::new(),
             symbol: SYMBOLS[rng.random_range(0..SYMBOLS.len())].into(),
+            bot: None,
         })
         .collect()
 }

@@ -260,6 +260,7 @@ pub(crate) fn seat(id: &str, symbol: &str) -> pb::Seat {
         player_id: id.into(),
         display_name: format!("player {id}"),
         symbol: symbol.into(),
+        bot: None,
     }
 }
 

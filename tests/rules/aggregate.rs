@@ -230,6 +230,7 @@ fn replay_refuses_a_log_that_does_not_fit() {
         seat: Seat(1),
         ply: 2,
         played: Played::placed(mv, Coord::new(1, 1), None),
+        chosen_by: None,
     });
     assert_eq!(GameState::replay(untimed(log)).unwrap_err().sequence, 3);
     assert_eq!(
@@ -250,6 +251,7 @@ fn replay_refuses_a_drop_or_pop_recorded_anywhere_but_where_it_lands() {
         seat: Seat(seat),
         ply: 3,
         played: Played::placed(mv, at, None),
+        chosen_by: None,
     };
     // Column 3 holds two discs: the next lands on row 3.
     let fits = [
@@ -330,6 +332,7 @@ fn replay_refuses_a_roll_that_does_not_fit_the_position() {
                 roll,
                 ..played.clone()
             },
+            chosen_by: None,
         });
         GameState::replay(untimed(corrupt))
     };
@@ -559,6 +562,7 @@ fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
         seat: Seat(0),
         ply: 2,
         played: Played::placed(Move::Place(Coord::new(0, 0)), Coord::new(0, 0), None),
+        chosen_by: None,
     });
     assert_eq!(
         GameState::replay(untimed(wrong_seat)).unwrap_err().sequence,
@@ -569,6 +573,7 @@ fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
         seat: Seat(1),
         ply: 6,
         played: Played::placed(Move::Place(Coord::new(2, 2)), Coord::new(2, 2), None),
+        chosen_by: None,
     });
     assert_eq!(GameState::replay(untimed(won)).unwrap_err().sequence, 7);
 }

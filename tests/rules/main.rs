@@ -31,6 +31,7 @@ fn seat(id: &str, symbol: &str) -> SeatInfo {
         player_id: id.into(),
         display_name: String::new(),
         symbol: symbol.into(),
+        bot: None,
     }
 }
 

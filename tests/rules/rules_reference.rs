@@ -399,7 +399,7 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
         assert!(
             matches!(
                 events.as_slice(),
-                [Event::MovePlayed { seat: s, played: p, ply }]
+                [Event::MovePlayed { seat: s, played: p, ply, .. }]
                     if *s == seat && p.placement.map(Move::Place) == Some(mv) && *ply as usize == played.len() + 1
             ),
             "playing {mv:?} for {seat} gave {events:?}"

@@ -16,6 +16,7 @@ pub(crate) fn create_mnk(game_id: &str, rows: i32, cols: i32, k: i32) -> pb::Cre
                 player_id: s.into(),
                 display_name: String::new(),
                 symbol: s.to_uppercase(),
+                bot: None,
             })
             .to_vec(),
         undo_policy: 0,
