@@ -325,7 +325,10 @@ impl Application {
         tokio::spawn(async move {
             match rearming.rearm_clocks().await {
                 Ok(0) => {}
-                Ok(games) => tracing::info!(games, "timed games loaded: their clocks run"),
+                Ok(games) => tracing::info!(
+                    games,
+                    "timed and bot games loaded: their clocks run, their bots think"
+                ),
                 Err(error) => tracing::warn!(error = %error, "timed games not re-armed"),
             }
         });

@@ -72,6 +72,11 @@ const MOVES_PER_GAME: u32 = 30;
 /// Starts the binary on the database `db`, on `port` (0: any free one),
 /// and waits until it serves.
 fn start(db: &Database, port: u16) -> Server {
+    start_with(db, port, &[])
+}
+
+/// [`start`] with more command-line arguments.
+fn start_with(db: &Database, port: u16, args: &[&str]) -> Server {
     Server::start(
         |port| {
             let mut command = plylog();
@@ -79,7 +84,8 @@ fn start(db: &Database, port: u16) -> Server {
                 .args(["--listen", &format!("127.0.0.1:{port}")])
                 .args(["--database-url", &db.url])
                 .arg("--seat-token-secret-file")
-                .arg(&db.secret_file);
+                .arg(&db.secret_file)
+                .args(args);
             command
         },
         port,
@@ -563,7 +569,7 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     assert!(matches!(kinds[2], pb::game_event::Kind::GameEnded(_)));
     // The restarted server loads the timed game by itself at startup.
     let started = std::time::Instant::now();
-    while server.log_lines("timed games loaded").is_empty() {
+    while server.log_lines("bot games loaded").is_empty() {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "the restarted server did not load the timed game"
@@ -574,5 +580,120 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     server = start(&db, port);
     let kinds = log(client(port)).await.expect("the log reads");
     assert_eq!((kinds.len(), expired(&kinds)), (3, 1));
+    server.kill();
+}
+
+#[tokio::test]
+async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
+    let db = Database::fresh().await;
+    // Minimax on an empty-ish 15x15 gomoku board with 50,000 nodes a move:
+    // long enough (about a second or more) to be killed while thinking.
+    const THINKING: [&str; 2] = ["--bot-nodes", "50000"];
+    let server = start_with(&db, 0, &THINKING);
+    let port = server.port;
+    let mut request = create_mnk("killed-bot", 15, 15, 5);
+    request.seats[1].bot = Some(pb::Bot {
+        engine: pb::Engine::Minimax as i32,
+        strength: 10,
+        seed: Some(5),
+    });
+    let created = until_answered(&client(port), |mut c| {
+        let request = request.clone();
+        async move { c.create_game(request).await }
+    })
+    .await
+    .expect("created");
+    let token = created.seat_tokens[0].clone();
+    let mv = pb::SubmitMoveRequest {
+        game_id: "killed-bot".into(),
+        seat: Some(0),
+        r#move: Some(pb::Move {
+            kind: Some(pb::r#move::Kind::Place(pb::Place {
+                row: 7,
+                col: 7,
+                mark: None,
+            })),
+        }),
+        request_id: "first".into(),
+        ..Default::default()
+    };
+    until_answered(&client(port), |mut c| {
+        let mv = with_token(mv.clone(), &token);
+        async move { c.submit_move(mv).await }
+    })
+    .await
+    .expect("the player's move");
+    // The bot is thinking now (its move is not in): kill the server.
+    let game = |c: Client| async move {
+        let request = pb::GetGameRequest {
+            game_id: "killed-bot".into(),
+            at_sequence: None,
+        };
+        until_answered(&c, |mut c| {
+            let request = request.clone();
+            async move { c.get_game(request).await }
+        })
+        .await
+        .expect("the game reads")
+        .game
+        .unwrap()
+    };
+    assert_eq!(game(client(port)).await.last_sequence, 2, "still thinking");
+    server.kill();
+    let server = start_with(&db, port, &THINKING);
+    // The restarted server loads the game by itself, before anyone asks.
+    let started = std::time::Instant::now();
+    while server.log_lines("their bots think games=1").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the restarted server did not load the bot's game"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let log = |c: Client| async move {
+        let mut stream = c
+            .clone()
+            .stream_events(pb::StreamEventsRequest {
+                game_id: "killed-bot".into(),
+                from_sequence: 1,
+                follow: false,
+                round: None,
+            })
+            .await?
+            .into_inner();
+        let mut events = Vec::new();
+        while let Some(item) = stream.message().await? {
+            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+                events.push(e.kind.unwrap());
+            }
+        }
+        Ok::<_, tonic::Status>(events)
+    };
+    let started = std::time::Instant::now();
+    let events = loop {
+        let events = log(client(port)).await.expect("the log reads");
+        if events.len() >= 3 {
+            break events;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the bot did not move after the restart: {events:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // Exactly one move of the bot's, then the player's turn: nothing more
+    // comes however long one waits, since the bot is not to move.
+    let game = game(client(port)).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(game.last_sequence, 3);
+    assert_eq!(game.position.unwrap().seat_to_move, Some(0));
+    let pb::game_event::Kind::MovePlayed(reply) = &events[2] else {
+        panic!("the bot's move: {events:?}");
+    };
+    assert_eq!(reply.seat, 1);
+    assert_eq!(
+        reply.chosen_by.map(|c| c.engine()),
+        Some(pb::Engine::Minimax)
+    );
     server.kill();
 }

@@ -7,6 +7,8 @@ mod helpers;
 /// Clocks and timeouts on a test clock, resign, abort, draw offers,
 /// takebacks by consent and redo.
 mod around;
+/// Bot seats, SuggestMove and AnalyzePosition.
+mod bots;
 /// CreateGame, ListGames and every creation rejection.
 mod create;
 /// Seat tokens and the CreateGame API key.
