@@ -439,3 +439,59 @@ async fn the_same_seeds_give_the_same_bot_game_byte_for_byte_across_a_restart() 
     assert_eq!(log_bytes(&restarted), log_bytes(&straight));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn sixty_four_bot_games_at_once_leave_the_other_games_answering() {
+    const BOT_GAMES: usize = 64;
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    for i in 0..BOT_GAMES {
+        let seats = vec![
+            bot("a", "R", pb::Engine::Minimax, 4, i as u64),
+            bot("b", "Y", pb::Engine::Minimax, 3, i as u64),
+        ];
+        create_from(
+            client,
+            with_seats(&format!("load-{i}"), connect_four(), seats),
+        )
+        .await;
+    }
+    // Meanwhile players play tic-tac-toe, one move at a time, timing each.
+    let mut latencies = Vec::new();
+    let mut game = 0;
+    let started = Instant::now();
+    let mut finished = 0;
+    while finished < BOT_GAMES {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "{finished} of {BOT_GAMES} bot games finished in 300 s"
+        );
+        let id = format!("player-{game}");
+        create(client, &id, mnk(3, 3, 3)).await;
+        for (i, mv) in x_wins_top_row().into_iter().enumerate() {
+            let sent = Instant::now();
+            play(client, &id, i as u32 % 2, mv)
+                .await
+                .expect("a player's move is answered");
+            latencies.push(sent.elapsed());
+        }
+        game += 1;
+        finished = 0;
+        for i in 0..BOT_GAMES {
+            let status = position(&get_game(client, &format!("load-{i}")).await).status();
+            finished += usize::from(status != pb::GameStatus::InProgress);
+        }
+    }
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "{BOT_GAMES} bot games (minimax 4 vs minimax 3, Connect Four) finished in {:.1} s; \
+         meanwhile {} player moves: p50 {:?}, p99 {:?}, max {:?}",
+        started.elapsed().as_secs_f64(),
+        latencies.len(),
+        at(0.5),
+        at(0.99),
+        latencies.last().unwrap()
+    );
+    server.stop().await;
+}
