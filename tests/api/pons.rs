@@ -1,6 +1,7 @@
 //! Every sequence of Pascal Pons' four Connect Four test sets (4,000 real
 //! mid-game positions; see tests/fixtures/connect4-pons/README.md), played
-//! move by move through SubmitMove on the running server.
+//! move by move through SubmitMove on the running server, and scored exactly
+//! by AnalyzePosition.
 
 use std::time::Instant;
 
@@ -136,4 +137,92 @@ async fn every_pons_sequence_is_accepted_move_by_move_and_replays_exactly() {
         "pons: 4000 games, {moves} moves in {secs:.1} s ({:.0} moves/s)",
         moves as f64 / secs
     );
+}
+
+/// Asks AnalyzePosition for the exact value of every line of `text` (a Pons
+/// set) and checks it against the published score; returns the lines.
+async fn analyze_set(server: &TestServer, set: &str, text: &str) -> usize {
+    let lines: Vec<(usize, String, i32)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let (moves, score) = line.split_once(' ').expect("moves and score");
+            (i + 1, moves.to_owned(), score.parse().expect("a score"))
+        })
+        .collect();
+    let count = lines.len();
+    let started = Instant::now();
+    // As many at once as the server analyses at once (2 by default).
+    futures::stream::iter(lines)
+        .map(|(line, moves, expected)| {
+            let mut client = server.client.clone();
+            async move {
+                let moves = moves
+                    .bytes()
+                    .map(|b| drop_in(i32::from(b - b'1')))
+                    .collect();
+                let request = pb::AnalyzePositionRequest {
+                    target: Some(pb::AnalysisTarget {
+                        source: Some(pb::analysis_target::Source::Setup(pb::PositionSetup {
+                            rules: Some(connect_four()),
+                            seats: 2,
+                            moves,
+                        })),
+                        at_sequence: None,
+                    }),
+                    engine: pb::Engine::Connect4 as i32,
+                    ..Default::default()
+                };
+                let analysis = client
+                    .analyze_position(request)
+                    .await
+                    .unwrap_or_else(|s| panic!("{set}:{line}: {s:?}"))
+                    .into_inner();
+                assert_eq!(
+                    analysis.score.and_then(|s| s.kind),
+                    Some(pb::score::Kind::Exact(expected)),
+                    "{set}:{line}"
+                );
+                // The position's value is its best move's.
+                let best = analysis
+                    .moves
+                    .iter()
+                    .filter_map(|m| match m.score.and_then(|s| s.kind) {
+                        Some(pb::score::Kind::Exact(v)) => Some(v),
+                        _ => None,
+                    })
+                    .max();
+                assert_eq!(best, Some(expected), "{set}:{line}: {:?}", analysis.moves);
+            }
+        })
+        .buffer_unordered(2)
+        .collect::<Vec<()>>()
+        .await;
+    eprintln!(
+        "pons {set}: {count} positions scored exactly through AnalyzePosition in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    count
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_position_scores_the_easy_pons_sets_exactly() {
+    let server = TestServer::start().await;
+    let mut scored = 0;
+    for (set, text) in &SETS[..2] {
+        scored += analyze_set(&server, set, text).await;
+    }
+    assert_eq!(scored, 2000);
+}
+
+/// The beginning-of-game sets take longer: CI runs them with `--ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow in a debug build: CI runs it with --ignored"]
+async fn analyze_position_scores_the_beginning_pons_sets_exactly() {
+    let server = TestServer::start().await;
+    let mut scored = 0;
+    for (set, text) in &SETS[2..] {
+        scored += analyze_set(&server, set, text).await;
+    }
+    assert_eq!(scored, 2000);
 }
