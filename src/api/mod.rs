@@ -477,9 +477,16 @@ impl GameService for GameApi {
             .registry
             .create(game_id, config, self.access.seat_tokens, meta)
             .await?;
+        // The server plays a bot seat: nobody gets its token.
+        let mut seat_tokens = created.seat_tokens;
+        for (token, seat) in seat_tokens.iter_mut().zip(&created.game.seats) {
+            if seat.bot.is_some() {
+                token.clear();
+            }
+        }
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(created.game),
-            seat_tokens: created.seat_tokens,
+            seat_tokens,
         }))
     }
 

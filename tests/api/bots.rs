@@ -111,7 +111,15 @@ async fn a_bot_answers_a_players_move_and_nobody_moves_or_acts_for_it() {
         seat("ann", "X"),
         bot("bot", "O", pb::Engine::Minimax, 10, 7),
     ];
-    create_from(client, with_seats("vs", mnk(3, 3, 3), seats)).await;
+    let created = client
+        .create_game(with_seats("vs", mnk(3, 3, 3), seats))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        created.seat_tokens.is_empty() || created.seat_tokens[1].is_empty(),
+        "nobody gets a bot seat's token"
+    );
     // The bot is not to move: it waits.
     assert_rejected(
         play(client, "vs", 1, place(1, 1)).await,
