@@ -390,18 +390,14 @@ async fn analyses_are_refused_beyond_the_server_limit_and_bad_setups_name_their_
     server.stop().await;
 }
 
-/// A bot-versus-bot gomoku game on 9x9 whose MCTS moves take a while.
+/// A bot-versus-bot Othello game (about 60 moves), MCTS against MCTS.
 fn slow_bots(game_id: &str) -> pb::CreateGameRequest {
     let seats = vec![
         bot("a", "X", pb::Engine::Mcts, 3, 11),
-        bot("b", "O", pb::Engine::Random, 1, 12),
+        bot("b", "O", pb::Engine::Mcts, 2, 12),
     ];
     let rules = pb::RuleSet {
-        kind: Some(pb::rule_set::Kind::Gomoku(pb::GomokuRules {
-            rows: Some(9),
-            cols: Some(9),
-            ..Default::default()
-        })),
+        kind: Some(pb::rule_set::Kind::Othello(pb::OthelloRules::default())),
     };
     with_seats(game_id, rules, seats)
 }
@@ -434,14 +430,24 @@ async fn the_same_seeds_give_the_same_bot_game_byte_for_byte_across_a_restart() 
     create_from(&mut server.client, slow_bots("straight")).await;
     let (straight, _) = until_over(&mut server.client, "straight", Duration::from_secs(120)).await;
     create_from(&mut server.client, slow_bots("restarted")).await;
-    // Stop the server in the middle of the game: after a few moves.
-    wait_until_sequence(&mut server.client, "restarted", 6).await;
+    // Stop the server in the middle of the game: after a few moves, with
+    // many still to come.
+    wait_until_sequence(&mut server.client, "restarted", 10).await;
+    let before = get_game(&mut server.client, "restarted").await;
+    assert_eq!(position(&before).status(), pb::GameStatus::InProgress);
+    assert!(
+        before.last_sequence + 10 < straight.len() as u64,
+        "stopped at {} of {}: too late to test a restart",
+        before.last_sequence,
+        straight.len()
+    );
     let mut server = server.restart_with(registry, || {}).await;
     let (restarted, _) =
         until_over(&mut server.client, "restarted", Duration::from_secs(120)).await;
     eprintln!(
-        "{} events in each game; the restarted one was stopped after sequence 6",
-        straight.len()
+        "{} events in each game; the restarted one was stopped at sequence {}",
+        straight.len(),
+        before.last_sequence
     );
     assert!(straight.len() > 10, "a real game: {}", straight.len());
     assert_eq!(log_bytes(&restarted), log_bytes(&straight));
