@@ -1,4 +1,5 @@
 //! The engines against references: exhaustive game trees and published
 //! solver results.
 
+mod connect4;
 mod minimax;
