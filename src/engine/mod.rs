@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use connect4::{ConnectFourEngine, Solver};
+pub use connect4::{BitboardError, C4Bitboard, ConnectFourEngine, Solver};
 pub use mcts::MctsEngine;
 pub use minimax::MinimaxEngine;
 pub use random::{RandomEngine, random_move};
