@@ -14,6 +14,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
+use tonic::codec::CompressionEncoding;
 use tower::util::MapResponseLayer;
 
 use crate::api::auth::AccessSettings;
@@ -306,7 +307,15 @@ impl Application {
         let limit = self.max_request_bytes;
         let api = GameApi::new(self.registry.clone(), self.access, self.max_in_flight);
         let calls = api.clone();
-        let game_service = GameServiceServer::new(api).max_decoding_message_size(limit);
+        // gzip and zstd requests are accepted; a reply is compressed when
+        // the caller's grpc-accept-encoding offers one of them. The request
+        // limit applies to the decompressed message.
+        let game_service = GameServiceServer::new(api)
+            .max_decoding_message_size(limit)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd)
+            .send_compressed(CompressionEncoding::Gzip)
+            .send_compressed(CompressionEncoding::Zstd);
         let routes = tonic::service::Routes::new(health_service.max_decoding_message_size(limit))
             .add_service(reflection().build_v1()?.max_decoding_message_size(limit))
             .add_service(

@@ -240,9 +240,10 @@ pub fn to_status(error: RegistryError) -> Status {
 
 /// Rewrites tonic's own refusals of a request it could not read into this
 /// service's error model; every other response passes unchanged:
-/// - a message over the decoding limit (tonic: OUT_OF_RANGE) becomes
-///   RESOURCE_EXHAUSTED with ErrorInfo REQUEST_TOO_LARGE naming the
-///   `max_request_bytes` limit;
+/// - a message over the decoding limit (tonic: OUT_OF_RANGE), or a
+///   compressed one that decompresses past it (tonic: RESOURCE_EXHAUSTED
+///   without details), becomes RESOURCE_EXHAUSTED with ErrorInfo
+///   REQUEST_TOO_LARGE naming the `max_request_bytes` limit;
 /// - a call with no request message, a frame cut short, or bytes the health
 ///   service cannot decode (tonic: INTERNAL) become INVALID_ARGUMENT /
 ///   INVALID_REQUEST, since the request is at fault, not the server.
@@ -265,20 +266,13 @@ pub fn transport_refusals(
             })
             .unwrap_or_default();
         match code.as_deref() {
+            // Too long on the wire (OUT_OF_RANGE), or too long once
+            // decompressed (RESOURCE_EXHAUSTED without our details).
             Some(b"11") if message.contains("message length too large") => {
-                let metadata = HashMap::from([
-                    ("limit".to_owned(), "max_request_bytes".to_owned()),
-                    ("max".to_owned(), max_request_bytes.to_string()),
-                ]);
-                status(
-                    Code::ResourceExhausted,
-                    format!(
-                        "the request is larger than the max_request_bytes limit ({max_request_bytes} bytes)"
-                    ),
-                    pb::ErrorReason::RequestTooLarge,
-                    metadata,
-                )
-                .into_http()
+                too_large(max_request_bytes)
+            }
+            Some(b"8") if message.contains("exceeded while decompressing") => {
+                too_large(max_request_bytes)
             }
             Some(b"13")
                 if message.starts_with("Missing request message")
@@ -295,4 +289,22 @@ pub fn transport_refusals(
             _ => response,
         }
     }
+}
+
+/// RESOURCE_EXHAUSTED / REQUEST_TOO_LARGE naming the `max_request_bytes`
+/// limit, as an HTTP response.
+fn too_large(max_request_bytes: usize) -> http::Response<tonic::body::Body> {
+    let metadata = HashMap::from([
+        ("limit".to_owned(), "max_request_bytes".to_owned()),
+        ("max".to_owned(), max_request_bytes.to_string()),
+    ]);
+    status(
+        Code::ResourceExhausted,
+        format!(
+            "the request is larger than the max_request_bytes limit ({max_request_bytes} bytes)"
+        ),
+        pb::ErrorReason::RequestTooLarge,
+        metadata,
+    )
+    .into_http()
 }

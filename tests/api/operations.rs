@@ -125,3 +125,49 @@ async fn a_call_without_a_request_or_a_health_check_of_garbage_is_an_invalid_arg
         .await;
     assert_rejected(result, tonic::Code::InvalidArgument, "INVALID_REQUEST");
 }
+
+#[tokio::test]
+async fn gzip_and_zstd_requests_are_accepted_and_replies_come_compressed_when_offered() {
+    use plylog::proto::game_service_client::GameServiceClient;
+    use tonic::codec::CompressionEncoding;
+    let server = TestServer::start().await;
+    for (i, encoding) in [CompressionEncoding::Gzip, CompressionEncoding::Zstd]
+        .into_iter()
+        .enumerate()
+    {
+        let mut client = GameServiceClient::new(channel(server.addr).await)
+            .send_compressed(encoding)
+            .accept_compressed(encoding);
+        let game_id = format!("squeezed-{i}");
+        client
+            .create_game(create_request(&game_id, mnk(3, 3, 3)))
+            .await
+            .expect("a compressed CreateGame is served");
+        let reply = client
+            .submit_move(move_request(&game_id, 0, place(1, 1)))
+            .await
+            .expect("a compressed SubmitMove is served");
+        let name = if i == 0 { "gzip" } else { "zstd" };
+        assert_eq!(
+            reply
+                .metadata()
+                .get("grpc-encoding")
+                .and_then(|v| v.to_str().ok()),
+            Some(name),
+            "the reply is compressed as offered"
+        );
+        assert_eq!(reply.into_inner().game.unwrap().last_sequence, 2);
+    }
+    // The request limit applies to the decompressed message: 100 KiB of
+    // one letter compresses to a few hundred bytes and is still refused.
+    let mut client = GameServiceClient::new(channel(server.addr).await)
+        .send_compressed(CompressionEncoding::Gzip);
+    let mut request = create_request("bomb", mnk(3, 3, 3));
+    request.seats[0].display_name = "x".repeat(100 * 1024);
+    let status = client.create_game(request).await.unwrap_err();
+    assert_eq!(
+        (status.code(), reason(&status).as_str()),
+        (tonic::Code::ResourceExhausted, "REQUEST_TOO_LARGE"),
+        "{status:?}"
+    );
+}
