@@ -21,7 +21,8 @@ use crate::game::{Command, GameState, decide, evolve};
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
-    AnalysisRequest, Answer, CommandReply, Credential, Registry, RequestMeta, StreamRequest,
+    AnalysisReply, AnalysisRequest, Answer, CommandReply, Credential, Registry, RequestMeta,
+    StreamRequest,
 };
 use crate::rules::Seat;
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
@@ -40,10 +41,10 @@ pub struct GameApi {
 }
 
 impl GameApi {
-    /// The position an analysis looks at and what it asks for, checked:
-    /// a game's state (read through its actor) or one set up from rules
-    /// and moves.
-    async fn analysis(
+    /// Runs an analysis (one move when `suggest`) of the position its
+    /// target names, checked: a game's state (read through its actor) or
+    /// one set up from rules and moves.
+    async fn analyze(
         &self,
         target: Option<&pb::AnalysisTarget>,
         engine: i32,
@@ -51,7 +52,7 @@ impl GameApi {
         seed: Option<u64>,
         budget: Option<&pb::AnalysisBudget>,
         suggest: bool,
-    ) -> Result<(GameState, AnalysisRequest), Status> {
+    ) -> Result<AnalysisReply, Status> {
         let engine = convert::engine_from_proto(engine, "engine")?;
         let strength =
             convert::strength_from_proto(strength, "strength", pb::ErrorReason::InvalidRequest)?;
@@ -81,7 +82,7 @@ impl GameApi {
                 .map(|b| std::time::Duration::from_millis(b.time_ms)),
             suggest,
         };
-        Ok((state, request))
+        Ok(self.registry.analyze(state, request).await?)
     }
 
     /// The state of a game created with `setup`'s rules and seats (named
@@ -676,8 +677,8 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::SuggestMoveResponse>, Status> {
         let _permit = self.admit()?;
         let req = request.into_inner();
-        let (state, analysis) = self
-            .analysis(
+        let reply = self
+            .analyze(
                 req.target.as_ref(),
                 req.engine,
                 req.strength,
@@ -686,7 +687,6 @@ impl GameService for GameApi {
                 true,
             )
             .await?;
-        let reply = self.registry.analyze(state, analysis).await?;
         let Answer::Move(choice) = reply.answer else {
             return Err(Status::internal("an analysis answered a suggestion"));
         };
@@ -706,8 +706,8 @@ impl GameService for GameApi {
     ) -> Result<Response<pb::AnalyzePositionResponse>, Status> {
         let _permit = self.admit()?;
         let req = request.into_inner();
-        let (state, analysis) = self
-            .analysis(
+        let reply = self
+            .analyze(
                 req.target.as_ref(),
                 req.engine,
                 req.strength,
@@ -716,7 +716,6 @@ impl GameService for GameApi {
                 false,
             )
             .await?;
-        let reply = self.registry.analyze(state, analysis).await?;
         let Answer::Analysis(analysis) = reply.answer else {
             return Err(Status::internal("a suggestion answered an analysis"));
         };

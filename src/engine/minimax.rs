@@ -263,11 +263,7 @@ impl Search<'_, '_> {
     /// The value of a finished game for the seat to move (the seat after
     /// the one that ended it).
     fn terminal(&self, outcome: &Outcome) -> i32 {
-        let empty = self
-            .node
-            .position()
-            .board()
-            .map_or(0, |board| board.empty_count() as i32);
+        let empty = self.node.empty_cells();
         match outcome {
             Outcome::Draw => 0,
             Outcome::Win { seat, .. } if *seat == self.node.to_move() => WON + 1 + empty,

@@ -302,11 +302,7 @@ pub trait Engine: Sync {
             let score = match child.outcome() {
                 Some(Outcome::Draw) => Score::Exact(0),
                 Some(Outcome::Win { seat, .. }) => {
-                    let empty = child
-                        .position()
-                        .board()
-                        .map_or(0, |board| board.empty_count() as i32);
-                    let won = Score::Exact(1 + empty);
+                    let won = Score::Exact(1 + child.empty_cells());
                     if *seat == step.seat { won } else { won.flip() }
                 }
                 None => {
@@ -389,6 +385,14 @@ impl<'r> Node<'r> {
         (0..self.out.len())
             .filter(|i| !self.out[*i])
             .map(|i| Seat(i as u8))
+    }
+
+    /// The board's empty cells (0 in games without cells): what an exact
+    /// score counts besides the win, so a quicker win scores higher.
+    pub fn empty_cells(&self) -> i32 {
+        self.position
+            .board()
+            .map_or(0, |board| board.empty_count() as i32)
     }
 
     /// How the game ended, when the last move played ended it.

@@ -606,7 +606,11 @@ impl Actor {
         let stop = Arc::new(AtomicBool::new(false));
         self.thinking = Some((sequence, Arc::clone(&stop)));
         let thinking = &self.registry.inner.thinking;
-        let job = thinking.job(&self.state, &bot, thinking.settings().bot_nodes);
+        let job = thinking.job(
+            Arc::new(self.state.clone()),
+            &bot,
+            thinking.settings().bot_nodes,
+        );
         let registry = self.registry.clone();
         let answers = answers.clone();
         let pause = self.bot_failed.take() == Some(sequence);

@@ -689,7 +689,7 @@ impl Registry {
             strength: request.strength,
             seed: request.seed,
         };
-        let job = thinking.job(&state, &bot, nodes);
+        let job = thinking.job(Arc::new(state), &bot, nodes);
         let answer = thinking.analyze(job, request.time, request.suggest).await?;
         Ok(AnalysisReply {
             seat: seat.unwrap_or(crate::rules::Seat(0)),

@@ -111,12 +111,12 @@ impl Thinking {
 
     /// A search of `state` by `bot`'s engine and strength, with its
     /// generator for the next event's sequence, within `nodes`.
-    pub(super) fn job(&self, state: &GameState, bot: &Bot, nodes: u64) -> Job {
+    pub(super) fn job(&self, state: Arc<GameState>, bot: &Bot, nodes: u64) -> Job {
         Job {
-            state: Arc::new(state.clone()),
+            rng: bot.rng(state.sequence() + 1),
+            state,
             engine: bot.engine,
             strength: bot.strength,
-            rng: bot.rng(state.sequence() + 1),
             nodes,
         }
     }
