@@ -173,13 +173,35 @@ impl GameApi {
         let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
         check_game_id(req.game_id())?;
-        let seat = req
-            .seat()
-            .map(|s| convert::seat_from_proto(s, "seat"))
-            .transpose()?;
+        let seat = req.seat().map(requested_seat).transpose()?;
         let command = command(seat, &req)?;
         let meta = with_credential(request_meta(&req)?, credential);
         Ok(self.registry.execute(req.game_id(), command, meta).await?)
+    }
+
+    /// SubmitMove, checked and executed.
+    async fn play(
+        &self,
+        request: Request<pb::SubmitMoveRequest>,
+    ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let _permit = self.admit()?;
+        let credential = auth::seat_credential(request.metadata());
+        let req = request.into_inner();
+        check_game_id(&req.game_id)?;
+        let seat = req
+            .seat
+            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
+        let seat = requested_seat(seat)?;
+        let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
+        let meta = with_credential(request_meta(&req)?, credential);
+        let reply = self
+            .registry
+            .execute(&req.game_id, Command::Play { seat, mv }, meta)
+            .await?;
+        Ok(Response::new(pb::SubmitMoveResponse {
+            events: reply.events,
+            game: Some(reply.game),
+        }))
     }
 
     /// Admits a call, or sheds it with UNAVAILABLE / OVERLOADED when
@@ -187,6 +209,7 @@ impl GameApi {
     /// queues work without bound. The permit is held until the reply.
     fn admit(&self) -> Result<OwnedSemaphorePermit, Status> {
         Arc::clone(&self.in_flight).try_acquire_owned().map_err(|_| {
+            self.registry.metrics().shed("max_in_flight");
             status::refusal(
                 tonic::Code::Unavailable,
                 &format!(
@@ -255,6 +278,7 @@ fn with_credential(mut meta: RequestMeta, credential: Credential) -> RequestMeta
     meta
 }
 
+/// Checks a game id, and records it on the call's span.
 fn check_game_id(game_id: &str) -> Result<(), FieldError> {
     if game_id.is_empty() {
         return Err(FieldError::invalid("game_id", "game_id is required"));
@@ -269,7 +293,26 @@ fn check_game_id(game_id: &str) -> Result<(), FieldError> {
             format!("game_id must be 1 to {MAX_ID_CHARS} characters of [A-Za-z0-9._~-]"),
         ));
     }
+    tracing::Span::current().record("game_id", game_id);
     Ok(())
+}
+
+/// The seat a request names, checked, and recorded on the call's span.
+fn requested_seat(seat: u32) -> Result<Seat, FieldError> {
+    let seat = convert::seat_from_proto(seat, "seat")?;
+    tracing::Span::current().record("seat", seat.0);
+    Ok(seat)
+}
+
+/// The ErrorInfo reason of a status this service sent (`UNKNOWN` for one
+/// without, which it never sends).
+fn reason(status: &Status) -> &'static str {
+    use tonic_types::StatusExt;
+    status
+        .get_error_details()
+        .error_info()
+        .and_then(|info| pb::ErrorReason::from_str_name(&info.reason))
+        .map_or("UNKNOWN", |reason| reason.as_str_name())
 }
 
 fn check_request_id(request_id: &str) -> Result<(), FieldError> {
@@ -364,6 +407,9 @@ seat_request!(
 /// of it (tagged by RPC) as the fingerprint that tells a retry from a reuse.
 fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
     check_request_id(request.request_id())?;
+    if !request.request_id().is_empty() {
+        tracing::Span::current().record("request_id", request.request_id());
+    }
     let mut rest = request.clone();
     rest.clear_keys();
     let mut fingerprint = M::RPC.to_vec();
@@ -478,6 +524,7 @@ impl GameService for GameApi {
             .registry
             .create(game_id, config, self.access.seat_tokens, meta)
             .await?;
+        tracing::Span::current().record("game_id", &created.game.game_id);
         // The server plays a bot seat: nobody gets its token.
         let mut seat_tokens = created.seat_tokens;
         for (token, seat) in seat_tokens.iter_mut().zip(&created.game.seats) {
@@ -522,24 +569,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let _permit = self.admit()?;
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let seat = req
-            .seat
-            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
-        let seat = convert::seat_from_proto(seat, "seat")?;
-        let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = with_credential(request_meta(&req)?, credential);
-        let reply = self
-            .registry
-            .execute(&req.game_id, Command::Play { seat, mv }, meta)
-            .await?;
-        Ok(Response::new(pb::SubmitMoveResponse {
-            events: reply.events,
-            game: Some(reply.game),
-        }))
+        let game_id = request.get_ref().game_id.clone();
+        let reply = self.play(request).await;
+        if let Err(status) = &reply {
+            let kind = self.registry.kind_of(&game_id).unwrap_or("unknown");
+            self.registry.metrics().move_rejected(kind, reason(status));
+        }
+        reply
     }
 
     async fn undo(
@@ -617,7 +653,7 @@ impl GameService for GameApi {
         let seat = req
             .seat
             .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
-        let seat = convert::seat_from_proto(seat, "seat")?;
+        let seat = requested_seat(seat)?;
         let reply = self
             .registry
             .execute(

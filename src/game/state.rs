@@ -295,6 +295,9 @@ pub struct GameState {
     moved: Vec<bool>,
     draw_offer: Option<Offer>,
     takeback: Option<Offer>,
+    /// When the round started: the game's creation for round 0, the
+    /// RoundStarted event's time after a rematch.
+    started_at: Millis,
     /// The round, from 0, and the seat that moved first in it.
     round: u32,
     first: Seat,
@@ -336,6 +339,7 @@ impl GameState {
             },
             out: vec![false; seats],
             moved: vec![false; seats],
+            started_at: created_at,
             draw_offer: None,
             takeback: None,
             round: 0,
@@ -573,6 +577,18 @@ impl GameState {
     /// The pending takeback request.
     pub fn takeback_request(&self) -> Option<&Offer> {
         self.takeback.as_ref()
+    }
+
+    /// When the round started, Unix epoch milliseconds: the game's creation
+    /// for round 0, the RoundStarted event's time after a rematch.
+    pub fn started_at(&self) -> Millis {
+        self.started_at
+    }
+
+    /// Whether any seat has played a move this round (undone moves count:
+    /// they were played).
+    pub fn anyone_moved(&self) -> bool {
+        self.moved.contains(&true)
     }
 
     /// The round, counted from 0 (one more after each rematch).
@@ -903,7 +919,7 @@ fn decide_round(
             if state.ended.is_some() {
                 return Ok(vec![next_round(state, rotate)]);
             }
-            if state.round > 0 && !state.moved.contains(&true) {
+            if state.round > 0 && !state.anyone_moved() {
                 // A round a rematch started, where nobody has moved yet:
                 // this is the same request (both seats pressed Rematch).
                 return Ok(Vec::new());

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use prost::Message;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 
 use super::residency::{self, ActorShared, PresenceGuard};
 use super::{
@@ -79,6 +79,18 @@ pub(super) enum Msg {
 }
 
 impl Msg {
+    /// What the message asks, for spans: `execute`, `view`, ...
+    fn name(&self) -> &'static str {
+        match self {
+            Msg::Execute { .. } => "execute",
+            Msg::View { .. } => "view",
+            Msg::State { .. } => "state",
+            Msg::LegalMoves { .. } => "legal_moves",
+            Msg::Subscribe { .. } => "subscribe",
+            Msg::CatchUp { .. } => "catch_up",
+        }
+    }
+
     fn fail(self, error: RegistryError) {
         let text = error.to_string();
         match self {
@@ -211,7 +223,9 @@ impl Actor {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
         let shared = Arc::new(ActorShared::new());
-        let span = tracing::info_span!("game", game_id = %game_id);
+        // A root span: as a child of the call that loaded the game, it would
+        // hold that call's span open for as long as the game is in memory.
+        let span = tracing::info_span!(parent: None, "game", game_id = %game_id);
         let run = Actor::run(registry, game_id, id, state, Arc::clone(&shared), queue);
         tokio::spawn(run.instrument(span));
         Handle {
@@ -227,7 +241,7 @@ impl Actor {
         id: u64,
         state: Option<Loaded>,
         shared: Arc<ActorShared>,
-        mut queue: mpsc::Receiver<Msg>,
+        mut queue: mpsc::Receiver<(Msg, Span)>,
     ) {
         let loaded = match state {
             Some(loaded) => Ok(loaded),
@@ -240,7 +254,7 @@ impl Actor {
                 let text = error.to_string();
                 registry.forget(&game_id, id);
                 queue.close();
-                while let Some(msg) = queue.recv().await {
+                while let Some((msg, _)) = queue.recv().await {
                     msg.fail(match &error {
                         RegistryError::NotFound { game_id } => RegistryError::NotFound {
                             game_id: game_id.clone(),
@@ -253,6 +267,7 @@ impl Actor {
                 return;
             }
         };
+        shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
         let registry_clock = registry.settings().clock.clone();
         let mut actor = Actor {
@@ -307,8 +322,15 @@ impl Actor {
                 // timeout itself.
                 biased;
                 msg = queue.recv() => match msg {
-                    Some(msg) => {
-                        actor.handle(msg).await;
+                    Some((msg, caller)) => {
+                        // The actor's work is a child of the call that asked
+                        // for it (when one did), so a trace shows both.
+                        let span = if caller.is_none() {
+                            tracing::info_span!("actor", msg = msg.name())
+                        } else {
+                            tracing::info_span!(parent: &caller, "actor", msg = msg.name(), game_id = %actor.game_id)
+                        };
+                        actor.handle(msg).instrument(span).await;
                         actor.report_weight();
                         actor.shared.done();
                         actor.registry.settle();
@@ -619,7 +641,12 @@ impl Actor {
                 if pause {
                     tokio::time::sleep(TIMEOUT_RETRY).await;
                 }
+                let engine = bot.engine.name();
+                let started = std::time::Instant::now();
                 let choice = registry.inner.thinking.bot_move(job, stop).await;
+                if choice.is_some() {
+                    registry.metrics().bot_moved(engine, started.elapsed());
+                }
                 let _ = answers.send((sequence, seat, choice));
             }
             .in_current_span(),
@@ -959,11 +986,27 @@ impl Actor {
                 status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
                 seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
             };
-            match self.registry.inner.store.append(append).await {
+            let appending = std::time::Instant::now();
+            let appended = self
+                .registry
+                .inner
+                .store
+                .append(append)
+                .instrument(tracing::info_span!("store.append", events = events.len()))
+                .await;
+            match appended {
                 Ok(()) => {
+                    self.registry
+                        .metrics()
+                        .appended(events.len(), appending.elapsed());
+                    let (fresh, was_over) = (
+                        !self.state.anyone_moved(),
+                        self.state.end_reason().is_some(),
+                    );
                     events
                         .iter()
                         .for_each(|e| evolve(&mut self.state, e, recorded_at_ms));
+                    self.observe(fresh, was_over, recorded_at_ms);
                     if let Some(record) = record {
                         self.remember(record);
                     }
@@ -997,6 +1040,27 @@ impl Actor {
             "game {}: append conflicts kept repeating",
             self.game_id
         )))
+    }
+
+    /// Records the game-health metrics of an append made at `at`: the
+    /// round's first move, when nobody had moved before it (`fresh`), and
+    /// the game's end, when it was not over before it (`was_over`).
+    fn observe(&self, fresh: bool, was_over: bool, at: i64) {
+        let metrics = self.registry.metrics();
+        let kind = crate::metrics::kind(self.state.config().rules());
+        let elapsed = at - self.state.started_at();
+        if fresh && self.state.anyone_moved() {
+            metrics.first_move(kind, elapsed);
+        }
+        if let (false, Some(reason)) = (was_over, self.state.end_reason()) {
+            metrics.game_finished(
+                kind,
+                self.state.outcome(),
+                reason,
+                self.state.moves().len(),
+                elapsed,
+            );
+        }
     }
 
     /// The turn's deadline has passed (the timer fired, or a command came
@@ -1075,6 +1139,9 @@ impl Actor {
             }
         }
         if self.state.sequence() > start {
+            self.registry
+                .metrics()
+                .store_caught_up(self.state.sequence() - start);
             tracing::debug!(from = start, to = self.state.sequence(), "caught up");
         }
         Ok(())

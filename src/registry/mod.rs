@@ -35,6 +35,7 @@ pub use thinking::Answer;
 pub use thinking::EngineSettings;
 
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
+use crate::metrics::Metrics;
 use crate::proto::{self as pb, convert};
 use crate::store::{EventStore, NewEvent, NewGame, TokenHash};
 use crate::tokens::SeatTokenKeys;
@@ -200,7 +201,7 @@ pub struct LegalMovesPage {
 struct Handle {
     /// Tells this actor from an earlier or later one of the same game.
     id: u64,
-    mailbox: mpsc::Sender<Msg>,
+    mailbox: mpsc::Sender<(Msg, tracing::Span)>,
     shared: Arc<ActorShared>,
 }
 
@@ -215,17 +216,22 @@ impl Handle {
     ///
     /// # Errors
     /// [`RegistryError::Overloaded`] when the mailbox is full.
-    fn queue(&self, msg: Msg, tick: u64) -> Result<(), RegistryError> {
-        self.shared.queued(tick);
-        self.mailbox.try_send(msg).map_err(|e| {
-            self.shared.done();
-            match e {
-                mpsc::error::TrySendError::Full(_) => RegistryError::Overloaded,
-                mpsc::error::TrySendError::Closed(_) => {
-                    RegistryError::Internal("game actor mailbox closed".into())
+    fn queue(&self, msg: Msg, tick: u64, metrics: &Metrics) -> Result<(), RegistryError> {
+        metrics.mailbox_depth(self.shared.queued(tick));
+        self.mailbox
+            .try_send((msg, tracing::Span::current()))
+            .map_err(|e| {
+                self.shared.done();
+                match e {
+                    mpsc::error::TrySendError::Full(_) => {
+                        metrics.shed("mailbox");
+                        RegistryError::Overloaded
+                    }
+                    mpsc::error::TrySendError::Closed(_) => {
+                        RegistryError::Internal("game actor mailbox closed".into())
+                    }
                 }
-            }
-        })
+            })
     }
 }
 
@@ -242,9 +248,8 @@ struct Inner {
     shutdown: CancellationToken,
     /// Event streams open now.
     streams: AtomicUsize,
-    /// Times a stream fell behind its game's live events and read what it
-    /// missed from the store.
-    stream_catch_ups: std::sync::atomic::AtomicU64,
+    /// The server's metrics.
+    metrics: Metrics,
     /// Messages whose actor stopped without answering them.
     actor_failures: std::sync::atomic::AtomicU64,
     /// On a shared store, where this node's presence counts go.
@@ -299,7 +304,7 @@ impl Registry {
                 budget: Budget::new(),
                 shutdown,
                 streams: AtomicUsize::new(0),
-                stream_catch_ups: std::sync::atomic::AtomicU64::new(0),
+                metrics: Metrics::new(),
                 actor_failures: std::sync::atomic::AtomicU64::new(0),
                 presence,
                 thinking: thinking::Thinking::new(settings_engines),
@@ -319,7 +324,7 @@ impl Registry {
         let actors = self.inner.actors.lock().expect("registry lock");
         let tick = self.inner.budget.tick();
         let nudge = |handle: &Handle| {
-            let _ = handle.queue(Msg::CatchUp { upto }, tick);
+            let _ = handle.queue(Msg::CatchUp { upto }, tick, &self.inner.metrics);
         };
         match game_id {
             Some(game_id) => actors.get(game_id).into_iter().for_each(nudge),
@@ -347,6 +352,13 @@ impl Registry {
     /// [`RegistrySettings::max_live_bytes`]).
     pub fn live_bytes(&self) -> usize {
         self.inner.budget.total()
+    }
+
+    /// The kind of game `game_id` is (see [`crate::metrics::kind`]), when
+    /// it is in memory and loaded.
+    pub fn kind_of(&self, game_id: &str) -> Option<&'static str> {
+        let actors = self.inner.actors.lock().expect("registry lock");
+        actors.get(game_id).and_then(|h| h.shared.kind())
     }
 
     /// Whether `game_id` is in memory now.
@@ -454,7 +466,7 @@ impl Registry {
                 handle
             }
         };
-        handle.queue(msg, tick)
+        handle.queue(msg, tick, &self.inner.metrics)
     }
 
     /// Removes the game's actor from the map, if `actor` is still the one
@@ -538,6 +550,9 @@ impl Registry {
         };
         match store.create(new_game).await {
             Ok(()) => {
+                self.inner
+                    .metrics
+                    .game_created(crate::metrics::kind(config.rules()));
                 let state = GameState::new(config, recorded_at_ms);
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
                 // Keep the new game warm, if there is room: its first move
@@ -690,7 +705,21 @@ impl Registry {
             seed: request.seed,
         };
         let job = thinking.job(Arc::new(state), &bot, nodes);
-        let answer = thinking.analyze(job, request.time, request.suggest).await?;
+        let started = std::time::Instant::now();
+        let answer = thinking.analyze(job, request.time, request.suggest).await;
+        let outcome = match &answer {
+            Ok(_) => "answered",
+            Err(RegistryError::AnalysesBusy { .. }) => {
+                self.inner.metrics.shed("max_analyses");
+                "busy"
+            }
+            Err(RegistryError::AnalysisExhausted { .. }) => "exhausted",
+            Err(_) => "refused",
+        };
+        self.inner
+            .metrics
+            .analyzed(engine.name(), outcome, started.elapsed());
+        let answer = answer?;
         Ok(AnalysisReply {
             seat: seat.unwrap_or(crate::rules::Seat(0)),
             sequence,
@@ -943,7 +972,12 @@ impl Registry {
     /// How many times a stream fell behind its game's live events (or lost
     /// its subscription) and read what it missed from the store.
     pub fn stream_catch_ups(&self) -> u64 {
-        self.inner.stream_catch_ups.load(Ordering::Relaxed)
+        self.inner.metrics.stream_catch_ups()
+    }
+
+    /// The server's metrics, which every layer records into.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
     }
 
     /// How many messages a game's actor dropped without answering: it

@@ -57,6 +57,8 @@ pub(super) struct ActorShared {
     presence: Mutex<HashMap<Seat, SeatPresence>>,
     /// Wakes the actor when a seat comes or goes.
     presence_changed: Notify,
+    /// The game's kind, once loaded (a metrics label).
+    kind: OnceLock<&'static str>,
 }
 
 /// A seat's followed streams with its token, and since when it has had
@@ -135,6 +137,7 @@ impl ActorShared {
             armed: AtomicBool::new(false),
             presence: Mutex::new(HashMap::new()),
             presence_changed: Notify::new(),
+            kind: OnceLock::new(),
         }
     }
 
@@ -156,11 +159,23 @@ impl ActorShared {
         self.presence_changed.notified().await;
     }
 
+    /// The game's kind, once the actor loaded it.
+    pub(super) fn kind(&self) -> Option<&'static str> {
+        self.kind.get().copied()
+    }
+
+    /// Records the game's kind (once; later calls change nothing).
+    pub(super) fn set_kind(&self, kind: &'static str) {
+        let _ = self.kind.set(kind);
+    }
+
     /// Counts a message about to be queued (under the map lock) and marks
     /// the game used at `tick`.
-    pub(super) fn queued(&self, tick: u64) {
-        self.pending.fetch_add(1, Ordering::AcqRel);
+    /// Returns the messages pending with it.
+    pub(super) fn queued(&self, tick: u64) -> usize {
+        let pending = self.pending.fetch_add(1, Ordering::AcqRel) + 1;
         self.last_used.store(tick, Ordering::Release);
+        pending
     }
 
     /// Uncounts a message that was answered, or that could not be queued.

@@ -9,7 +9,6 @@
 //! and reads what it missed from the store.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
@@ -131,6 +130,8 @@ async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<
     // The last sequence actually sent (0 if none), for heartbeats.
     let mut sent = 0;
     let mut caught_up = false;
+    // Held while a stream that fell behind reads what it missed.
+    let mut lagging = None;
     loop {
         let (mut live, head, seat) = registry.subscribe(game_id, credential, follow).await?;
         if presence.is_none() {
@@ -161,6 +162,7 @@ async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<
                 }
             }
         }
+        drop(lagging.take());
         if !caught_up {
             caught_up = true;
             let marker =
@@ -189,7 +191,7 @@ async fn run(registry: &Registry, request: &StreamRequest, tx: &Sink) -> Result<
                     // lagged or closed subscription: resubscribe and read
                     // what was missed from the store.
                     Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => {
-                        registry.inner.stream_catch_ups.fetch_add(1, Ordering::Relaxed);
+                        lagging = Some(registry.inner.metrics.stream_catching_up());
                         tracing::debug!(last, "subscriber fell behind; catching up from the store");
                         break;
                     }
