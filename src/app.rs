@@ -19,9 +19,11 @@ use tower::util::MapResponseLayer;
 
 use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, transport_refusals};
+use crate::metrics::Sample;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
 use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
+use crate::telemetry::CallLayer;
 use crate::tokens::SeatTokenKeys;
 use crate::transport::{self, Activity, TransportSettings};
 
@@ -59,6 +61,9 @@ pub struct Settings {
     /// How often the store is checked for the health service: NOT_SERVING
     /// while it cannot be reached, SERVING again once it can.
     pub store_check_interval: Duration,
+    /// Serve Prometheus metrics over HTTP at `/metrics` on this address
+    /// (port 0 picks a free one); `None` serves none.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl Settings {
@@ -81,6 +86,7 @@ impl Settings {
             tls: None,
             transport: TransportSettings::default(),
             store_check_interval: Duration::from_secs(5),
+            metrics_listen: None,
         }
     }
 }
@@ -156,6 +162,7 @@ pub enum AppError {
 pub struct Application {
     listener: TcpListener,
     local_addr: SocketAddr,
+    metrics_listener: Option<(TcpListener, SocketAddr)>,
     store: Arc<dyn EventStore>,
     registry: Registry,
     shutdown_grace: Duration,
@@ -234,10 +241,20 @@ impl Application {
             addr: settings.listen,
             source,
         })?;
+        let metrics_listener = match settings.metrics_listen {
+            Some(addr) => {
+                let bind = |source| AppError::Bind { addr, source };
+                let listener = TcpListener::bind(addr).await.map_err(bind)?;
+                let local = listener.local_addr().map_err(bind)?;
+                Some((listener, local))
+            }
+            None => None,
+        };
         let registry = Registry::new(Arc::clone(&store), settings.registry, keys);
         Ok(Application {
             listener,
             local_addr,
+            metrics_listener,
             store,
             registry,
             shutdown_grace: settings.shutdown_grace,
@@ -254,6 +271,11 @@ impl Application {
     /// The bound address (with the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The bound address of the metrics endpoint, if it serves one.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener.as_ref().map(|(_, addr)| *addr)
     }
 
     /// The server's registry of live games (for tests and tools that look
@@ -325,7 +347,9 @@ impl Application {
             )
             .add_service(game_service)
             .prepare();
+        let metrics = self.registry.metrics().clone();
         let service = tower::ServiceBuilder::new()
+            .layer(CallLayer::new(metrics.clone()))
             .layer(MapResponseLayer::new(transport_refusals(limit)))
             .service(routes);
 
@@ -342,6 +366,25 @@ impl Application {
             }
         });
         let draining = CancellationToken::new();
+        if let Some((listener, addr)) = self.metrics_listener {
+            let registry = self.registry.clone();
+            let activity = Arc::clone(&self.activity);
+            let calls = calls.clone();
+            let sample = move || Sample {
+                live_games: registry.live_games(),
+                live_memory_bytes: registry.live_bytes(),
+                open_streams: registry.open_streams(),
+                calls_in_flight: calls.in_flight(),
+                connections: activity.connections(),
+            };
+            tracing::info!(addr = %addr, "metrics at http://{addr}/metrics");
+            tokio::spawn(crate::metrics::serve(
+                listener,
+                metrics,
+                sample,
+                draining.clone(),
+            ));
+        }
         let checks = tokio::spawn(watch_store(
             Arc::clone(&self.store),
             health.clone(),

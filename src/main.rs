@@ -10,8 +10,8 @@ use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
 use plylog::game::SeatLimits;
 use plylog::registry::{EngineSettings, RegistrySettings};
+use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;
-use tracing_subscriber::EnvFilter;
 
 /// Authoritative turn-based board games over gRPC.
 #[derive(Debug, Parser)]
@@ -19,6 +19,16 @@ use tracing_subscriber::EnvFilter;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// How logs are written to stdout: text lines, or one JSON object per
+    /// event with its span's fields (game_id, seat, request_id...). RUST_LOG
+    /// filters them (default info; plylog=debug adds a line per call).
+    #[arg(long, env = "PLYLOG_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    log_format: LogFormat,
+    /// Export traces over OTLP/gRPC to this collector, e.g.
+    /// http://127.0.0.1:4317 (a caller's W3C traceparent metadata continues
+    /// its trace). Needs the `otlp` cargo feature (on by default).
+    #[arg(long, env = "PLYLOG_OTLP_ENDPOINT", global = true)]
+    otlp_endpoint: Option<String>,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -34,6 +44,10 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "PLYLOG_LISTEN", default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
+    /// Serve Prometheus metrics at http://<address>/metrics (off unless
+    /// given; 127.0.0.1:9464 is the customary port).
+    #[arg(long, env = "PLYLOG_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
     /// Event store: sqlite://<path> (created if missing), a file path, or
     /// postgres://user@host:port/database (shared by several nodes).
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
@@ -182,6 +196,7 @@ impl ServeArgs {
                 ..TransportSettings::default()
             },
             store_check_interval: Duration::from_millis(self.store_check_ms.max(100)),
+            metrics_listen: self.metrics_listen,
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),
@@ -220,13 +235,14 @@ impl ServeArgs {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
+    let telemetry = match telemetry::init(cli.log_format, cli.otlp_endpoint.as_deref()) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("plylog: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
         None => cli.serve,
@@ -236,11 +252,13 @@ async fn main() -> ExitCode {
         app.run_until(shutdown_signal()).await
     }
     .await;
-    match result {
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(error = %plylog::api::cause_chain(&error), "plylog failed");
             ExitCode::FAILURE
         }
-    }
+    };
+    telemetry.shutdown();
+    code
 }
