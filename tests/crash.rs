@@ -9,7 +9,6 @@
 //! GetGame. Run with `--nocapture` to see the figures.
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -429,12 +428,7 @@ async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly
             .await
             .expect("stream opens")
             .into_inner();
-        let status = Command::new("kill")
-            .args(["-TERM", &server.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = server.wait();
+        let exit = server.terminate();
         assert!(exit.success(), "exit status {exit:?}");
         // The stream ends with a status a client can act on, not a reset.
         let ended = loop {

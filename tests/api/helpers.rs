@@ -103,6 +103,8 @@ impl TestDatabase {
 /// A running server on a fresh test database (see [`TestDatabase`]).
 pub(crate) struct TestServer {
     pub(crate) addr: SocketAddr,
+    /// Where the server serves its Prometheus metrics.
+    pub(crate) metrics_addr: SocketAddr,
     pub(crate) client: Client,
     pub(crate) db: Arc<TestDatabase>,
     /// The server's registry, to look at what is in memory.
@@ -170,10 +172,12 @@ impl TestServer {
             // run without them and speak for any seat.
             access,
             max_in_flight,
+            metrics_listen: Some("127.0.0.1:0".parse().unwrap()),
             ..Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone())
         };
         let app = Application::build(settings).await.expect("server builds");
         let addr = app.local_addr();
+        let metrics_addr = app.metrics_addr().expect("a metrics listener");
         let registry = app.registry();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -186,12 +190,43 @@ impl TestServer {
         let client = GameServiceClient::new(channel(addr).await);
         TestServer {
             addr,
+            metrics_addr,
             client,
             db,
             registry,
             stop: Some(stop),
             task: Some(task),
         }
+    }
+
+    /// The server's metrics, scraped over HTTP as Prometheus does: each
+    /// sample line's name with its labels (`name{a="x",b="y"}`), and value.
+    pub(crate) async fn scrape(&self) -> std::collections::HashMap<String, f64> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(self.metrics_addr)
+            .await
+            .expect("metrics endpoint connects");
+        let request = "GET /metrics HTTP/1.1\r\nHost: plylog\r\nConnection: close\r\n\r\n";
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        let mut reply = String::new();
+        within(stream.read_to_string(&mut reply))
+            .await
+            .expect("read");
+        let (head, body) = reply.split_once("\r\n\r\n").expect("an HTTP reply");
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(
+            head.to_lowercase()
+                .contains("content-type: application/openmetrics-text"),
+            "{head}"
+        );
+        assert!(body.trim_end().ends_with("# EOF"), "complete exposition");
+        body.lines()
+            .filter(|line| !line.starts_with('#') && !line.is_empty())
+            .map(|line| {
+                let (name, value) = line.rsplit_once(' ').expect("name value");
+                (name.to_owned(), value.parse().expect("a number"))
+            })
+            .collect()
     }
 
     /// Stops the server gracefully and waits until it has.

@@ -24,6 +24,8 @@ mod lifecycle;
 mod limits;
 /// SubmitMove, ListLegalMoves and every move rejection.
 mod moves;
+/// Prometheus metrics after a scripted game.
+mod observability;
 /// Health and reflection, as grpcurl uses them.
 mod operations;
 /// Pascal Pons' Connect Four test sets, played move by move.

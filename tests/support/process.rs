@@ -1,6 +1,8 @@
 //! The real `plylog` binary as a child process: started with its flags,
 //! waited on until it logs that it serves, its log kept for the test to
-//! read. Shared by the test crates with `#[path]`.
+//! read. Shared by the test crates with `#[path]`, each of which uses some
+//! of it.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -48,10 +50,16 @@ impl Server {
             let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
             let log = Arc::new(Mutex::new(Vec::new()));
             let serving = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                // `addr=127.0.0.1:port` in text logs, `"addr":"127.0.0.1:port"` in JSON.
                 let port = line
-                    .split_once("plylog serving addr=")
+                    .contains("plylog serving")
+                    .then(|| {
+                        line.split_once("addr=")
+                            .or_else(|| line.split_once("\"addr\":\""))
+                    })
+                    .flatten()
                     .and_then(|(_, addr)| {
-                        addr.split_whitespace()
+                        addr.split(|c: char| c.is_whitespace() || c == '"')
                             .next()?
                             .rsplit(':')
                             .next()?
@@ -106,6 +114,20 @@ impl Server {
             .filter(|line| line.contains(needle))
             .cloned()
             .collect()
+    }
+
+    /// Stops it with SIGTERM (a graceful shutdown) and waits for it to exit
+    /// and for the last of its log.
+    ///
+    /// # Panics
+    /// When the signal cannot be sent.
+    pub(crate) fn terminate(&mut self) -> ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM sent");
+        self.wait()
     }
 
     /// Kills it with SIGKILL and reaps it.
