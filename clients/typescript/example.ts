@@ -6,7 +6,7 @@
 // check` type-checks it with the generated code; to run it against a
 // server, compile it first (Node 20 runs no TypeScript):
 //
-//   npx tsc --outDir /tmp/plylog-ts && node /tmp/plylog-ts/example.js 127.0.0.1:50051
+//   npx tsc --outDir dist && node dist/example.js 127.0.0.1:50051
 
 import { create } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
@@ -55,7 +55,7 @@ async function main(address: string): Promise<void> {
     kind: { case: "place", value: { row: 1, col: 1 } },
   });
   const played = await client.submitMove({ gameId, seat: 0, move: centre }, auth(0));
-  console.log("sequence:", played.game!.lastSequence);
+  console.log(`sequence: ${played.game!.lastSequence}`);
   try {
     await client.submitMove({ gameId, seat: 1, move: centre }, auth(1));
   } catch (err) {
