@@ -300,6 +300,23 @@ impl ConnectFourRules {
 /// Connect Four and Pop Out: drops fall to the lowest empty row; pops take
 /// the mover's bottom disc out. Up to [`MAX_SEATS`] seats without Pop Out,
 /// two with it.
+/// The name listings show: `connect-four` for the standard 6x7 board,
+/// otherwise `connect-four <rows>x<cols> k=<k>`; ` pop-out` follows when
+/// pops are allowed.
+impl std::fmt::Display for ConnectFourRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connect-four")?;
+        let std = Self::STANDARD;
+        if (self.rows, self.cols, self.k) != (std.rows, std.cols, std.k) {
+            write!(f, " {}x{} k={}", self.rows, self.cols, self.k)?;
+        }
+        if self.pop_out.is_some() {
+            f.write_str(" pop-out")?;
+        }
+        Ok(())
+    }
+}
+
 impl Game for ConnectFourRules {
     type Position = ConnectFourPosition;
 

@@ -62,6 +62,21 @@ impl GomokuRules {
     }
 }
 
+/// The name listings show: `gomoku <rows>x<cols>`, then ` k=<k>` when K is
+/// not 5 and ` freestyle` when an overline wins.
+impl std::fmt::Display for GomokuRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "gomoku {}x{}", self.board.rows(), self.board.cols())?;
+        if self.board.k() != Self::DEFAULT_K {
+            write!(f, " k={}", self.board.k())?;
+        }
+        if self.overline == Overline::Wins {
+            f.write_str(" freestyle")?;
+        }
+        Ok(())
+    }
+}
+
 /// Gomoku: an m,n,k-game whose overline rule is an option. Everything but
 /// the win test is the m,n,k-game's.
 impl Game for GomokuRules {

@@ -265,6 +265,18 @@ impl GamePosition for HexPosition {
     }
 }
 
+/// The name listings show: `hex <size>x<size>`, then ` swap` with the swap
+/// rule.
+impl std::fmt::Display for HexRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "hex {0}x{0}", self.size)?;
+        if self.swap {
+            f.write_str(" swap")?;
+        }
+        Ok(())
+    }
+}
+
 /// Hex: two seats, a stone on any empty cell (or the swap), joining one's
 /// own two edges wins.
 impl Game for HexRules {

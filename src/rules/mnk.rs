@@ -92,6 +92,18 @@ impl MnkRules {
 
 /// The m,n,k-game: any number of seats take turns placing their own piece on
 /// an empty cell.
+/// The name listings show: `tic-tac-toe` for 3,3,3, otherwise `mnk
+/// <rows>x<cols> k=<k>`.
+impl std::fmt::Display for MnkRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if *self == Self::TIC_TAC_TOE {
+            f.write_str("tic-tac-toe")
+        } else {
+            write!(f, "mnk {}x{} k={}", self.rows, self.cols, self.k)
+        }
+    }
+}
+
 impl Game for MnkRules {
     type Position = Board;
 

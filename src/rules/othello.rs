@@ -101,6 +101,13 @@ impl OthelloRules {
     }
 }
 
+/// The name listings show: `othello <side>x<side>`.
+impl std::fmt::Display for OthelloRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "othello {0}x{0}", self.side)
+    }
+}
+
 /// Othello: two seats; a disc that brackets a line flips it; a seat
 /// without a move passes.
 impl Game for OthelloRules {

@@ -510,6 +510,13 @@ impl SnakesLaddersRules {
     }
 }
 
+/// The name listings show: `snakes-and-ladders <squares>`.
+impl std::fmt::Display for SnakesLaddersRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "snakes-and-ladders {}", self.squares)
+    }
+}
+
 /// Snakes and ladders: one seat or more race their tokens; a move is a roll
 /// of dice the rules draw from the game's seed.
 impl Game for SnakesLaddersRules {

@@ -58,6 +58,19 @@ impl WildRules {
     }
 }
 
+/// The name listings show: `wild tic-tac-toe` for 3,3,3, otherwise `wild
+/// <rows>x<cols> k=<k>`.
+impl std::fmt::Display for WildRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let board = &self.board;
+        if *board == MnkRules::TIC_TAC_TOE {
+            f.write_str("wild tic-tac-toe")
+        } else {
+            write!(f, "wild {}x{} k={}", board.rows(), board.cols(), board.k())
+        }
+    }
+}
+
 /// Wild tic-tac-toe: two seats, either mark; whoever completes a line of
 /// one mark wins. Placing and taking back are the m,n,k-game's.
 impl Game for WildRules {
