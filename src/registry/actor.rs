@@ -9,6 +9,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
+use super::log;
 use super::residency::{self, ActorShared, PresenceGuard};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
@@ -105,21 +106,13 @@ impl Msg {
     }
 }
 
-/// Decodes a stored event into its wire and domain forms.
+/// Decodes a stored event into its wire and domain forms (see
+/// [`log::decode`]); a corrupt one is an internal error naming the game.
 pub(super) fn decode(
     game_id: &str,
     stored: &StoredEvent,
 ) -> Result<(pb::GameEvent, Event), RegistryError> {
-    let corrupt = |why: String| {
-        RegistryError::Internal(format!("game {game_id} event {}: {why}", stored.sequence))
-    };
-    let wire =
-        pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| corrupt(e.to_string()))?;
-    if wire.sequence != stored.sequence {
-        return Err(corrupt(format!("payload says sequence {}", wire.sequence)));
-    }
-    let event = convert::event_from_proto(&wire).map_err(|e| corrupt(e.to_string()))?;
-    Ok((wire, event))
+    log::decode(stored).map_err(|e| RegistryError::Internal(format!("game {game_id} {e}")))
 }
 
 /// The status after `events`, read off the events themselves (so the
@@ -143,31 +136,10 @@ fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
     })
 }
 
-/// The time a stored event was recorded at, Unix epoch milliseconds.
-fn recorded_at(wire: &pb::GameEvent) -> i64 {
-    convert::timestamp_ms(wire.recorded_at.as_ref())
-}
-
-/// Rebuilds a game from stored events `1..`.
+/// Rebuilds a game from stored events `1..` (see [`log::rebuild`]); a log
+/// that does not replay is an internal error naming the game.
 fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), RegistryError> {
-    let mut created_at_ms = 0;
-    let mut events = Vec::with_capacity(stored.len());
-    for (i, s) in stored.iter().enumerate() {
-        if s.sequence != i as u64 + 1 {
-            return Err(RegistryError::Internal(format!(
-                "game {game_id}: the log skips to sequence {}",
-                s.sequence
-            )));
-        }
-        let (wire, event) = decode(game_id, s)?;
-        if i == 0 {
-            created_at_ms = recorded_at(&wire);
-        }
-        events.push((event, recorded_at(&wire)));
-    }
-    let state = GameState::replay(events)
-        .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?;
-    Ok((state, created_at_ms))
+    log::rebuild(stored).map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))
 }
 
 /// A game as an actor starts with it: from the store, or just created.
@@ -1133,7 +1105,7 @@ impl Actor {
             self.seat_token_hashes = tail.seat_token_hashes;
             for (wire, event) in page {
                 self.state
-                    .apply_stored(&event, recorded_at(&wire))
+                    .apply_stored(&event, log::recorded_at(&wire))
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
                 self.shared.broadcast(Arc::new(wire));
             }

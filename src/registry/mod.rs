@@ -7,6 +7,8 @@
 //!   at a time: dedupe the request id, check the turn token, decide, append
 //!   durably, evolve, broadcast, reply.
 //! - `stream`: StreamEvents, history then live with no gap or duplicate.
+//! - [`log`]: a stored log decoded and replayed, for the actors and for
+//!   the operator commands alike.
 //!
 //! The registry knows no game's rules: it calls [`crate::game::decide`] and
 //! [`crate::game::evolve`].
@@ -14,6 +16,7 @@
 mod actor;
 mod clock;
 mod error;
+pub mod log;
 mod presence;
 mod residency;
 mod stream;
