@@ -22,6 +22,7 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use sqlx::migrate::{Migrate, Migrator};
 use tokio::sync::mpsc;
 
 /// An event ready to be appended.
@@ -157,6 +158,26 @@ pub struct GameLog {
     pub seat_token_hashes: Vec<TokenHash>,
 }
 
+/// A whole game written at once, as `plylog import` restores it: its
+/// creation and every later event, in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoredGame {
+    /// The game row and its GameCreated event; `status` is the status after
+    /// the last event.
+    pub game: NewGame,
+    /// The events after the first, in sequence order from 2.
+    pub events: Vec<NewEvent>,
+}
+
+/// A schema migration: its version and what it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    /// The version (the file name's leading number).
+    pub version: i64,
+    /// What it does (the rest of the file name).
+    pub description: String,
+}
+
 /// A line of the game list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
@@ -172,6 +193,9 @@ pub struct GameRecord {
     pub status: i32,
     /// The encoded GameCreated event (sequence 1).
     pub created_payload: Vec<u8>,
+    /// Unix epoch milliseconds at which the last event (at
+    /// `last_sequence`) was recorded; `None` when no event is stored there.
+    pub last_event_at_ms: Option<i64>,
 }
 
 /// What a CreateGame idempotency key maps to.
@@ -218,6 +242,13 @@ pub enum StoreError {
     /// A migration failed.
     #[error("migrating the database failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A write to a store opened read-only.
+    #[error("the store is open read-only")]
+    ReadOnly,
+    /// A store opened read-only lacks migrations this build has (`plylog
+    /// migrate` applies them).
+    #[error("the database lacks migrations {0}: run plylog migrate")]
+    NotMigrated(String),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -281,6 +312,15 @@ pub trait EventStore: Send + Sync + 'static {
     /// [`StoreError::GameExists`] when the game id or creation request id is
     /// taken; database errors.
     async fn create(&self, game: NewGame) -> Result<(), StoreError>;
+
+    /// Records a whole game at once: its row, its GameCreated event and
+    /// every later event, in one transaction, so that either all of it is
+    /// stored or nothing. The caller has replayed the events.
+    ///
+    /// # Errors
+    /// [`StoreError::GameExists`] when the game id is taken; database
+    /// errors.
+    async fn restore(&self, game: RestoredGame) -> Result<(), StoreError>;
 
     /// Appends events at `append.expected + 1 ..`.
     ///
@@ -412,6 +452,59 @@ pub trait EventStore: Send + Sync + 'static {
     /// later calls fail with [`StoreError::Closed`]. Called once the server
     /// has stopped serving.
     async fn close(&self);
+}
+
+/// The migrations of `migrator` that `conn` has not applied, oldest first;
+/// all of them when the migrations table does not exist (`has_table`
+/// false). Reads only.
+///
+/// # Errors
+/// Database errors.
+async fn pending<C: Migrate>(
+    conn: &mut C,
+    migrator: &Migrator,
+    has_table: bool,
+) -> Result<Vec<Migration>, StoreError> {
+    let applied: Vec<i64> = if has_table {
+        conn.list_applied_migrations()
+            .await?
+            .into_iter()
+            .map(|m| m.version)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(migrator
+        .iter()
+        .filter(|m| m.migration_type.is_up_migration() && !applied.contains(&m.version))
+        .map(|m| Migration {
+            version: m.version,
+            description: m.description.to_string(),
+        })
+        .collect())
+}
+
+/// Checks that `conn` has every migration of `migrator`, for a store
+/// opened read-only.
+///
+/// # Errors
+/// [`StoreError::NotMigrated`] naming the missing versions; database errors.
+async fn check_migrated<C: Migrate>(
+    conn: &mut C,
+    migrator: &Migrator,
+    has_table: bool,
+) -> Result<(), StoreError> {
+    let missing = pending(conn, migrator, has_table).await?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::NotMigrated(
+        missing
+            .iter()
+            .map(|m| format!("{} ({})", m.version, m.description))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ))
 }
 
 /// A sequence as the stores' signed 64-bit columns hold it, clamped to

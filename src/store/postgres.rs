@@ -14,14 +14,16 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::mpsc;
 
 use super::reads::{self, Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
-    PRESENCE_TTL, PresenceRecord, SharedPresence, StoreError, StoredEvent, classify,
+    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, Migration, NewEvent,
+    NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence, StoreError, StoredEvent,
+    classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -35,6 +37,9 @@ pub struct PostgresStore {
     pool: PgPool,
 }
 
+/// The migrations under `migrations/postgres/`, built into the binary.
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+
 impl PostgresStore {
     /// Connects to `url` (`postgres://` or `postgresql://`; connection
     /// parameters such as `options[search_path]=<schema>` or
@@ -45,16 +50,42 @@ impl PostgresStore {
     /// A URL that does not parse, a database that cannot be reached, a
     /// failed migration.
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
-        // A commit is acknowledged only once it is flushed, whatever the
-        // server's default: every session asks for it.
-        let options = PgConnectOptions::from_str(url)?.options([("synchronous_commit", "on")]);
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections.max(2))
-            .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options)
-            .await?;
-        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        let pool = connect(url, max_connections, false).await?;
+        MIGRATOR.run(&pool).await?;
         Ok(PostgresStore { pool })
+    }
+
+    /// Connects to `url` for reading only, after checking that the database
+    /// has every migration: every session's transactions are read-only, so
+    /// writes fail in the database (and [`EventStore::restore`] and the
+    /// other writes with a database error).
+    ///
+    /// # Errors
+    /// As for [`PostgresStore::open`]; [`StoreError::NotMigrated`].
+    pub async fn open_read_only(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let pool = connect(url, max_connections, true).await?;
+        let mut conn = pool.acquire().await?;
+        let has_table = has_migrations_table(&mut conn).await?;
+        super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
+        drop(conn);
+        Ok(PostgresStore { pool })
+    }
+
+    /// Applies the migrations the database lacks and says which they were
+    /// (none when it was up to date).
+    ///
+    /// # Errors
+    /// A URL that does not parse, a database that cannot be reached, a
+    /// failed migration.
+    pub async fn migrate(url: &str) -> Result<Vec<Migration>, StoreError> {
+        let pool = connect(url, 2, false).await?;
+        let mut conn = pool.acquire().await?;
+        let has_table = has_migrations_table(&mut conn).await?;
+        let missing = super::pending(&mut *conn, &MIGRATOR, has_table).await?;
+        MIGRATOR.run(&mut *conn).await?;
+        drop(conn);
+        pool.close().await;
+        Ok(missing)
     }
 
     async fn notify(
@@ -69,6 +100,100 @@ impl PostgresStore {
             .await?;
         Ok(())
     }
+}
+
+/// A pool on `url` whose sessions wait for every commit to be flushed
+/// (whatever the server's default) and, when `read_only`, start only
+/// read-only transactions.
+async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgPool, StoreError> {
+    let mut settings = vec![("synchronous_commit", "on")];
+    if read_only {
+        settings.push(("default_transaction_read_only", "on"));
+    }
+    let options = PgConnectOptions::from_str(url)?.options(settings);
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections.max(2))
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_with(options)
+        .await?)
+}
+
+/// Whether the schema in the search path has sqlx's migrations table.
+async fn has_migrations_table(conn: &mut PgConnection) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// Inserts a game's row and its GameCreated event.
+async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Result<(), StoreError> {
+    let (request_id, fingerprint) = game.request.clone().unzip();
+    sqlx::query(
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
+         VALUES ($1, $2, 1, $3, $4, $5, $6)",
+    )
+    .bind(&game.game_id)
+    .bind(game.created.recorded_at_ms)
+    .bind(game.status)
+    .bind(request_id)
+    .bind(fingerprint)
+    .bind(super::join_hashes(&game.seat_token_hashes))
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| classify(e, StoreError::GameExists))?;
+    insert_event(tx, &game.game_id, &game.created)
+        .await
+        .map_err(|e| classify(e, StoreError::GameExists))
+}
+
+/// Inserts an append's events, advances the game row, records the request
+/// and the new seat token hashes; the game's last sequence after it.
+async fn insert_append(
+    tx: &mut Transaction<'_, Postgres>,
+    append: &Append,
+) -> Result<u64, StoreError> {
+    for event in &append.events {
+        insert_event(tx, &append.game_id, event)
+            .await
+            .map_err(|e| classify(e, StoreError::Conflict))?;
+    }
+    let last = append.expected + append.events.len() as u64;
+    let moved = sqlx::query(
+        "UPDATE games SET last_sequence = $1, status = $2 WHERE game_id = $3 AND last_sequence = $4",
+    )
+    .bind(last as i64)
+    .bind(append.status)
+    .bind(&append.game_id)
+    .bind(append.expected as i64)
+    .execute(&mut **tx)
+    .await?;
+    if moved.rows_affected() != 1 {
+        return Err(StoreError::Conflict);
+    }
+    if let Some(request) = &append.request {
+        sqlx::query(
+            "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&append.game_id)
+        .bind(&request.request_id)
+        .bind(&request.fingerprint)
+        .bind(request.first_sequence as i64)
+        .bind(request.last_sequence as i64)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| classify(e, StoreError::Conflict))?;
+    }
+    if let Some(hashes) = &append.seat_token_hashes {
+        sqlx::query("UPDATE games SET seat_token_hashes = $1 WHERE game_id = $2")
+            .bind(super::join_hashes(hashes))
+            .bind(&append.game_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(last)
 }
 
 async fn insert_event(
@@ -95,69 +220,35 @@ async fn insert_event(
 impl EventStore for PostgresStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        let (request_id, fingerprint) = game.request.clone().unzip();
-        sqlx::query(
-            "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
-             VALUES ($1, $2, 1, $3, $4, $5, $6)",
-        )
-        .bind(&game.game_id)
-        .bind(game.created.recorded_at_ms)
-        .bind(game.status)
-        .bind(request_id)
-        .bind(fingerprint)
-        .bind(super::join_hashes(&game.seat_token_hashes))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| classify(e, StoreError::GameExists))?;
-        insert_event(&mut tx, &game.game_id, &game.created)
-            .await
-            .map_err(|e| classify(e, StoreError::GameExists))?;
+        insert_game(&mut tx, &game).await?;
         PostgresStore::notify(&mut tx, &game.game_id, 1).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        insert_game(&mut tx, &game.game).await?;
+        let mut last = 1;
+        if !game.events.is_empty() {
+            let rest = Append {
+                game_id: game.game.game_id.clone(),
+                expected: 1,
+                events: game.events,
+                request: None,
+                status: game.game.status,
+                seat_token_hashes: None,
+            };
+            last = insert_append(&mut tx, &rest).await?;
+        }
+        PostgresStore::notify(&mut tx, &game.game.game_id, last).await?;
         tx.commit().await?;
         Ok(())
     }
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        for event in &append.events {
-            insert_event(&mut tx, &append.game_id, event)
-                .await
-                .map_err(|e| classify(e, StoreError::Conflict))?;
-        }
-        let last = append.expected + append.events.len() as u64;
-        let moved = sqlx::query(
-            "UPDATE games SET last_sequence = $1, status = $2 WHERE game_id = $3 AND last_sequence = $4",
-        )
-        .bind(last as i64)
-        .bind(append.status)
-        .bind(&append.game_id)
-        .bind(append.expected as i64)
-        .execute(&mut *tx)
-        .await?;
-        if moved.rows_affected() != 1 {
-            return Err(StoreError::Conflict);
-        }
-        if let Some(request) = &append.request {
-            sqlx::query(
-                "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(&append.game_id)
-            .bind(&request.request_id)
-            .bind(&request.fingerprint)
-            .bind(request.first_sequence as i64)
-            .bind(request.last_sequence as i64)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| classify(e, StoreError::Conflict))?;
-        }
-        if let Some(hashes) = &append.seat_token_hashes {
-            sqlx::query("UPDATE games SET seat_token_hashes = $1 WHERE game_id = $2")
-                .bind(super::join_hashes(hashes))
-                .bind(&append.game_id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        let last = insert_append(&mut tx, &append).await?;
         PostgresStore::notify(&mut tx, &append.game_id, last).await?;
         tx.commit().await?;
         Ok(())

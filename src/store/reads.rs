@@ -57,6 +57,7 @@ pub(super) struct GameRow {
     last_sequence: i64,
     status: i32,
     payload: Vec<u8>,
+    last_event_at_ms: Option<i64>,
 }
 
 /// What a `games` row keeps of the request that created it.
@@ -233,8 +234,10 @@ where
         E: Executor<'c, Database = DB>,
     {
         let rows: Vec<GameRow> = sqlx::query_as(
-            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload \
+            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload, \
+         l.recorded_at_ms AS last_event_at_ms \
          FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+         LEFT JOIN events l ON l.game_id = g.game_id AND l.sequence = g.last_sequence \
          WHERE g.pk > $1 ORDER BY g.pk LIMIT $2",
         )
         .bind(cursor)
@@ -250,6 +253,7 @@ where
                     last_sequence: sequence("games.last_sequence", row.last_sequence)?,
                     status: row.status,
                     created_payload: row.payload,
+                    last_event_at_ms: row.last_event_at_ms,
                 })
             })
             .collect()

@@ -5,14 +5,15 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, LogTail, NewEvent, NewGame,
-    StoreError, StoredEvent, classify,
+    Append, CreationRecord, EventStore, GameLog, GameRecord, LogTail, Migration, NewEvent, NewGame,
+    RestoredGame, StoreError, StoredEvent, classify,
 };
 
 /// Most writes one transaction commits together.
@@ -22,10 +23,14 @@ const WRITE_QUEUE: usize = 4096;
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i64 = 1;
 
+/// The migrations under `migrations/sqlite/`, built into the binary.
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
+
 /// How to open a SQLite store.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
-    /// A `sqlite:` URL or a plain file path; the file is created if missing.
+    /// A `sqlite:` URL or a plain file path; the file is created if missing
+    /// (unless `read_only`).
     pub url: String,
     /// `synchronous=NORMAL` instead of FULL: faster commits, but in WAL mode
     /// the last transactions before a power loss (not a process crash) may be
@@ -33,6 +38,10 @@ pub struct SqliteOptions {
     pub synchronous_normal: bool,
     /// Reader connections.
     pub readers: u32,
+    /// Open an existing, fully migrated file for reading only: nothing is
+    /// created, migrated or written, and every write fails with
+    /// [`StoreError::ReadOnly`]. Off by default.
+    pub read_only: bool,
 }
 
 impl SqliteOptions {
@@ -42,13 +51,40 @@ impl SqliteOptions {
             url: url.into(),
             synchronous_normal: false,
             readers: 4,
+            read_only: false,
         }
+    }
+
+    /// The connection options: WAL, the synchronous setting, foreign keys,
+    /// a 10 s busy timeout, and the file created if missing; read-only
+    /// connections create nothing and set no journal mode.
+    fn connect(&self) -> Result<SqliteConnectOptions, StoreError> {
+        let url = if self.url.starts_with("sqlite:") {
+            self.url.clone()
+        } else {
+            format!("sqlite://{}", self.url)
+        };
+        let connect = SqliteConnectOptions::from_str(&url)?
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        if self.read_only {
+            return Ok(connect.read_only(true));
+        }
+        Ok(connect
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(if self.synchronous_normal {
+                SqliteSynchronous::Normal
+            } else {
+                SqliteSynchronous::Full
+            }))
     }
 }
 
 enum WriteOp {
     Create(NewGame),
     Append(Append),
+    Restore(RestoredGame),
     /// Commit what came before, then close the connection and stop.
     Close,
 }
@@ -67,76 +103,111 @@ struct WriteJob {
 /// the others untouched.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    writes: mpsc::Sender<WriteJob>,
+    /// The writer task's queue; `None` when the store is read-only.
+    writes: Option<mpsc::Sender<WriteJob>>,
     readers: SqlitePool,
-    /// `journal_mode` and `synchronous` as the writer connection reported
+    /// `journal_mode` and `synchronous` as the first connection reported
     /// them when it opened.
     durability: Vec<(String, String)>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the database, runs the migrations in
-    /// `migrations/sqlite/`, and starts the writer task.
+    /// `migrations/sqlite/`, and starts the writer task. With
+    /// [`SqliteOptions::read_only`], opens an existing file's readers only,
+    /// after checking that it has every migration.
     ///
     /// # Errors
     /// A URL that does not parse, a file that cannot be opened, a failed
-    /// migration.
+    /// migration; read-only, [`StoreError::NotMigrated`].
     pub async fn open(options: &SqliteOptions) -> Result<Self, StoreError> {
-        let url = if options.url.starts_with("sqlite:") {
-            options.url.clone()
-        } else {
-            format!("sqlite://{}", options.url)
-        };
-        let connect = SqliteConnectOptions::from_str(&url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(if options.synchronous_normal {
-                SqliteSynchronous::Normal
-            } else {
-                SqliteSynchronous::Full
-            })
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
+        let connect = options.connect()?;
+        let readers = SqlitePoolOptions::new().max_connections(options.readers.max(1));
+        if options.read_only {
+            let readers = readers.connect_with(connect).await?;
+            let mut conn = readers.acquire().await?;
+            let has_table = has_migrations_table(&mut conn).await?;
+            super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
+            let durability = durability(&mut conn).await?;
+            drop(conn);
+            return Ok(SqliteStore {
+                writes: None,
+                readers,
+                durability,
+            });
+        }
         let mut writer = SqliteConnection::connect_with(&connect).await?;
-        sqlx::migrate!("migrations/sqlite").run(&mut writer).await?;
-        let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&mut writer)
-            .await?;
-        let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
-            .fetch_one(&mut writer)
-            .await?;
-        let synchronous = match synchronous {
-            0 => "OFF",
-            1 => "NORMAL",
-            2 => "FULL",
-            3 => "EXTRA",
-            _ => "unknown",
-        };
-        let durability = vec![
-            ("journal_mode".to_owned(), journal_mode),
-            ("synchronous".to_owned(), synchronous.to_owned()),
-        ];
-        let readers = SqlitePoolOptions::new()
-            .max_connections(options.readers.max(1))
-            .connect_with(connect.read_only(true))
-            .await?;
+        MIGRATOR.run(&mut writer).await?;
+        let durability = durability(&mut writer).await?;
+        let readers = readers.connect_with(connect.read_only(true)).await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         tokio::spawn(run_writer(writer, queue));
         Ok(SqliteStore {
-            writes,
+            writes: Some(writes),
             readers,
             durability,
         })
     }
 
+    /// Applies the migrations the database lacks, creating the file if it
+    /// is missing, and says which they were (none when it was up to date).
+    ///
+    /// # Errors
+    /// A URL that does not parse, a file that cannot be opened or created,
+    /// a failed migration.
+    pub async fn migrate(options: &SqliteOptions) -> Result<Vec<Migration>, StoreError> {
+        let options = SqliteOptions {
+            read_only: false,
+            ..options.clone()
+        };
+        let mut conn = SqliteConnection::connect_with(&options.connect()?).await?;
+        let has_table = has_migrations_table(&mut conn).await?;
+        let missing = super::pending(&mut conn, &MIGRATOR, has_table).await?;
+        MIGRATOR.run(&mut conn).await?;
+        conn.close().await?;
+        Ok(missing)
+    }
+
     async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
+        let writes = self.writes.as_ref().ok_or(StoreError::ReadOnly)?;
         let (reply, answer) = oneshot::channel();
-        self.writes
+        writes
             .send(WriteJob { op, reply })
             .await
             .map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
+}
+
+/// Whether the database has sqlx's migrations table.
+async fn has_migrations_table(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(tables > 0)
+}
+
+/// `journal_mode` and `synchronous` as `conn` reports them.
+async fn durability(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>, StoreError> {
+    let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut *conn)
+        .await?;
+    let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+        .fetch_one(&mut *conn)
+        .await?;
+    let synchronous = match synchronous {
+        0 => "OFF",
+        1 => "NORMAL",
+        2 => "FULL",
+        3 => "EXTRA",
+        _ => "unknown",
+    };
+    Ok(vec![
+        ("journal_mode".to_owned(), journal_mode),
+        ("synchronous".to_owned(), synchronous.to_owned()),
+    ])
 }
 
 /// The writer loop: one group of queued writes per transaction.
@@ -196,6 +267,7 @@ async fn commit_group(
         let result = match &job.op {
             WriteOp::Create(game) => insert_game(&mut savepoint, game).await,
             WriteOp::Append(append) => insert_append(&mut savepoint, append).await,
+            WriteOp::Restore(game) => insert_restored(&mut savepoint, game).await,
             WriteOp::Close => unreachable!("the writer splits a group at Close"),
         };
         match result {
@@ -291,10 +363,34 @@ async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(
     Ok(())
 }
 
+/// A whole game: its row and first event, then the rest as one append.
+async fn insert_restored(
+    conn: &mut SqliteConnection,
+    game: &RestoredGame,
+) -> Result<(), StoreError> {
+    insert_game(conn, &game.game).await?;
+    if game.events.is_empty() {
+        return Ok(());
+    }
+    let rest = Append {
+        game_id: game.game.game_id.clone(),
+        expected: 1,
+        events: game.events.clone(),
+        request: None,
+        status: game.game.status,
+        seat_token_hashes: None,
+    };
+    insert_append(conn, &rest).await
+}
+
 #[async_trait]
 impl EventStore for SqliteStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
         self.write(WriteOp::Create(game)).await
+    }
+
+    async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
+        self.write(WriteOp::Restore(game)).await
     }
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
@@ -369,6 +465,9 @@ impl EventStore for SqliteStore {
 
     async fn close(&self) {
         self.readers.close().await;
+        if self.writes.is_none() {
+            return;
+        }
         if let Err(error) = self.write(WriteOp::Close).await {
             tracing::debug!(error = %error, "store already closed");
         }
