@@ -22,7 +22,7 @@ use crate::api::{GameApi, transport_refusals};
 use crate::metrics::Sample;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::registry::{Registry, RegistrySettings};
-use crate::store::{EventStore, PostgresStore, SqliteOptions, SqliteStore};
+use crate::store::{EventStore, Migration, PostgresStore, SqliteOptions, SqliteStore};
 use crate::telemetry::CallLayer;
 use crate::tokens::SeatTokenKeys;
 use crate::transport::{self, Activity, TransportSettings};
@@ -116,6 +116,9 @@ pub enum AppError {
         /// The cause.
         source: crate::store::StoreError,
     },
+    /// A SQLite file to be read does not exist.
+    #[error("no SQLite database at {}", .0.display())]
+    NoDatabase(PathBuf),
     /// The listener could not be bound.
     #[error("binding {addr}: {source}")]
     Bind {
@@ -158,6 +161,128 @@ pub enum AppError {
     SecretFileRequired,
 }
 
+/// A database URL, parsed: which backend it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// SQLite: `sqlite://<path>`, `sqlite:<path>` or a plain file path.
+    Sqlite(String),
+    /// PostgreSQL: `postgres://...` or `postgresql://...`.
+    Postgres(String),
+}
+
+/// How [`Database::open`] opens a store.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreOptions {
+    /// Connections in the PostgreSQL pool (ignored for SQLite).
+    pub postgres_connections: u32,
+    /// SQLite `synchronous=NORMAL` instead of FULL.
+    pub sqlite_synchronous_normal: bool,
+    /// Read an existing, migrated database without writing to it: a SQLite
+    /// file that does not exist is an error, not a new empty database, and
+    /// nothing is migrated.
+    pub read_only: bool,
+}
+
+impl Database {
+    /// Which backend `url` names.
+    ///
+    /// # Errors
+    /// [`AppError::UnsupportedDatabase`] for a URL of another scheme.
+    pub fn parse(url: &str) -> Result<Self, AppError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Database::Postgres(url.to_owned()));
+        }
+        if url.contains("://") && !url.starts_with("sqlite:") {
+            return Err(AppError::UnsupportedDatabase(url.to_owned()));
+        }
+        Ok(Database::Sqlite(url.to_owned()))
+    }
+
+    /// "SQLite" or "PostgreSQL".
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Database::Sqlite(_) => "SQLite",
+            Database::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// The URL as logs and errors show it, without a password.
+    pub fn redacted(&self) -> String {
+        match self {
+            Database::Sqlite(url) | Database::Postgres(url) => redacted(url),
+        }
+    }
+
+    /// The SQLite database's file; `None` for PostgreSQL and for an
+    /// in-memory SQLite database.
+    pub fn sqlite_file(&self) -> Option<PathBuf> {
+        let Database::Sqlite(url) = self else {
+            return None;
+        };
+        let file = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .unwrap_or(url);
+        let file = file.split('?').next().unwrap_or(file);
+        (!file.is_empty() && !file.starts_with(":memory:")).then(|| PathBuf::from(file))
+    }
+
+    /// Opens the store: migrated (creating a SQLite file if missing), or
+    /// read-only (see [`StoreOptions::read_only`]).
+    ///
+    /// # Errors
+    /// [`AppError::NoDatabase`] for a missing SQLite file opened read-only;
+    /// [`AppError::Store`] when the store does not open or migrate.
+    pub async fn open(&self, options: StoreOptions) -> Result<Arc<dyn EventStore>, AppError> {
+        let opened: Result<Arc<dyn EventStore>, _> = match self {
+            Database::Postgres(url) if options.read_only => {
+                PostgresStore::open_read_only(url, options.postgres_connections)
+                    .await
+                    .map(|s| Arc::new(s) as Arc<dyn EventStore>)
+            }
+            Database::Postgres(url) => PostgresStore::open(url, options.postgres_connections)
+                .await
+                .map(|s| Arc::new(s) as Arc<dyn EventStore>),
+            Database::Sqlite(url) => {
+                if let Some(file) = self.sqlite_file().filter(|_| options.read_only)
+                    && !file.exists()
+                {
+                    return Err(AppError::NoDatabase(file));
+                }
+                let mut sqlite = SqliteOptions::new(url.clone());
+                sqlite.synchronous_normal = options.sqlite_synchronous_normal;
+                sqlite.read_only = options.read_only;
+                SqliteStore::open(&sqlite)
+                    .await
+                    .map(|s| Arc::new(s) as Arc<dyn EventStore>)
+            }
+        };
+        opened.map_err(|source| self.store_error(source))
+    }
+
+    /// Applies the migrations the database lacks (creating a SQLite file
+    /// if missing) and says which they were.
+    ///
+    /// # Errors
+    /// [`AppError::Store`] when the database cannot be opened or a
+    /// migration fails.
+    pub async fn migrate(&self) -> Result<Vec<Migration>, AppError> {
+        match self {
+            Database::Postgres(url) => PostgresStore::migrate(url).await,
+            Database::Sqlite(url) => SqliteStore::migrate(&SqliteOptions::new(url.clone())).await,
+        }
+        .map_err(|source| self.store_error(source))
+    }
+
+    fn store_error(&self, source: crate::store::StoreError) -> AppError {
+        AppError::Store {
+            backend: self.backend(),
+            database: self.redacted(),
+            source,
+        }
+    }
+}
+
 /// A bound, ready server: the store is open and migrated, the listener bound.
 pub struct Application {
     listener: TcpListener,
@@ -183,30 +308,17 @@ impl Application {
     /// address that cannot be bound.
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
         let tls = settings.tls.as_ref().map(tls_acceptor).transpose()?;
-        let url = &settings.database_url;
-        let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
-        if !postgres && url.contains("://") && !url.starts_with("sqlite:") {
-            return Err(AppError::UnsupportedDatabase(url.clone()));
-        }
-        let database = redacted(url);
-        let backend = if postgres { "PostgreSQL" } else { "SQLite" };
-        let opened: Result<Arc<dyn EventStore>, _> = if postgres {
-            PostgresStore::open(url, settings.postgres_connections)
-                .await
-                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
-        } else {
-            let mut options = SqliteOptions::new(url.clone());
-            options.synchronous_normal = settings.sqlite_synchronous_normal;
-            SqliteStore::open(&options)
-                .await
-                .map(|s| Arc::new(s) as Arc<dyn EventStore>)
-        };
-        let store = opened.map_err(|source| AppError::Store {
-            backend,
-            database: database.clone(),
-            source,
-        })?;
-        let keys = seat_token_keys(&settings.access, url, postgres)?;
+        let database = Database::parse(&settings.database_url)?;
+        let store = database
+            .open(StoreOptions {
+                postgres_connections: settings.postgres_connections,
+                sqlite_synchronous_normal: settings.sqlite_synchronous_normal,
+                read_only: false,
+            })
+            .await?;
+        let keys = seat_token_keys(&settings.access, &database)?;
+        let backend = database.backend();
+        let database = database.redacted();
         let durability = store.durability().await.unwrap_or_else(|error| {
             tracing::warn!(error = %error, "could not read the store's durability settings");
             Vec::new()
@@ -583,31 +695,31 @@ pub fn redacted(url: &str) -> String {
 /// one, with SQLite, `<database file>.seat-token-secret` (created if missing;
 /// an in-memory database gets a secret that lives as long as it does); with
 /// PostgreSQL none, which is an error while new games get seat tokens.
-fn seat_token_keys(
+/// `None` when games get no seat tokens.
+///
+/// # Errors
+/// [`AppError::SecretFile`] when the file cannot be read (or created) or
+/// holds no usable secret; [`AppError::SecretFileRequired`].
+pub fn seat_token_keys(
     access: &AccessSettings,
-    url: &str,
-    postgres: bool,
+    database: &Database,
 ) -> Result<Option<SeatTokenKeys>, AppError> {
     if let Some(path) = &access.seat_token_secret_file {
         return Ok(Some(SeatTokenKeys::read(path)?));
     }
-    if postgres {
+    if let Database::Postgres(_) = database {
         return if access.seat_tokens {
             Err(AppError::SecretFileRequired)
         } else {
             Ok(None)
         };
     }
-    let file = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
-    let file = file.split('?').next().unwrap_or(file);
-    if file.is_empty() || file == ":memory:" || file.starts_with(":memory:") {
+    let Some(file) = database.sqlite_file() else {
         return Ok(Some(SeatTokenKeys::ephemeral()));
-    }
-    let path = PathBuf::from(format!("{file}.seat-token-secret"));
-    Ok(Some(SeatTokenKeys::read_or_create(&path)?))
+    };
+    let mut path = file.into_os_string();
+    path.push(".seat-token-secret");
+    Ok(Some(SeatTokenKeys::read_or_create(&PathBuf::from(path))?))
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
