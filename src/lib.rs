@@ -4,6 +4,8 @@
 //! Dependencies point one way: [`api`] -> [`registry`] -> [`game`] ->
 //! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. Nothing under
 //! [`rules`], [`engine`] or [`game`] does I/O, async, or reads the clock.
+//! [`ops`] holds the operator's commands (`plylog games`, `export`,
+//! `verify`, ...), which read the [`store`] without a server.
 //!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
@@ -62,6 +64,7 @@ pub mod app;
 pub mod engine;
 pub mod game;
 pub mod metrics;
+pub mod ops;
 pub mod proto;
 pub mod registry;
 pub mod rules;

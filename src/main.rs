@@ -1,4 +1,6 @@
-//! The `plylog` command: `plylog serve` (the default) runs the gRPC service.
+//! The `plylog` command: `plylog serve` (the default) runs the gRPC
+//! service; the operator's commands (`games`, `show`, `export`, `import`,
+//! `verify`, `migrate`) work on the database directly ([`plylog::ops`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,18 +17,28 @@ use plylog::transport::TransportSettings;
 
 /// Authoritative turn-based board games over gRPC.
 #[derive(Debug, Parser)]
-#[command(name = "plylog", version, about)]
+#[command(
+    name = "plylog",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = "Exit codes: 0 done; 1 verify found a bad log (serve: any failure, logged); \
+                  2 a usage error; 3 any other failure of an operator command (one line on \
+                  standard error)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     /// How logs are written to stdout: text lines, or one JSON object per
     /// event with its span's fields (game_id, seat, request_id...). RUST_LOG
-    /// filters them (default info; plylog=debug adds a line per call).
+    /// filters them (default info; plylog=debug adds a line per call). The
+    /// operator commands log to stderr, warnings only by default.
     #[arg(long, env = "PLYLOG_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     log_format: LogFormat,
     /// Export traces over OTLP/gRPC to this collector, e.g.
     /// http://127.0.0.1:4317 (a caller's W3C traceparent metadata continues
-    /// its trace). Needs the `otlp` cargo feature (on by default).
+    /// its trace). Needs the `otlp` cargo feature (on by default). The
+    /// server's only: the operator commands export nothing.
     #[arg(long, env = "PLYLOG_OTLP_ENDPOINT", global = true)]
     otlp_endpoint: Option<String>,
     #[command(flatten)]
@@ -36,7 +48,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the gRPC service (the default when no command is given).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    #[command(flatten)]
+    Ops(plylog::ops::Command),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -236,16 +250,23 @@ impl ServeArgs {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(args)) => *args,
+        None => cli.serve,
+        Some(Command::Ops(command)) => {
+            if let Err(error) = telemetry::init_for_command(cli.log_format) {
+                eprintln!("plylog: {error}");
+                return ExitCode::from(3);
+            }
+            return plylog::ops::run(command).await;
+        }
+    };
     let telemetry = match telemetry::init(cli.log_format, cli.otlp_endpoint.as_deref()) {
         Ok(telemetry) => telemetry,
         Err(error) => {
             eprintln!("plylog: {error}");
             return ExitCode::FAILURE;
         }
-    };
-    let args = match cli.command {
-        Some(Command::Serve(args)) => args,
-        None => cli.serve,
     };
     let result = async {
         let app = Application::build(args.settings()).await?;

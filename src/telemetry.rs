@@ -91,17 +91,9 @@ impl Telemetry {
 /// the `otlp` feature, or a subscriber already installed.
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry, TelemetryError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let logs = match format {
-        LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-            .boxed(),
-        LogFormat::Json => tracing_subscriber::fmt::layer()
-            .json()
-            .with_current_span(true)
-            .with_span_list(true)
-            .boxed(),
-    };
-    let registry = tracing_subscriber::registry().with(filter).with(logs);
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(log_layer(format, Output::Stdout));
     #[cfg(feature = "otlp")]
     {
         let (layer, provider) = match otlp_endpoint {
@@ -126,6 +118,58 @@ pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry,
             .try_init()
             .map_err(|e| TelemetryError::Installed(e.to_string()))?;
         Ok(Telemetry {})
+    }
+}
+
+/// Installs the subscriber of an operator command (`plylog games`, ...):
+/// logs in `format` on standard error, so that standard output carries the
+/// command's report alone, filtered by `RUST_LOG` (default `warn`); no
+/// spans are exported.
+///
+/// # Errors
+/// [`TelemetryError::Installed`] when a subscriber is installed already.
+pub fn init_for_command(format: LogFormat) -> Result<(), TelemetryError> {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(log_layer(format, Output::Stderr))
+        .try_init()
+        .map_err(|e| TelemetryError::Installed(e.to_string()))
+}
+
+/// Where logs are written.
+#[derive(Debug, Clone, Copy)]
+enum Output {
+    Stdout,
+    Stderr,
+}
+
+/// Logs in `format` on `output` (text in colour when it is a terminal).
+fn log_layer<S>(format: LogFormat, output: Output) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    let writer = move || -> Box<dyn std::io::Write> {
+        match output {
+            Output::Stdout => Box::new(std::io::stdout()),
+            Output::Stderr => Box::new(std::io::stderr()),
+        }
+    };
+    let terminal = match output {
+        Output::Stdout => std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        Output::Stderr => std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(writer)
+            .with_ansi(terminal)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .with_writer(writer)
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .boxed(),
     }
 }
 

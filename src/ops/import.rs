@@ -1,0 +1,326 @@
+//! `plylog import FILE|-`: JSON lines as `plylog export` writes them, read
+//! back into a database (the same backend or the other).
+//!
+//! A game's events must be on consecutive lines, in sequence order from its
+//! GameCreated at sequence 1. The file is read twice. First every line is
+//! checked, and nothing is written unless all pass: each decodes, each game
+//! is new to the database (or skipped, with `--skip-existing`), and each
+//! game's log replays through the rules exactly as the server replays a
+//! log when it loads a game. A refusal names the line and the game. Then
+//! each game is written in one transaction, the whole game or nothing.
+//! Standard input is held in memory for the second reading; a file is read
+//! again.
+//!
+//! The log holds no seat tokens, so an imported game gets those that the
+//! seat token secret derives for it (the secret file as `serve` finds it):
+//! with the secret of the server the game came from, the tokens its players
+//! hold keep working. `--no-seat-tokens` imports games that take moves
+//! without tokens. Request ids, which deduplicate retries, are not in the
+//! log either: a retry of a request made before the export is a new
+//! request.
+
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use prost::Message;
+
+use super::{DatabaseArgs, Finding, OpsError, count, json};
+use crate::api::auth::AccessSettings;
+use crate::app::{Database, seat_token_keys};
+use crate::game::Event;
+use crate::proto::{self as pb, convert};
+use crate::registry::log;
+use crate::store::{EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent};
+use crate::tokens::{self, SeatTokenKeys};
+
+/// `plylog import`: read exported games into a database.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    database: DatabaseArgs,
+    /// The JSON lines to read (as `plylog export` writes them), or `-` for
+    /// standard input.
+    file: String,
+    /// Skip the games whose id the database already has, instead of
+    /// stopping at the first.
+    #[arg(long)]
+    skip_existing: bool,
+    /// Import the games without seat tokens: any caller may then move for
+    /// any seat. Only for a server that nothing but your own backend can
+    /// reach.
+    #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
+    no_seat_tokens: bool,
+    /// File of secrets the imported games' seat tokens are derived from,
+    /// as for `plylog serve`. Default with SQLite: <database
+    /// file>.seat-token-secret, created if missing. Required with
+    /// PostgreSQL unless --no-seat-tokens.
+    #[arg(long, env = "PLYLOG_SEAT_TOKEN_SECRET_FILE")]
+    seat_token_secret_file: Option<PathBuf>,
+}
+
+/// What an import did.
+#[derive(Debug, Default)]
+struct Counts {
+    games: u64,
+    events: u64,
+    skipped: u64,
+}
+
+/// One game's lines, as read so far.
+struct Pending {
+    game_id: String,
+    /// The line number of each event.
+    lines: Vec<usize>,
+    events: Vec<pb::GameEvent>,
+}
+
+impl Pending {
+    /// The line of the event at `sequence` (its position in the game, so
+    /// the line where a sequence goes wrong), or the game's last line.
+    fn line_of(&self, sequence: u64) -> usize {
+        let index = usize::try_from(sequence.saturating_sub(1)).unwrap_or(usize::MAX);
+        self.lines
+            .get(index)
+            .or(self.lines.last())
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// Where the lines come from: a file, read again for the second pass, or
+/// standard input, held in memory.
+enum Source {
+    File(String),
+    Memory(Vec<u8>),
+}
+
+impl Source {
+    fn open(file: &str) -> Result<Source, OpsError> {
+        if file != "-" {
+            return Ok(Source::File(file.to_owned()));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)?;
+        Ok(Source::Memory(bytes))
+    }
+
+    fn lines(&self) -> Result<Box<dyn BufRead + '_>, OpsError> {
+        Ok(match self {
+            Source::File(path) => Box::new(std::io::BufReader::new(
+                std::fs::File::open(path)
+                    .map_err(|e| OpsError::Refused(format!("reading {path}: {e}")))?,
+            )),
+            Source::Memory(bytes) => Box::new(bytes.as_slice()),
+        })
+    }
+}
+
+/// What a pass over the lines does with each game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Check it, write nothing.
+    Check,
+    /// Check it again and write it.
+    Write,
+}
+
+/// Imports the file `args` names, and writes what it did on `out`.
+///
+/// # Errors
+/// [`OpsError::Refused`] naming the line and the game for a line that does
+/// not decode, a game that does not replay or exists already (nothing is
+/// written then); the store does not open or fails; the file cannot be
+/// read.
+pub async fn run(args: &ImportArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
+    let source = Source::open(&args.file)?;
+    let store = args.database.open_to_write().await?;
+    let mut import = Import {
+        args,
+        store: store.as_ref(),
+        keys: None,
+        counts: Counts::default(),
+    };
+    if let Err(refused) = import.check(&source).await {
+        store.close().await;
+        return Err(refused);
+    }
+    let written = import.pass(&source, Pass::Write).await;
+    store.close().await;
+    let counts = &import.counts;
+    let skipped = if counts.skipped > 0 {
+        format!(", skipped {} that exist already", counts.skipped)
+    } else {
+        String::new()
+    };
+    let before = if written.is_err() {
+        " before the error"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "imported {} ({}){skipped}{before}",
+        count(counts.games, "game"),
+        count(counts.events, "event"),
+    )?;
+    written.map(|()| Finding::Clean)
+}
+
+/// An import under way: where it writes and what it did.
+struct Import<'a> {
+    args: &'a ImportArgs,
+    store: &'a dyn EventStore,
+    /// The secrets seat tokens are derived from; `None` without tokens.
+    keys: Option<SeatTokenKeys>,
+    counts: Counts,
+}
+
+impl Import<'_> {
+    /// The first pass: finds the seat token secret, then checks every line
+    /// and every game, writing nothing.
+    async fn check(&mut self, source: &Source) -> Result<(), OpsError> {
+        if !self.args.no_seat_tokens {
+            let access = AccessSettings {
+                seat_tokens: true,
+                api_key: None,
+                seat_token_secret_file: self.args.seat_token_secret_file.clone(),
+            };
+            let database = Database::parse(&self.args.database.database_url)?;
+            self.keys = seat_token_keys(&access, &database)?;
+        }
+        self.pass(source, Pass::Check).await?;
+        self.counts = Counts::default();
+        Ok(())
+    }
+
+    /// Reads the lines a game at a time, and checks (and in the second
+    /// pass writes) each game.
+    async fn pass(&mut self, source: &Source, pass: Pass) -> Result<(), OpsError> {
+        let mut done = HashSet::new();
+        let mut pending: Option<Pending> = None;
+        for (index, line) in source.lines()?.lines().enumerate() {
+            let number = index + 1;
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let event = json::from_line(&line)
+                .map_err(|why| OpsError::Refused(format!("line {number}: {why}")))?;
+            if event.game_id.is_empty() {
+                return Err(OpsError::Refused(format!(
+                    "line {number}: the event names no game (gameId)"
+                )));
+            }
+            if let Some(game) = pending.take_if(|p| p.game_id != event.game_id) {
+                done.insert(game.game_id.clone());
+                self.game(game, pass).await?;
+            }
+            if done.contains(&event.game_id) {
+                return Err(OpsError::Refused(format!(
+                    "line {number}: game {} again, after other games' events: a game's \
+                     events must be on consecutive lines",
+                    event.game_id
+                )));
+            }
+            let game = pending.get_or_insert_with(|| Pending {
+                game_id: event.game_id.clone(),
+                lines: Vec::new(),
+                events: Vec::new(),
+            });
+            game.lines.push(number);
+            game.events.push(event);
+        }
+        if let Some(game) = pending {
+            self.game(game, pass).await?;
+        }
+        Ok(())
+    }
+
+    /// Checks one game by replaying it and, in the second pass, writes it
+    /// whole.
+    async fn game(&mut self, game: Pending, pass: Pass) -> Result<(), OpsError> {
+        let exists = || {
+            OpsError::Refused(format!(
+                "line {}: game {} exists already in the database (--skip-existing skips it)",
+                game.lines[0], game.game_id
+            ))
+        };
+        if !self.store.read(&game.game_id, 1, 1, 1).await?.is_empty() {
+            if self.args.skip_existing {
+                self.counts.skipped += 1;
+                return Ok(());
+            }
+            return Err(exists());
+        }
+        let stored: Vec<StoredEvent> = game
+            .events
+            .iter()
+            .map(|event| StoredEvent {
+                sequence: event.sequence,
+                payload: event.encode_to_vec(),
+            })
+            .collect();
+        let refused = |error: crate::game::ReplayError| {
+            OpsError::Refused(format!(
+                "line {}: game {} does not replay: {error}",
+                game.line_of(error.sequence),
+                game.game_id
+            ))
+        };
+        let (state, _) = log::rebuild(&stored).map_err(refused)?;
+        if pass == Pass::Check {
+            return Ok(());
+        }
+        let mut events = Vec::with_capacity(stored.len());
+        let mut issued = vec![1; state.config().seats().len()];
+        for s in stored {
+            let (wire, event) = log::decode(&s).map_err(refused)?;
+            if let Event::SeatTokenReissued { seat } = event
+                && let Some(generation) = issued.get_mut(seat.index())
+            {
+                *generation = s.sequence;
+            }
+            events.push(NewEvent {
+                sequence: s.sequence,
+                event_type: convert::event_type(&event),
+                payload: s.payload,
+                recorded_at_ms: log::recorded_at(&wire),
+            });
+        }
+        let seat_token_hashes = self.keys.as_ref().map_or_else(Vec::new, |keys| {
+            (0..)
+                .zip(&issued)
+                .map(|(seat, generation)| {
+                    tokens::hash(&keys.issue(&game.game_id, seat, *generation))
+                })
+                .collect()
+        });
+        let mut events = events.into_iter();
+        let created = events.next().expect("a replayed log has its GameCreated");
+        let written = 1 + events.len() as u64;
+        let restored = RestoredGame {
+            game: NewGame {
+                game_id: game.game_id.clone(),
+                created,
+                request: None,
+                status: convert::status_to_proto(state.status()) as i32,
+                seat_token_hashes,
+            },
+            events: events.collect(),
+        };
+        match self.store.restore(restored).await {
+            Ok(()) => {
+                self.counts.games += 1;
+                self.counts.events += written;
+                Ok(())
+            }
+            Err(StoreError::GameExists) if self.args.skip_existing => {
+                self.counts.skipped += 1;
+                Ok(())
+            }
+            Err(StoreError::GameExists) => Err(exists()),
+            Err(other) => Err(other.into()),
+        }
+    }
+}

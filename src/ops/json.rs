@@ -1,0 +1,79 @@
+//! A stored event as one line of JSON: the `plylog.v1.GameEvent` in
+//! protobuf's canonical JSON mapping (proto3 JSON: lowerCamelCase field
+//! names, enums by name, 64-bit integers as strings, timestamps in RFC
+//! 3339, default values left out), by prost-reflect from the descriptors
+//! compiled into the binary. The event carries its game id, sequence and
+//! recording time, so a line needs nothing around it.
+
+use std::sync::LazyLock;
+
+use prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+
+use crate::proto::{self as pb, FILE_DESCRIPTOR_SET};
+
+/// The descriptor of `plylog.v1.GameEvent`, read once from the binary's own
+/// descriptor set.
+static GAME_EVENT: LazyLock<MessageDescriptor> = LazyLock::new(|| {
+    DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+        .expect("the compiled-in descriptor set decodes")
+        .get_message_by_name("plylog.v1.GameEvent")
+        .expect("the descriptor set has plylog.v1.GameEvent")
+});
+
+/// The stored event `payload` (an encoded GameEvent) as one line of JSON,
+/// without the newline.
+///
+/// # Errors
+/// A payload that is not an encoded GameEvent.
+pub(super) fn to_line(payload: &[u8]) -> Result<String, prost::DecodeError> {
+    let event = DynamicMessage::decode(GAME_EVENT.clone(), payload)?;
+    Ok(serde_json::to_string(&event).expect("a decoded message serializes"))
+}
+
+/// A line of JSON read back as a GameEvent. Unknown fields are refused.
+///
+/// # Errors
+/// What is wrong with the line, in serde_json's words.
+pub(super) fn from_line(line: &str) -> Result<pb::GameEvent, String> {
+    let mut json = serde_json::Deserializer::from_str(line);
+    let event = DynamicMessage::deserialize(GAME_EVENT.clone(), &mut json)
+        .and_then(|event| json.end().map(|()| event))
+        .map_err(|e| e.to_string())?;
+    pb::GameEvent::decode(event.encode_to_vec().as_slice()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::convert;
+
+    #[test]
+    fn an_event_line_is_canonical_proto3_json_and_reads_back_the_same() {
+        let event = pb::GameEvent {
+            game_id: "g1".into(),
+            sequence: 12,
+            recorded_at: Some(convert::timestamp(1_700_000_000_250)),
+            round: 0,
+            kind: Some(pb::game_event::Kind::MoveUndone(pb::MoveUndone {
+                seat: 1,
+                undone_sequence: 11,
+                placement: Some(pb::Cell { row: 0, col: 2 }),
+                requested_by: Some(0),
+            })),
+        };
+        let line = to_line(&event.encode_to_vec()).unwrap();
+        assert_eq!(
+            line,
+            r#"{"gameId":"g1","sequence":"12","recordedAt":"2023-11-14T22:13:20.250Z","moveUndone":{"seat":1,"undoneSequence":"11","placement":{"col":2},"requestedBy":0}}"#
+        );
+        assert_eq!(from_line(&line).unwrap(), event);
+    }
+
+    #[test]
+    fn a_line_with_an_unknown_field_or_trailing_text_is_refused() {
+        let unknown = from_line(r#"{"gameId":"g1","sequence":"1","colour":"red"}"#).unwrap_err();
+        assert!(unknown.contains("colour"), "{unknown}");
+        assert!(from_line(r#"{"gameId":"g1"} {}"#).is_err());
+    }
+}

@@ -1,0 +1,297 @@
+//! The operator's commands: `plylog games`, `show`, `export`, `import`,
+//! `verify` and `migrate`, which work on a database URL (SQLite or
+//! PostgreSQL) with no server running, through the same store, log
+//! decoding and replay the server uses.
+//!
+//! # Map
+//! - [`Command`]: the subcommands, as clap parses them; [`run`] runs one
+//!   and turns its result into the exit code.
+//! - [`DatabaseArgs`]: `--database-url`, shared by every command, and how a
+//!   command opens its store: read-only (nothing created, migrated or
+//!   written) or for writing.
+//! - One file per command: [`games`], [`show`], [`export`], [`import`],
+//!   [`verify`], [`migrate`]; `json` holds the one JSON form of an event
+//!   that export writes and import reads.
+//!
+//! Exit codes: 0 done, 1 `verify` found a bad log, 2 a usage error (clap),
+//! 3 anything else, with one line on standard error.
+
+pub mod export;
+pub mod games;
+pub mod import;
+mod json;
+pub mod migrate;
+pub mod show;
+pub mod verify;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::app::{AppError, Database, StoreOptions};
+use crate::game::{GameState, GameStatus, ReplayError};
+use crate::proto::convert;
+use crate::registry::log;
+use crate::rules::{Outcome, Seat};
+use crate::store::{EventStore, GameRecord, StoreError};
+
+/// Games read from the store per page.
+const PAGE: u32 = 500;
+
+/// The operator's commands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// List the games in the database: id, rules, status, moves, creation
+    /// and last activity.
+    Games(games::GamesArgs),
+    /// Draw a game's board at a sequence (default: the latest), with whose
+    /// turn it is or how it ended.
+    Show(show::ShowArgs),
+    /// Write games' logs as JSON lines, one event a line.
+    Export(export::ExportArgs),
+    /// Read JSON lines written by `plylog export` into a database, each
+    /// game replayed through the rules first.
+    Import(import::ImportArgs),
+    /// Replay every game (or the games named) through the rules and check
+    /// what the games table says of them; exit code 1 if any is bad.
+    Verify(verify::VerifyArgs),
+    /// Apply the database migrations this build has and exit.
+    Migrate(migrate::MigrateArgs),
+}
+
+/// What a command found, when it could do its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finding {
+    /// Nothing wrong (exit code 0).
+    Clean,
+    /// Problems in the data, reported on standard output (exit code 1).
+    Problems,
+}
+
+/// Why a command could not do its work (exit code 3).
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    /// The database URL is not supported, or the store does not open.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// The store failed while reading or writing.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No game has this id.
+    #[error("no game {0} in the database")]
+    NoGame(String),
+    /// A game's log does not replay.
+    #[error("game {game}: {error}")]
+    Corrupt {
+        /// The game.
+        game: String,
+        /// The first event that does not fit.
+        error: ReplayError,
+    },
+    /// What the command was asked cannot be done, in words.
+    #[error("{0}")]
+    Refused(String),
+    /// Reading the input or writing the output failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// `--database-url`, which every command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DatabaseArgs {
+    /// Event store: sqlite://<path>, a file path, or
+    /// postgres://user@host:port/database.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
+    pub database_url: String,
+}
+
+impl DatabaseArgs {
+    /// The store, opened to read: a SQLite file that does not exist is an
+    /// error, nothing is migrated, and nothing can be written.
+    ///
+    /// # Errors
+    /// [`OpsError::App`]: an unsupported URL, a missing file, a database
+    /// that cannot be reached or lacks migrations.
+    pub async fn open_to_read(&self) -> Result<Arc<dyn EventStore>, OpsError> {
+        self.open(true).await
+    }
+
+    /// The store, opened to write: a SQLite file is created if missing, and
+    /// the migrations are applied.
+    ///
+    /// # Errors
+    /// [`OpsError::App`]: an unsupported URL, a database that cannot be
+    /// opened or migrated.
+    pub async fn open_to_write(&self) -> Result<Arc<dyn EventStore>, OpsError> {
+        self.open(false).await
+    }
+
+    async fn open(&self, read_only: bool) -> Result<Arc<dyn EventStore>, OpsError> {
+        let store = Database::parse(&self.database_url)?
+            .open(StoreOptions {
+                postgres_connections: 2,
+                sqlite_synchronous_normal: false,
+                read_only,
+            })
+            .await?;
+        Ok(store)
+    }
+}
+
+/// Runs `command`, writing its report to standard output, and gives the
+/// exit code: 0 done, 1 problems found, 3 failed (the reason on standard
+/// error, one line). A closed standard output (`| head`) is not a failure.
+pub async fn run(command: Command) -> ExitCode {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = match command {
+        Command::Games(args) => games::run(&args, &mut out).await,
+        Command::Show(args) => show::run(&args, &mut out).await,
+        Command::Export(args) => export::run(&args, &mut out).await,
+        Command::Import(args) => import::run(&args, &mut out).await,
+        Command::Verify(args) => verify::run(&args, &mut out).await,
+        Command::Migrate(args) => migrate::run(&args, &mut out).await,
+    }
+    .and_then(|finding| {
+        out.flush()?;
+        Ok(finding)
+    });
+    match result {
+        Ok(Finding::Clean) => ExitCode::SUCCESS,
+        Ok(Finding::Problems) => ExitCode::from(1),
+        Err(OpsError::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("plylog: {}", one_line(&error));
+            ExitCode::from(3)
+        }
+    }
+}
+
+/// An error and its causes on one line, each cause once (a message that
+/// already ends with its cause's text does not repeat it).
+fn one_line(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text.replace('\n', " ")
+}
+
+/// Every game in the store, in creation order, read a page at a time.
+struct Games<'a> {
+    store: &'a dyn EventStore,
+    cursor: i64,
+    page: std::vec::IntoIter<GameRecord>,
+    done: bool,
+}
+
+impl<'a> Games<'a> {
+    fn of(store: &'a dyn EventStore) -> Self {
+        Games {
+            store,
+            cursor: 0,
+            page: Vec::new().into_iter(),
+            done: false,
+        }
+    }
+
+    /// The next game; `None` once every game was read.
+    async fn next(&mut self) -> Result<Option<GameRecord>, OpsError> {
+        if self.page.as_slice().is_empty() && !self.done {
+            let page = self.store.list(self.cursor, PAGE).await?;
+            self.done = page.len() < PAGE as usize;
+            if let Some(last) = page.last() {
+                self.cursor = last.cursor;
+            }
+            self.page = page.into_iter();
+        }
+        Ok(self.page.next())
+    }
+}
+
+/// A game's whole log replayed: its state after the last event.
+///
+/// # Errors
+/// [`OpsError::NoGame`]; [`OpsError::Corrupt`] when the log does not
+/// replay; store failures.
+async fn replay(store: &dyn EventStore, game_id: &str) -> Result<GameState, OpsError> {
+    let log = store
+        .load(game_id)
+        .await?
+        .ok_or_else(|| OpsError::NoGame(game_id.to_owned()))?;
+    log::rebuild(&log.events)
+        .map(|(state, _)| state)
+        .map_err(|error| OpsError::Corrupt {
+            game: game_id.to_owned(),
+            error,
+        })
+}
+
+/// A seat as reports name it: `seat 0 (X)`.
+fn seat_name(state: &GameState, seat: Seat) -> String {
+    match state.config().seats().get(seat.index()) {
+        Some(info) => format!("{seat} ({})", info.symbol),
+        None => seat.to_string(),
+    }
+}
+
+/// Where a game stands, in words: `in play`, `won by seat 0 (X)`,
+/// `drawn`, `no result`.
+fn status_text(state: &GameState) -> String {
+    match (state.status(), state.outcome()) {
+        (GameStatus::InProgress, _) => "in play".to_owned(),
+        (_, Some(Outcome::Win { seat, .. })) => format!("won by {}", seat_name(state, *seat)),
+        (GameStatus::Drawn, _) => "drawn".to_owned(),
+        _ => "no result".to_owned(),
+    }
+}
+
+/// Why a finished game ended, in words (`line completed`, `resignation`):
+/// the proto's reason name, lowercased.
+fn end_reason_text(state: &GameState) -> Option<String> {
+    let reason = convert::end_reason_to_proto(state.end_reason()?);
+    let name = reason.as_str_name().trim_start_matches("END_REASON_");
+    Some(name.to_lowercase().replace('_', " "))
+}
+
+/// `n` and the noun, plural unless `n` is 1: `1 game`, `3 events`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Unix epoch milliseconds as RFC 3339 (UTC), to the second.
+fn time_text(ms: i64) -> String {
+    convert::timestamp(ms.div_euclid(1000) * 1000).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_one_line_that_names_each_cause_once() {
+        let inner = std::io::Error::other("disk full");
+        let error = AppError::TlsFile {
+            what: "key",
+            path: "k.pem".into(),
+            source: inner,
+        };
+        assert_eq!(one_line(&error), "reading TLS key k.pem: disk full");
+    }
+
+    #[test]
+    fn times_are_shown_in_utc_to_the_second() {
+        assert_eq!(time_text(1_700_000_000_999), "2023-11-14T22:13:20Z");
+    }
+}

@@ -1,0 +1,116 @@
+//! `plylog verify [GAME...]`: every game's log (or the named games') replayed
+//! through the rules, as the server replays it when it loads a game, and
+//! what the games table keeps of the game checked against the replay: its
+//! status (in play, won, drawn, no result), its last sequence and its
+//! creation time. One line per problem, `game <id>: ...`, then a summary;
+//! exit code 1 when any game is bad.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use super::{DatabaseArgs, Finding, Games, OpsError, count};
+use crate::proto::{self as pb, convert};
+use crate::registry::log;
+use crate::store::{EventStore, GameRecord};
+
+/// `plylog verify`: check games' logs.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit code 0 when every game checked is good, 1 when any is bad, \
+3 when the check could not run (a named game does not exist, the database cannot be read)."
+)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    database: DatabaseArgs,
+    /// The games to check; default: every game.
+    games: Vec<String>,
+}
+
+/// Checks the games `args` names and reports on `out`.
+///
+/// # Errors
+/// [`OpsError::NoGame`] for a named game that does not exist (after the
+/// others are checked); store and output failures.
+pub async fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
+    let store = args.database.open_to_read().await?;
+    let checked = check_all(args, store.as_ref(), out).await;
+    store.close().await;
+    let (checked, bad) = checked?;
+    writeln!(out, "checked {}: {bad} bad", count(checked, "game"))?;
+    Ok(if bad > 0 {
+        Finding::Problems
+    } else {
+        Finding::Clean
+    })
+}
+
+/// The games checked and the bad ones among them.
+async fn check_all(
+    args: &VerifyArgs,
+    store: &dyn EventStore,
+    out: &mut impl Write,
+) -> Result<(u64, u64), OpsError> {
+    let mut unseen: HashSet<&str> = args.games.iter().map(String::as_str).collect();
+    let (mut checked, mut bad) = (0, 0);
+    let mut games = Games::of(store);
+    while let Some(record) = games.next().await? {
+        if !args.games.is_empty() && !unseen.remove(record.game_id.as_str()) {
+            continue;
+        }
+        checked += 1;
+        let problems = check(store, &record).await?;
+        for problem in &problems {
+            writeln!(out, "game {}: {problem}", record.game_id)?;
+        }
+        bad += u64::from(!problems.is_empty());
+    }
+    match args
+        .games
+        .iter()
+        .find(|game| unseen.contains(game.as_str()))
+    {
+        Some(missing) => Err(OpsError::NoGame(missing.clone())),
+        None => Ok((checked, bad)),
+    }
+}
+
+/// What is wrong with one game, in words; empty when it is good.
+async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
+    let Some(stored) = store.load(&record.game_id).await? else {
+        return Ok(vec![
+            "the games table lists it, but no event of it is stored".into(),
+        ]);
+    };
+    let mut problems = Vec::new();
+    match log::rebuild(&stored.events) {
+        Err(error) => problems.push(format!(
+            "event {} does not replay: {}",
+            error.sequence, error.why
+        )),
+        Ok((state, created_at_ms)) => {
+            let replayed = convert::status_to_proto(state.status());
+            if record.status != replayed as i32 {
+                let kept = pb::GameStatus::try_from(record.status)
+                    .map_or_else(|_| record.status.to_string(), |s| s.as_str_name().into());
+                problems.push(format!(
+                    "the games table says {kept}, the replay {}",
+                    replayed.as_str_name()
+                ));
+            }
+            if record.created_at_ms != created_at_ms {
+                problems.push(format!(
+                    "the games table says created at {} ms, event 1 was recorded at {created_at_ms} ms",
+                    record.created_at_ms
+                ));
+            }
+        }
+    }
+    let last = stored.events.last().map_or(0, |event| event.sequence);
+    if record.last_sequence != last {
+        problems.push(format!(
+            "the games table says the last event is {}, the log ends at {last}",
+            record.last_sequence
+        ));
+    }
+    Ok(problems)
+}
