@@ -1,0 +1,868 @@
+//! The operator's commands (`plylog games`, `show`, `export`, `import`,
+//! `verify`, `migrate`) run as the real binary against real databases that
+//! the real server filled: each test starts `plylog serve` on a fresh
+//! database, plays games through it with a tonic client, kills it, then runs
+//! the commands and reads what they print and their exit codes.
+//!
+//! Every test runs on a SQLite file (`sqlite::...`) and on a fresh
+//! PostgreSQL schema (`postgres::...`). The PostgreSQL runs need
+//! `DATABASE_URL=postgres://...` (or `PLYLOG_TEST_BACKEND=postgres`);
+//! without it they are listed as ignored, with the reason printed, and with
+//! `PLYLOG_REQUIRE_POSTGRES=1` (as in `.ci/run`) they fail instead.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use libtest_mimic::Arguments;
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb};
+use prost::Message;
+use tonic::transport::Channel;
+
+#[path = "support/optional.rs"]
+mod optional;
+#[path = "support/postgres.rs"]
+mod postgres_support;
+#[path = "support/process.rs"]
+mod process;
+use optional::trial;
+use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+use process::{Server, plylog};
+
+type Client = GameServiceClient<Channel>;
+
+/// How long one command may take before the test fails.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+macro_rules! on_both_backends {
+    ($postgres:expr, $($test:ident),* $(,)?) => {
+        vec![$(
+            trial(concat!("sqlite::", stringify!($test)), &Ok(true), || $test(Backend::Sqlite)),
+            trial(concat!("postgres::", stringify!($test)), $postgres, || $test(Backend::Postgres)),
+        )*]
+    };
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let available =
+        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+    let postgres = optional::availability(
+        "operator",
+        available,
+        "PLYLOG_REQUIRE_POSTGRES",
+        "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the postgres:: tests",
+    );
+    let tests = on_both_backends!(
+        &postgres,
+        games_lists_each_game_with_its_rules_status_moves_and_times,
+        show_draws_the_board_after_the_latest_event_or_an_earlier_one,
+        export_then_import_then_export_gives_the_same_lines,
+        import_refuses_a_log_that_does_not_replay_and_writes_nothing_of_that_game,
+        import_of_a_game_the_database_has_is_refused_unless_skipped,
+        verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ended,
+        read_only_commands_neither_create_nor_migrate_a_database,
+        an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
+        usage_errors_exit_with_code_2,
+    );
+    libtest_mimic::run(&args, tests).exit_code()
+}
+
+/// A fresh database: a SQLite file in a temporary directory, or a fresh
+/// PostgreSQL schema (dropped with this value).
+struct Db {
+    url: String,
+    backend: Backend,
+    dir: tempfile::TempDir,
+    _schema: Option<PgSchema>,
+}
+
+impl Db {
+    async fn fresh(backend: Backend) -> Db {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        match backend {
+            Backend::Sqlite => Db {
+                url: format!("sqlite://{}", dir.path().join("plylog.db").display()),
+                backend,
+                dir,
+                _schema: None,
+            },
+            Backend::Postgres => {
+                let schema = fresh_postgres_schema().await;
+                Db {
+                    url: schema.url.clone(),
+                    backend,
+                    dir,
+                    _schema: Some(schema),
+                }
+            }
+        }
+    }
+
+    /// A seat token secret file beside the database (the same file for
+    /// every server and import of the test that asks).
+    fn secret_file(&self) -> PathBuf {
+        let path = self.dir.path().join("secret");
+        if !path.exists() {
+            std::fs::write(
+                &path,
+                "a-test-secret-of-at-least-32-characters-0123456789\n",
+            )
+            .expect("secret file written");
+        }
+        path
+    }
+
+    /// Runs `plylog <args> --database-url <this database>`.
+    fn plylog(&self, args: &[&str]) -> Run {
+        run(&[args, &["--database-url", &self.url]].concat(), None)
+    }
+}
+
+/// What a finished `plylog` command did.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// Asserts the exit code, showing everything printed when it differs.
+    #[track_caller]
+    fn expect_code(self, code: i32) -> Run {
+        assert_eq!(self.code, code, "{self:#?}");
+        self
+    }
+}
+
+/// Runs the binary with `args` (and `input` on its standard input) until it
+/// exits; fails the test when that takes longer than [`COMMAND_TIMEOUT`].
+fn run(args: &[&str], input: Option<Vec<u8>>) -> Run {
+    // The operator's default: warnings only (a PostgreSQL notice would
+    // otherwise join the one line of an error).
+    let mut child = plylog()
+        .env("RUST_LOG", "warn")
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("plylog starts");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().expect("a piped stdin");
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let Ok(output) = finished.recv_timeout(COMMAND_TIMEOUT) else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("plylog {args:?} did not exit within {COMMAND_TIMEOUT:?}");
+    };
+    let output = output.expect("plylog waited for");
+    Run {
+        code: output.status.code().expect("an exit code, not a signal"),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// `plylog serve` on `db` (seat tokens from `secret`, or none) and a client
+/// connected to it.
+async fn serve(db: &Db, secret: Option<PathBuf>) -> (Server, Client) {
+    let server = Server::start(
+        |port| {
+            let mut command = plylog();
+            command
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--database-url", &db.url]);
+            match &secret {
+                Some(file) => command.arg("--seat-token-secret-file").arg(file),
+                None => command.arg("--no-seat-tokens"),
+            };
+            command
+        },
+        0,
+    );
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{}", server.port))
+        .expect("a valid address")
+        .timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .expect("the server accepts connections");
+    (server, GameServiceClient::new(channel))
+}
+
+/// Stops the server, asserting it logged no error.
+fn stop(server: Server) {
+    assert_eq!(server.log_lines("ERROR"), Vec::<String>::new());
+    server.kill();
+}
+
+fn seat(id: &str, symbol: &str) -> pb::Seat {
+    pb::Seat {
+        player_id: id.into(),
+        display_name: String::new(),
+        symbol: symbol.into(),
+        bot: None,
+    }
+}
+
+/// Creates `game_id` with rules `kind`, alice (X) against bob (O); the seat
+/// tokens, when the server issues them.
+async fn create(client: &mut Client, game_id: &str, kind: pb::rule_set::Kind) -> Vec<String> {
+    client
+        .create_game(pb::CreateGameRequest {
+            request_id: String::new(),
+            game_id: game_id.into(),
+            rules: Some(pb::RuleSet { kind: Some(kind) }),
+            seats: vec![seat("alice", "X"), seat("bob", "O")],
+            undo_policy: 0,
+            time_control: None,
+            absence: None,
+        })
+        .await
+        .expect("game created")
+        .into_inner()
+        .seat_tokens
+}
+
+fn place(row: i32, col: i32) -> pb::Move {
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Place(pb::Place {
+            row,
+            col,
+            mark: None,
+        })),
+    }
+}
+
+fn drop_in(column: i32) -> pb::Move {
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
+    }
+}
+
+/// Plays `mv` for `seat`, with its token when given.
+async fn play(
+    client: &mut Client,
+    game_id: &str,
+    seat: u32,
+    mv: pb::Move,
+    token: Option<&str>,
+) -> Result<pb::SubmitMoveResponse, tonic::Status> {
+    let mut request = tonic::Request::new(pb::SubmitMoveRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        r#move: Some(mv),
+        request_id: String::new(),
+        expected_sequence: None,
+    });
+    if let Some(token) = token {
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ascii"),
+        );
+    }
+    client.submit_move(request).await.map(|r| r.into_inner())
+}
+
+/// Plays `moves` alternately from seat 0.
+async fn play_all(client: &mut Client, game_id: &str, moves: &[pb::Move]) {
+    for (i, mv) in moves.iter().enumerate() {
+        play(client, game_id, (i % 2) as u32, *mv, None)
+            .await
+            .expect("move accepted");
+    }
+}
+
+/// A database holding four games, oldest first:
+/// - `ttt`: tic-tac-toe, X takes the top row on move 5 (events 1 to 6);
+/// - `c4`: Connect Four, three discs dropped, O to move;
+/// - `gmk`: gomoku 15x15, no move yet;
+/// - `undo`: m,n,k 4x4 k=3, a move then its undo (O's move taken back).
+async fn four_games(backend: Backend) -> Db {
+    let db = Db::fresh(backend).await;
+    let (server, mut client) = serve(&db, None).await;
+    let mnk = |rows, cols, k| pb::rule_set::Kind::Mnk(pb::MnkRules { rows, cols, k });
+    create(&mut client, "ttt", mnk(3, 3, 3)).await;
+    play_all(
+        &mut client,
+        "ttt",
+        &[
+            place(0, 0),
+            place(1, 0),
+            place(0, 1),
+            place(1, 1),
+            place(0, 2),
+        ],
+    )
+    .await;
+    let c4 = pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default());
+    create(&mut client, "c4", c4).await;
+    play_all(&mut client, "c4", &[drop_in(3), drop_in(3), drop_in(4)]).await;
+    let gomoku = pb::rule_set::Kind::Gomoku(pb::GomokuRules::default());
+    create(&mut client, "gmk", gomoku).await;
+    create(&mut client, "undo", mnk(4, 4, 3)).await;
+    play_all(&mut client, "undo", &[place(1, 1), place(2, 2)]).await;
+    client
+        .undo(pb::UndoRequest {
+            game_id: "undo".into(),
+            seat: Some(1),
+            request_id: String::new(),
+            expected_sequence: None,
+        })
+        .await
+        .expect("undo accepted");
+    stop(server);
+    db
+}
+
+/// The text table's data lines, split on runs of two or more spaces.
+fn table(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .skip(1)
+        .map(|line| {
+            line.split("  ")
+                .map(str::trim)
+                .filter(|cell| !cell.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+async fn games_lists_each_game_with_its_rules_status_moves_and_times(backend: Backend) {
+    let db = four_games(backend).await;
+    let listed = db.plylog(&["games"]).expect_code(0);
+    let header = listed.stdout.lines().next().unwrap_or_default();
+    for column in [
+        "GAME",
+        "KIND",
+        "STATUS",
+        "MOVES",
+        "CREATED",
+        "LAST ACTIVITY",
+    ] {
+        assert!(header.contains(column), "{column} missing: {header}");
+    }
+    let rows = table(&listed.stdout);
+    let summary: Vec<[&str; 4]> = rows
+        .iter()
+        .map(|row| [&*row[0], &*row[1], &*row[2], &*row[3]])
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ["ttt", "tic-tac-toe", "won by seat 0 (X)", "5"],
+            ["c4", "connect-four", "in play", "3"],
+            ["gmk", "gomoku 15x15", "in play", "0"],
+            ["undo", "mnk 4x4 k=3", "in play", "1"],
+        ],
+        "{}",
+        listed.stdout
+    );
+    for row in &rows {
+        assert_eq!(row.len(), 6, "{row:?}");
+        for time in &row[4..] {
+            let parsed: Result<prost_types::Timestamp, _> = time.parse();
+            assert!(
+                parsed.is_ok() && time.ends_with('Z'),
+                "{time} is no RFC 3339 time"
+            );
+        }
+        assert!(row[4] <= row[5], "created after its last activity: {row:?}");
+    }
+
+    let ids = |run: Run| -> Vec<String> {
+        table(&run.expect_code(0).stdout)
+            .into_iter()
+            .map(|row| row[0].clone())
+            .collect()
+    };
+    assert_eq!(ids(db.plylog(&["games", "--kind", "gomoku"])), ["gmk"]);
+    assert_eq!(
+        ids(db.plylog(&["games", "--kind", "gomoku 15x15"])),
+        ["gmk"]
+    );
+    assert_eq!(
+        ids(db.plylog(&["games", "--kind", "gomoku 15"])),
+        Vec::<String>::new()
+    );
+    assert_eq!(ids(db.plylog(&["games", "--status", "finished"])), ["ttt"]);
+    assert_eq!(
+        ids(db.plylog(&["games", "--status", "in-play", "--limit", "2"])),
+        ["c4", "gmk"]
+    );
+    assert_eq!(
+        ids(db.plylog(&["games", "--since", "2000-01-01T00:00:00Z"])).len(),
+        4
+    );
+    assert_eq!(
+        ids(db.plylog(&["games", "--since", "2100-01-01T00:00:00Z"])),
+        Vec::<String>::new()
+    );
+
+    let json = db.plylog(&["games", "--format", "json"]).expect_code(0);
+    let games: Vec<serde_json::Value> = json
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object a line"))
+        .collect();
+    assert_eq!(games.len(), 4, "{}", json.stdout);
+    assert_eq!(games[0]["gameId"], "ttt");
+    assert_eq!(games[0]["kind"], "tic-tac-toe");
+    assert_eq!(games[0]["status"], "won");
+    assert_eq!(games[0]["winner"], 0);
+    assert_eq!(games[0]["moves"], 5);
+    assert_eq!(games[0]["sequence"], 6);
+    assert_eq!(games[1]["status"], "in-play");
+    assert_eq!(games[1]["winner"], serde_json::Value::Null);
+}
+
+async fn show_draws_the_board_after_the_latest_event_or_an_earlier_one(backend: Backend) {
+    let db = four_games(backend).await;
+    let latest = db.plylog(&["show", "ttt"]).expect_code(0).stdout;
+    let lines: Vec<&str> = latest.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "game    ttt",
+            "rules   tic-tac-toe",
+            "seats   0 X alice, 1 O bob"
+        ],
+        "{latest}"
+    );
+    assert!(
+        lines[3].starts_with("event   6 of 6: move_played at "),
+        "{latest}"
+    );
+    assert_eq!(
+        lines[4..],
+        [
+            "moves   5 (round 0)",
+            "status  won by seat 0 (X): line completed",
+            "",
+            "XXX",
+            "OO.",
+            "...",
+        ],
+        "{latest}"
+    );
+
+    let earlier = db
+        .plylog(&["show", "ttt", "--at", "3"])
+        .expect_code(0)
+        .stdout;
+    assert!(earlier.contains("event   3 of 6: move_played"), "{earlier}");
+    assert!(
+        earlier.contains("status  in play: seat 0 (X) to move"),
+        "{earlier}"
+    );
+    assert!(earlier.ends_with("\nX..\nO..\n...\n"), "{earlier}");
+
+    let connect_four = db.plylog(&["show", "c4"]).expect_code(0).stdout;
+    assert!(
+        connect_four.ends_with("\n...O...\n...XX..\n"),
+        "{connect_four}"
+    );
+    assert!(connect_four.contains("status  in play: seat 1 (O) to move"));
+
+    let past = db.plylog(&["show", "ttt", "--at", "7"]).expect_code(3);
+    assert_eq!(
+        past.stderr.trim(),
+        "plylog: game ttt has events 1 to 6; --at 7 is not one of them"
+    );
+    let missing = db.plylog(&["show", "nope"]).expect_code(3);
+    assert_eq!(
+        missing.stderr.trim(),
+        "plylog: no game nope in the database"
+    );
+}
+
+/// Every game of `db` exported.
+fn export_all(db: &Db) -> String {
+    let run = db.plylog(&["export", "--all"]).expect_code(0);
+    assert!(run.stderr.contains("exported"), "{}", run.stderr);
+    run.stdout
+}
+
+async fn export_then_import_then_export_gives_the_same_lines(backend: Backend) {
+    let source = four_games(backend).await;
+    let exported = export_all(&source);
+    let lines: Vec<serde_json::Value> = exported
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object a line"))
+        .collect();
+    // 6 events of tic-tac-toe, 4 of Connect Four, 1 of gomoku, 4 of undo.
+    assert_eq!(lines.len(), 15, "{exported}");
+    let first = &lines[0];
+    assert_eq!(first["gameId"], "ttt");
+    assert_eq!(first["sequence"], "1", "64-bit integers are strings");
+    assert_eq!(first["gameCreated"]["rules"]["mnk"]["rows"], 3);
+    assert_eq!(
+        first["gameCreated"]["undoPolicy"], "UNDO_POLICY_LAST_MOVER",
+        "enums by name"
+    );
+    assert!(
+        first["recordedAt"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+    assert_eq!(
+        lines[5]["movePlayed"]["outcome"]["reason"],
+        "END_REASON_LINE_COMPLETED"
+    );
+    assert_eq!(lines[14]["moveUndone"]["undoneSequence"], "3");
+
+    // One game alone: its lines, in sequence order.
+    let one = source.plylog(&["export", "c4"]).expect_code(0).stdout;
+    assert_eq!(
+        one,
+        exported
+            .lines()
+            .skip(6)
+            .take(4)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+
+    // Into a fresh database of the same backend, from a file; and into a
+    // fresh SQLite file from standard input.
+    let file = source.dir.path().join("games.jsonl");
+    std::fs::write(&file, &exported).expect("export written");
+    let same = Db::fresh(backend).await;
+    let imported = same
+        .plylog(&["import", &file.display().to_string(), "--no-seat-tokens"])
+        .expect_code(0);
+    assert_eq!(imported.stdout.trim(), "imported 4 games (15 events)");
+    assert_eq!(export_all(&same), exported);
+    let sqlite = Db::fresh(Backend::Sqlite).await;
+    let url = sqlite.url.clone();
+    run(
+        &["import", "-", "--no-seat-tokens", "--database-url", &url],
+        Some(exported.clone().into_bytes()),
+    )
+    .expect_code(0);
+    assert_eq!(export_all(&sqlite), exported);
+    // The imported games are what the server would have: they verify, and
+    // list as the originals do.
+    same.plylog(&["verify"]).expect_code(0);
+    assert_eq!(
+        table(&same.plylog(&["games"]).expect_code(0).stdout),
+        table(&source.plylog(&["games"]).expect_code(0).stdout)
+    );
+}
+
+/// `lines` with the JSON of line `number` (1-based) changed by `edit`.
+fn edit_line(lines: &str, number: usize, edit: impl Fn(&mut serde_json::Value)) -> String {
+    lines
+        .lines()
+        .enumerate()
+        .map(|(index, line)| {
+            if index + 1 != number {
+                return format!("{line}\n");
+            }
+            let mut value: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            edit(&mut value);
+            format!("{value}\n")
+        })
+        .collect()
+}
+
+async fn import_refuses_a_log_that_does_not_replay_and_writes_nothing_of_that_game(
+    backend: Backend,
+) {
+    let source = four_games(backend).await;
+    let exported = export_all(&source);
+    // Line 9 is c4's event 3, O's drop into column 3; make it claim row 5,
+    // where X's disc lies.
+    let bad = edit_line(&exported, 9, |event| {
+        event["movePlayed"]["placement"]["row"] = 5.into();
+    });
+    let target = Db::fresh(backend).await;
+    let file = source.dir.path().join("bad.jsonl");
+    std::fs::write(&file, &bad).expect("file written");
+    let refused = target
+        .plylog(&["import", &file.display().to_string(), "--no-seat-tokens"])
+        .expect_code(3);
+    assert_eq!(
+        refused.stderr.trim(),
+        "plylog: line 9: game c4 does not replay: event 3: Drop { column: 3 } recorded at \
+         Some(Coord { row: 5, col: 3 }), not where it lands",
+    );
+    // Nothing was written, not even the game before it.
+    assert_eq!(refused.stdout, "");
+    let listed = target.plylog(&["games"]).expect_code(0).stdout;
+    assert_eq!(listed.lines().count(), 1, "only the header: {listed}");
+    let missing = target.plylog(&["export", "c4"]).expect_code(3);
+    assert_eq!(missing.stderr.trim(), "plylog: no game c4 in the database");
+
+    // A line that is not a GameEvent, and a game split across the file.
+    let garbled = exported.replacen("\"gameCreated\"", "\"gameCreatd\"", 1);
+    std::fs::write(&file, garbled).expect("file written");
+    let refused = Db::fresh(backend)
+        .await
+        .plylog(&["import", &file.display().to_string(), "--no-seat-tokens"])
+        .expect_code(3);
+    assert!(
+        refused.stderr.starts_with("plylog: line 1: "),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("gameCreatd"), "{}", refused.stderr);
+    let mut split: Vec<&str> = exported.lines().collect();
+    split.swap(1, 6);
+    std::fs::write(&file, split.join("\n")).expect("file written");
+    let refused = Db::fresh(backend)
+        .await
+        .plylog(&["import", &file.display().to_string(), "--no-seat-tokens"])
+        .expect_code(3);
+    assert!(
+        refused
+            .stderr
+            .starts_with("plylog: line 3: game ttt again, after other games' events"),
+        "{}",
+        refused.stderr
+    );
+}
+
+async fn import_of_a_game_the_database_has_is_refused_unless_skipped(backend: Backend) {
+    let db = four_games(backend).await;
+    let exported = export_all(&db);
+    let file = db.dir.path().join("games.jsonl");
+    std::fs::write(&file, &exported).expect("file written");
+    let file = file.display().to_string();
+    let refused = db
+        .plylog(&["import", &file, "--no-seat-tokens"])
+        .expect_code(3);
+    assert_eq!(
+        refused.stderr.trim(),
+        "plylog: line 1: game ttt exists already in the database (--skip-existing skips it)"
+    );
+    let skipped = db
+        .plylog(&["import", &file, "--no-seat-tokens", "--skip-existing"])
+        .expect_code(0);
+    assert_eq!(
+        skipped.stdout.trim(),
+        "imported 0 games (0 events), skipped 4 that exist already"
+    );
+    assert_eq!(export_all(&db), exported);
+}
+
+/// Stores `event` as a row of the events table of `db`, directly: the
+/// games table is left as it was.
+async fn insert_behind_the_servers_back(db: &Db, event: &pb::GameEvent) {
+    use sqlx::Connection;
+    macro_rules! insert {
+        ($connection:ty) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            sqlx::query(
+                "INSERT INTO events \
+                 (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+                 VALUES ($1, $2, 'move_played', 1, $3, 1800000000000)",
+            )
+            .bind(&event.game_id)
+            .bind(event.sequence as i64)
+            .bind(event.encode_to_vec())
+            .execute(&mut conn)
+            .await
+            .expect("row inserted");
+            conn.close().await.expect("closes");
+        }};
+    }
+    match db.backend {
+        Backend::Sqlite => insert!(sqlx::SqliteConnection),
+        Backend::Postgres => insert!(sqlx::PgConnection),
+    }
+}
+
+async fn verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ended(
+    backend: Backend,
+) {
+    let db = four_games(backend).await;
+    let clean = db.plylog(&["verify"]).expect_code(0);
+    assert_eq!(clean.stdout, "checked 4 games: 0 bad\n");
+
+    // O answers after X has won: a well-formed move, on an empty cell, by
+    // the seat that would be next; stored as sequence 7 behind the
+    // server's back, the games table left as it was.
+    let late = pb::GameEvent {
+        game_id: "ttt".into(),
+        sequence: 7,
+        recorded_at: Some(prost_types::Timestamp {
+            seconds: 1_800_000_000,
+            nanos: 0,
+        }),
+        round: 0,
+        kind: Some(pb::game_event::Kind::MovePlayed(pb::MovePlayed {
+            seat: 1,
+            r#move: Some(place(2, 2)),
+            placement: Some(pb::Cell { row: 2, col: 2 }),
+            ply: 6,
+            ..Default::default()
+        })),
+    };
+    insert_behind_the_servers_back(&db, &late).await;
+
+    let found = db.plylog(&["verify"]).expect_code(1);
+    assert_eq!(
+        found.stdout,
+        "game ttt: event 7 does not replay: a move after the game ended\n\
+         game ttt: the games table says the last event is 6, the log ends at 7\n\
+         checked 4 games: 1 bad\n"
+    );
+    // Named games only; the others are not read.
+    db.plylog(&["verify", "c4", "gmk"])
+        .expect_code(0)
+        .stdout
+        .contains("checked 2 games: 0 bad")
+        .then_some(())
+        .expect("two good games");
+    db.plylog(&["verify", "ttt"]).expect_code(1);
+    let missing = db.plylog(&["verify", "nope"]).expect_code(3);
+    assert_eq!(
+        missing.stderr.trim(),
+        "plylog: no game nope in the database"
+    );
+    // The listing says so too, and showing the game says why.
+    let listed = table(&db.plylog(&["games"]).expect_code(0).stdout);
+    assert_eq!(listed[0][..4], ["ttt", "tic-tac-toe", "corrupt log", "?"]);
+    let shown = db.plylog(&["show", "ttt"]).expect_code(3);
+    assert_eq!(
+        shown.stderr.trim(),
+        "plylog: game ttt: event 7: a move after the game ended"
+    );
+}
+
+async fn read_only_commands_neither_create_nor_migrate_a_database(backend: Backend) {
+    let db = Db::fresh(backend).await;
+    let file = db.dir.path().join("plylog.db");
+    for command in [
+        &["games"][..],
+        &["show", "g"],
+        &["export", "--all"],
+        &["verify"],
+    ] {
+        let refused = db.plylog(command).expect_code(3);
+        let expected = match backend {
+            Backend::Sqlite => format!("plylog: no SQLite database at {}", file.display()),
+            Backend::Postgres => "run plylog migrate".to_owned(),
+        };
+        assert!(
+            refused.stderr.contains(&expected),
+            "{command:?}: {refused:?}"
+        );
+        assert_eq!(refused.stderr.lines().count(), 1, "{refused:?}");
+    }
+    assert!(
+        !file.exists(),
+        "a read-only command created {}",
+        file.display()
+    );
+
+    let migrated = db.plylog(&["migrate"]).expect_code(0).stdout;
+    let applied: Vec<&str> = migrated.lines().collect();
+    assert_eq!(applied.len(), 2, "{migrated}");
+    assert!(
+        applied[0].ends_with(": applied 20261129000001 event log"),
+        "{migrated}"
+    );
+    let again = db.plylog(&["migrate"]).expect_code(0).stdout;
+    assert!(
+        again.ends_with(": up to date, no migration applied\n"),
+        "{again}"
+    );
+    let empty = db.plylog(&["games"]).expect_code(0).stdout;
+    assert_eq!(empty.lines().count(), 1, "only the header: {empty}");
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(0).stdout,
+        "checked 0 games: 0 bad\n"
+    );
+}
+
+async fn an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret(backend: Backend) {
+    let source = Db::fresh(backend).await;
+    let secret = source.secret_file();
+    let (server, mut client) = serve(&source, Some(secret.clone())).await;
+    let mnk = pb::rule_set::Kind::Mnk(pb::MnkRules {
+        rows: 3,
+        cols: 3,
+        k: 3,
+    });
+    let tokens = create(&mut client, "tokens", mnk).await;
+    play(&mut client, "tokens", 0, place(1, 1), Some(&tokens[0]))
+        .await
+        .expect("X plays with its token");
+    stop(server);
+    let exported = export_all(&source);
+
+    let target = Db::fresh(backend).await;
+    let file = source.dir.path().join("games.jsonl");
+    std::fs::write(&file, &exported).expect("file written");
+    target
+        .plylog(&[
+            "import",
+            &file.display().to_string(),
+            "--seat-token-secret-file",
+            &secret.display().to_string(),
+        ])
+        .expect_code(0);
+    let (server, mut client) = serve(&target, Some(secret)).await;
+    let refused = play(&mut client, "tokens", 1, place(0, 0), None)
+        .await
+        .expect_err("a move without its seat's token");
+    assert!(
+        matches!(
+            refused.code(),
+            tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+        ),
+        "{refused:?}"
+    );
+    play(&mut client, "tokens", 1, place(0, 0), Some(&tokens[1]))
+        .await
+        .expect("O plays with the token it had before the import");
+    stop(server);
+}
+
+async fn usage_errors_exit_with_code_2(backend: Backend) {
+    let db = Db::fresh(backend).await;
+    for usage in [
+        &["export"][..],
+        &["export", "g", "--all"],
+        &["games", "--status", "won"],
+        &["games", "--since", "yesterday"],
+        &["show"],
+        &["import"],
+    ] {
+        let run = db.plylog(usage).expect_code(2);
+        assert!(run.stderr.starts_with("error: "), "{usage:?}: {run:?}");
+    }
+    let help = run(&["--help"], None).expect_code(0).stdout;
+    for command in ["games", "show", "export", "import", "verify", "migrate"] {
+        assert!(
+            help.contains(&format!("\n  {command} ")),
+            "{command}: {help}"
+        );
+    }
+}
