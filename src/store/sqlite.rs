@@ -39,8 +39,9 @@ pub struct SqliteOptions {
     /// Reader connections.
     pub readers: u32,
     /// Open an existing, fully migrated file for reading only: nothing is
-    /// created, migrated or written, and every write fails with
-    /// [`StoreError::ReadOnly`]. Off by default.
+    /// created, migrated or written (every write fails with
+    /// [`StoreError::ReadOnly`], and SQL that writes fails in SQLite). Off
+    /// by default.
     pub read_only: bool,
 }
 
@@ -56,8 +57,11 @@ impl SqliteOptions {
     }
 
     /// The connection options: WAL, the synchronous setting, foreign keys,
-    /// a 10 s busy timeout, and the file created if missing; read-only
-    /// connections create nothing and set no journal mode.
+    /// a 10 s busy timeout, and the file created if missing. Read-only
+    /// connections create nothing, set no journal mode and are
+    /// `query_only`; they open the file for writing all the same, so that
+    /// the last one to close removes the WAL files as the server does (a
+    /// connection opened read-only would leave them behind).
     fn connect(&self) -> Result<SqliteConnectOptions, StoreError> {
         let url = if self.url.starts_with("sqlite:") {
             self.url.clone()
@@ -68,7 +72,7 @@ impl SqliteOptions {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         if self.read_only {
-            return Ok(connect.read_only(true));
+            return Ok(connect.create_if_missing(false).pragma("query_only", "ON"));
         }
         Ok(connect
             .create_if_missing(true)
