@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{AbsenceAction, Event, ExpiryPolicy, GameConfig, UndoPolicy};
+use super::{AbsenceAction, EMPTY_CELL, Event, ExpiryPolicy, GameConfig, UndoPolicy};
 use crate::engine::random_move;
 use crate::rules::{EndReason, IllegalMove, Move, Outcome, Played, Position, Seat};
 
@@ -506,6 +506,18 @@ impl GameState {
     /// The position.
     pub fn position(&self) -> &Position {
         &self.position
+    }
+
+    /// The position as text, one string per line: each cell its owner's
+    /// symbol or [`EMPTY_CELL`] (see [`Position::render`]).
+    pub fn render(&self) -> Vec<String> {
+        let symbols: Vec<&str> = self
+            .config
+            .seats()
+            .iter()
+            .map(|seat| seat.symbol.as_str())
+            .collect();
+        self.position.render(&symbols, EMPTY_CELL)
     }
 
     /// The seat to move, `None` once the game is over.

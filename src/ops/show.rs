@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, OpsError, end_reason_text, seat_name, status_text, time_text};
-use crate::game::{EMPTY_CELL, GameState};
+use crate::game::GameState;
 use crate::proto::convert;
 use crate::registry::log;
 
@@ -74,13 +74,7 @@ pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsEr
     };
     writeln!(out, "status  {status}")?;
     writeln!(out)?;
-    let symbols: Vec<&str> = state
-        .config()
-        .seats()
-        .iter()
-        .map(|seat| seat.symbol.as_str())
-        .collect();
-    for row in state.position().render(&symbols, EMPTY_CELL) {
+    for row in state.render() {
         writeln!(out, "{row}")?;
     }
     Ok(Finding::Clean)

@@ -9,9 +9,8 @@ use prost_types::{Duration, Timestamp};
 use super::{self as pb, ErrorReason};
 use crate::engine::{Bot, Chooser, EngineKind, MAX_STRENGTH, Score};
 use crate::game::{
-    AbsenceAction, AbsencePolicy, Action, EMPTY_CELL, Event, ExpiryPolicy, Fischer, GameConfig,
-    GameState, GameStatus, InvalidTimeControl, Offer, SeatInfo, SeatLimits, TimeControl,
-    UndoPolicy,
+    AbsenceAction, AbsencePolicy, Action, Event, ExpiryPolicy, Fischer, GameConfig, GameState,
+    GameStatus, InvalidTimeControl, Offer, SeatInfo, SeatLimits, TimeControl, UndoPolicy,
 };
 use crate::rules::{
     ConnectFourRules, Coord, EndReason, Forfeit, GomokuRules, HexRules, MnkRules, Move,
@@ -1279,13 +1278,7 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
         pieces
     };
     let text = if board.cells() <= MAX_TEXT_CELLS {
-        let symbols: Vec<&str> = state
-            .config()
-            .seats()
-            .iter()
-            .map(|s| s.symbol.as_str())
-            .collect();
-        state.position().render(&symbols, EMPTY_CELL)
+        state.render()
     } else {
         Vec::new()
     };
