@@ -48,7 +48,8 @@ pub struct ExportArgs {
 ///
 /// # Errors
 /// [`OpsError::NoGame`] for a game named that does not exist;
-/// [`OpsError::Refused`] for a stored payload that is not a GameEvent;
+/// [`OpsError::Refused`] for a stored payload that is not a GameEvent (or
+/// holds a value JSON cannot show);
 /// store and output failures.
 pub async fn run(args: &ExportArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let ExportFormat::Jsonl = args.format;
@@ -100,7 +101,7 @@ async fn export_game(
         for stored in &batch {
             let line = json::to_line(&stored.payload).map_err(|e| {
                 OpsError::Refused(format!(
-                    "game {game_id} event {}: the payload is not a GameEvent: {e}",
+                    "game {game_id} event {}: the payload cannot be written as JSON: {e}",
                     stored.sequence
                 ))
             })?;

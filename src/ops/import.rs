@@ -52,8 +52,8 @@ pub struct ImportArgs {
     #[arg(long, env = "PLYLOG_NO_SEAT_TOKENS")]
     no_seat_tokens: bool,
     /// File of secrets the imported games' seat tokens are derived from,
-    /// as for `plylog serve`. Default with SQLite: <database
-    /// file>.seat-token-secret, created if missing. Required with
+    /// as for `plylog serve`. Default with SQLite: the database file
+    /// with .seat-token-secret added to its name, created if missing. Required with
     /// PostgreSQL unless --no-seat-tokens.
     #[arg(long, env = "PLYLOG_SEAT_TOKEN_SECRET_FILE")]
     seat_token_secret_file: Option<PathBuf>,

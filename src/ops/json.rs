@@ -25,10 +25,11 @@ static GAME_EVENT: LazyLock<MessageDescriptor> = LazyLock::new(|| {
 /// without the newline.
 ///
 /// # Errors
-/// A payload that is not an encoded GameEvent.
-pub(super) fn to_line(payload: &[u8]) -> Result<String, prost::DecodeError> {
-    let event = DynamicMessage::decode(GAME_EVENT.clone(), payload)?;
-    Ok(serde_json::to_string(&event).expect("a decoded message serializes"))
+/// A payload that is not an encoded GameEvent, or holds a value JSON
+/// cannot show (a timestamp past the year 9999).
+pub(super) fn to_line(payload: &[u8]) -> Result<String, String> {
+    let event = DynamicMessage::decode(GAME_EVENT.clone(), payload).map_err(|e| e.to_string())?;
+    serde_json::to_string(&event).map_err(|e| e.to_string())
 }
 
 /// A line of JSON read back as a GameEvent. Unknown fields are refused.
@@ -68,6 +69,19 @@ mod tests {
             r#"{"gameId":"g1","sequence":"12","recordedAt":"2023-11-14T22:13:20.250Z","moveUndone":{"seat":1,"undoneSequence":"11","placement":{"col":2},"requestedBy":0}}"#
         );
         assert_eq!(from_line(&line).unwrap(), event);
+    }
+
+    #[test]
+    fn a_payload_that_json_cannot_show_is_an_error_not_a_panic() {
+        let far = pb::GameEvent {
+            recorded_at: Some(prost_types::Timestamp {
+                seconds: i64::MAX,
+                nanos: 0,
+            }),
+            ..Default::default()
+        };
+        assert!(to_line(&far.encode_to_vec()).is_err());
+        assert!(to_line(b"\xff\xff").is_err());
     }
 
     #[test]

@@ -99,8 +99,8 @@ pub enum OpsError {
 /// `--database-url`, which every command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DatabaseArgs {
-    /// Event store: sqlite://<path>, a file path, or
-    /// postgres://user@host:port/database.
+    /// Event store: sqlite://PATH, a file path, or
+    /// postgres://USER@HOST:PORT/DATABASE.
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
     pub database_url: String,
 }

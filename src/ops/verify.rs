@@ -11,7 +11,7 @@ use std::io::Write;
 use super::{DatabaseArgs, Finding, Games, OpsError, count};
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
-use crate::store::{EventStore, GameRecord};
+use crate::store::{EventStore, GameRecord, StoreError};
 
 /// `plylog verify`: check games' logs.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,10 +76,17 @@ async fn check_all(
 
 /// What is wrong with one game, in words; empty when it is good.
 async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
-    let Some(stored) = store.load(&record.game_id).await? else {
-        return Ok(vec![
-            "the games table lists it, but no event of it is stored".into(),
-        ]);
+    let stored = match store.load(&record.game_id).await {
+        Ok(Some(stored)) => stored,
+        Ok(None) => {
+            return Ok(vec![
+                "the games table lists it, but no event of it is stored".into(),
+            ]);
+        }
+        Err(StoreError::Corrupt(why)) => {
+            return Ok(vec![format!("a row does not read back: {why}")]);
+        }
+        Err(other) => return Err(other.into()),
     };
     let mut problems = Vec::new();
     match log::rebuild(&stored.events) {
