@@ -128,7 +128,9 @@ impl SqliteStore {
         let connect = options.connect()?;
         let readers = SqlitePoolOptions::new().max_connections(options.readers.max(1));
         if options.read_only {
-            let readers = readers.connect_with(connect).await?;
+            // One reader: a read-only store serves one command at a time,
+            // and close() can then take it back and close it itself.
+            let readers = readers.max_connections(1).connect_with(connect).await?;
             let mut conn = readers.acquire().await?;
             let has_table = has_migrations_table(&mut conn).await?;
             super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
@@ -468,10 +470,18 @@ impl EventStore for SqliteStore {
     }
 
     async fn close(&self) {
-        self.readers.close().await;
         if self.writes.is_none() {
+            // The last connection to close removes the WAL files, so the
+            // only reader is closed here, not left to Pool::close, which
+            // misses a connection on its way back to the pool (and the
+            // process may exit with it open, leaving the files behind).
+            if let Ok(reader) = self.readers.acquire().await {
+                let _ = reader.detach().close().await;
+            }
+            self.readers.close().await;
             return;
         }
+        self.readers.close().await;
         if let Err(error) = self.write(WriteOp::Close).await {
             tracing::debug!(error = %error, "store already closed");
         }
