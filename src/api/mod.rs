@@ -188,10 +188,7 @@ impl GameApi {
         let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let seat = req
-            .seat
-            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
-        let seat = requested_seat(seat)?;
+        let seat = required_seat(req.seat)?;
         let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
         let meta = with_credential(request_meta(&req)?, credential);
         let reply = self
@@ -302,6 +299,11 @@ fn requested_seat(seat: u32) -> Result<Seat, FieldError> {
     let seat = convert::seat_from_proto(seat, "seat")?;
     tracing::Span::current().record("seat", seat.0);
     Ok(seat)
+}
+
+/// The seat a request must name, checked, and recorded on the call's span.
+fn required_seat(seat: Option<u32>) -> Result<Seat, FieldError> {
+    requested_seat(seat.ok_or_else(|| FieldError::invalid("seat", "seat is required"))?)
 }
 
 /// The ErrorInfo reason of a status this service sent (`UNKNOWN` for one
@@ -650,10 +652,7 @@ impl GameService for GameApi {
         self.check_api_key(request.metadata(), "ReissueSeatToken")?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let seat = req
-            .seat
-            .ok_or_else(|| FieldError::invalid("seat", "seat is required"))?;
-        let seat = requested_seat(seat)?;
+        let seat = required_seat(req.seat)?;
         let reply = self
             .registry
             .execute(
