@@ -25,6 +25,7 @@ use crate::registry::{
     StreamRequest,
 };
 use crate::rules::Seat;
+use crate::store::ListOrder;
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
 /// Longest request id, game id or page token accepted, in characters.
@@ -438,21 +439,24 @@ fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldE
     }
 }
 
+/// INVALID_ARGUMENT / INVALID_PAGE_TOKEN.
+fn invalid_page_token() -> FieldError {
+    FieldError::new(
+        "page_token",
+        "page_token was not issued by this server",
+        pb::ErrorReason::InvalidPageToken,
+    )
+}
+
 /// Page tokens are the server's own decimal numbers, separated by dots:
-/// `<cursor>` for ListGames, `<sequence>` for GetReplay, `<sequence>.<offset>`
-/// for ListLegalMoves. Parses a token of `N` numbers; an empty token is the
+/// `<cursor>` for ListGames (`<cursor>.1` newest first), `<sequence>` for
+/// GetReplay, `<sequence>.<offset>` for ListLegalMoves. Parses a token of `N` numbers; an empty token is the
 /// first page (`None`).
 fn page_token<const N: usize>(token: &str) -> Result<Option<[u64; N]>, FieldError> {
     if token.is_empty() {
         return Ok(None);
     }
-    let bad = || {
-        FieldError::new(
-            "page_token",
-            "page_token was not issued by this server",
-            pb::ErrorReason::InvalidPageToken,
-        )
-    };
+    let bad = invalid_page_token;
     let mut numbers = [0; N];
     let mut parts = token.split('.');
     for slot in &mut numbers {
@@ -558,9 +562,46 @@ impl GameService for GameApi {
         let _permit = self.admit()?;
         let req = request.into_inner();
         let limit = page_size(req.page_size, 50, 1000)?;
-        let cursor = page_token::<1>(&req.page_token)?.map_or(0, |[c]| c as i64);
-        let (games, next) = self.registry.list(cursor, limit as u32).await?;
-        let next_page_token = next.map(|c| c.to_string()).unwrap_or_default();
+        // Newest-first tokens carry a second number, so a token cannot be
+        // used with the other order.
+        // Spaces are insignificant (AIP-132).
+        let order_by = req
+            .order_by
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (order, cursor) = match order_by.as_str() {
+            "" | "created_at" | "created_at asc" => (
+                ListOrder::OldestFirst,
+                page_token::<1>(&req.page_token)?.map_or(0, |[c]| c),
+            ),
+            "created_at desc" => (
+                ListOrder::NewestFirst,
+                match page_token::<2>(&req.page_token)? {
+                    None => 0,
+                    Some([c, 1]) => c,
+                    Some(_) => return Err(invalid_page_token().into()),
+                },
+            ),
+            _ => {
+                return Err(FieldError::new(
+                    "order_by",
+                    "order_by must be \"created_at\" or \"created_at desc\"",
+                    pb::ErrorReason::InvalidRequest,
+                )
+                .into());
+            }
+        };
+        let (games, next) = self
+            .registry
+            .list(cursor as i64, order, limit as u32)
+            .await?;
+        let next_page_token = next
+            .map(|c| match order {
+                ListOrder::OldestFirst => c.to_string(),
+                ListOrder::NewestFirst => format!("{c}.1"),
+            })
+            .unwrap_or_default();
         Ok(Response::new(pb::ListGamesResponse {
             games,
             next_page_token,

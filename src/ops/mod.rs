@@ -33,7 +33,7 @@ use crate::game::{GameState, GameStatus, ReplayError};
 use crate::proto::convert;
 use crate::registry::log;
 use crate::rules::{Outcome, Seat};
-use crate::store::{EventStore, GameRecord, StoreError};
+use crate::store::{EventStore, GameRecord, ListOrder, StoreError};
 
 /// Games read from the store per page.
 const PAGE: u32 = 500;
@@ -205,7 +205,10 @@ impl<'a> Games<'a> {
     /// The next game; `None` once every game was read.
     async fn next(&mut self) -> Result<Option<GameRecord>, OpsError> {
         if self.page.as_slice().is_empty() && !self.done {
-            let page = self.store.list(self.cursor, PAGE).await?;
+            let page = self
+                .store
+                .list(self.cursor, ListOrder::OldestFirst, PAGE)
+                .await?;
             self.done = page.len() < PAGE as usize;
             if let Some(last) = page.last() {
                 self.cursor = last.cursor;

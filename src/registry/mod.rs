@@ -40,7 +40,7 @@ pub use thinking::EngineSettings;
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::metrics::Metrics;
 use crate::proto::{self as pb, convert};
-use crate::store::{EventStore, NewEvent, NewGame, TokenHash};
+use crate::store::{EventStore, ListOrder, NewEvent, NewGame, TokenHash};
 use crate::tokens::SeatTokenKeys;
 use actor::{Actor, Loaded, Msg};
 use residency::{ActorShared, Budget, Limits, make_room};
@@ -849,17 +849,18 @@ impl Registry {
             })
     }
 
-    /// Up to `limit` games created after `cursor`, and the cursor of the
-    /// last one listed.
+    /// Up to `limit` games in `order` after the one at `cursor` (0: from
+    /// the first), and the cursor of the last one listed.
     ///
     /// # Errors
     /// A corrupt creation event, store failures.
     pub async fn list(
         &self,
         cursor: i64,
+        order: ListOrder,
         limit: u32,
     ) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
-        let records = self.inner.store.list(cursor, limit).await?;
+        let records = self.inner.store.list(cursor, order, limit).await?;
         let mut next = records
             .last()
             .map(|r| r.cursor)
@@ -900,7 +901,11 @@ impl Registry {
         let mut cursor = 0;
         let mut loaded = 0;
         loop {
-            let records = self.inner.store.list(cursor, PAGE).await?;
+            let records = self
+                .inner
+                .store
+                .list(cursor, ListOrder::OldestFirst, PAGE)
+                .await?;
             let Some(last) = records.last() else {
                 break;
             };
@@ -1097,5 +1102,6 @@ fn summary_of(record: crate::store::GameRecord) -> Result<pb::GameSummary, Regis
         status: record.status,
         last_sequence: record.last_sequence,
         created_at: Some(convert::timestamp(record.created_at_ms)),
+        updated_at: record.last_event_at_ms.map(convert::timestamp),
     })
 }

@@ -198,6 +198,15 @@ pub struct GameRecord {
     pub last_event_at_ms: Option<i64>,
 }
 
+/// The order of [`EventStore::list`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Creation order, oldest first.
+    OldestFirst,
+    /// Newest first.
+    NewestFirst,
+}
+
 /// What a CreateGame idempotency key maps to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreationRecord {
@@ -419,12 +428,17 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Lists up to `limit` games created after `cursor` (0 = from the first),
-    /// in creation order.
+    /// Lists up to `limit` games in `order`, starting after the game whose
+    /// [`GameRecord::cursor`] is `cursor` (0 = from the first in that order).
     ///
     /// # Errors
     /// Database errors.
-    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError>;
+    async fn list(
+        &self,
+        cursor: i64,
+        order: ListOrder,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError>;
 
     /// Looks up the game a CreateGame request id created.
     ///

@@ -21,9 +21,9 @@ use tokio::sync::mpsc;
 
 use super::reads::{self, Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, LogTail, Migration, NewEvent,
-    NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence, StoreError, StoredEvent,
-    classify,
+    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LogTail, Migration,
+    NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence, StoreError,
+    StoredEvent, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -307,8 +307,13 @@ impl EventStore for PostgresStore {
         })
     }
 
-    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
-        Reads::games(&self.pool, cursor, limit).await
+    async fn list(
+        &self,
+        cursor: i64,
+        order: ListOrder,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError> {
+        Reads::games(&self.pool, cursor, order, limit).await
     }
 
     async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {

@@ -10,7 +10,9 @@
 
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
-use super::{CreationRecord, GameRecord, RequestRecord, StoreError, StoredEvent, TokenHash, clamp};
+use super::{
+    CreationRecord, GameRecord, ListOrder, RequestRecord, StoreError, StoredEvent, TokenHash, clamp,
+};
 
 /// Which events of a game to read.
 #[derive(Debug, Clone, Copy)]
@@ -228,22 +230,38 @@ where
     pub(super) async fn games<'c, E>(
         executor: E,
         cursor: i64,
+        order: ListOrder,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError>
     where
         E: Executor<'c, Database = DB>,
     {
-        let rows: Vec<GameRow> = sqlx::query_as(
-            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload, \
-         l.recorded_at_ms AS last_event_at_ms \
-         FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
-         LEFT JOIN events l ON l.game_id = g.game_id AND l.sequence = g.last_sequence \
-         WHERE g.pk > $1 ORDER BY g.pk LIMIT $2",
-        )
-        .bind(cursor)
-        .bind(i64::from(limit))
-        .fetch_all(executor)
-        .await?;
+        // A game's first event (its rules and seats) and its last (when it
+        // was last active).
+        macro_rules! select {
+            () => {
+                "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload, \
+                 l.recorded_at_ms AS last_event_at_ms \
+                 FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+                 LEFT JOIN events l ON l.game_id = g.game_id AND l.sequence = g.last_sequence"
+            };
+        }
+        let (query, cursor) = match order {
+            ListOrder::OldestFirst => (
+                concat!(select!(), " WHERE g.pk > $1 ORDER BY g.pk LIMIT $2"),
+                cursor,
+            ),
+            // Cursor 0 starts from the newest.
+            ListOrder::NewestFirst => (
+                concat!(select!(), " WHERE g.pk < $1 ORDER BY g.pk DESC LIMIT $2"),
+                if cursor == 0 { i64::MAX } else { cursor },
+            ),
+        };
+        let rows: Vec<GameRow> = sqlx::query_as(query)
+            .bind(cursor)
+            .bind(i64::from(limit))
+            .fetch_all(executor)
+            .await?;
         rows.into_iter()
             .map(|row| {
                 Ok(GameRecord {
@@ -317,7 +335,7 @@ mod tests {
             })
             .await
             .unwrap();
-        let listed = store.list(0, 10).await.unwrap();
+        let listed = store.list(0, ListOrder::OldestFirst, 10).await.unwrap();
         assert_eq!((listed.len(), listed[0].last_sequence), (1, 1));
         let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
             .await
@@ -326,7 +344,7 @@ mod tests {
             .execute(&mut raw)
             .await
             .unwrap();
-        let error = store.list(0, 10).await.unwrap_err();
+        let error = store.list(0, ListOrder::OldestFirst, 10).await.unwrap_err();
         assert_eq!(
             error.to_string(),
             "corrupt row: games.last_sequence is -3, not a sequence"

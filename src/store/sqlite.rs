@@ -12,8 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, LogTail, Migration, NewEvent, NewGame,
-    RestoredGame, StoreError, StoredEvent, classify,
+    Append, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LogTail, Migration,
+    NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, classify,
 };
 
 /// Most writes one transaction commits together.
@@ -456,8 +456,13 @@ impl EventStore for SqliteStore {
         })
     }
 
-    async fn list(&self, cursor: i64, limit: u32) -> Result<Vec<GameRecord>, StoreError> {
-        Reads::games(&self.readers, cursor, limit).await
+    async fn list(
+        &self,
+        cursor: i64,
+        order: ListOrder,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError> {
+        Reads::games(&self.readers, cursor, order, limit).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

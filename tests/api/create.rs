@@ -233,6 +233,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
             .list_games(pb::ListGamesRequest {
                 page_size: 2,
                 page_token: token,
+                order_by: String::new(),
             })
             .await
             .unwrap()
@@ -254,6 +255,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
         .list_games(pb::ListGamesRequest {
             page_size: 2,
             page_token: "zzz".into(),
+            order_by: String::new(),
         })
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -263,6 +265,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
             .list_games(pb::ListGamesRequest {
                 page_size: 2,
                 page_token: forged.into(),
+                order_by: String::new(),
             })
             .await;
         assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -272,10 +275,94 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
         .list_games(pb::ListGamesRequest {
             page_size: -1,
             page_token: String::new(),
+            order_by: String::new(),
         })
         .await;
     let status = assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
     assert_eq!(bad_field(&status).as_deref(), Some("page_size"));
+}
+
+#[tokio::test]
+async fn games_are_listed_newest_first_when_asked_with_their_last_activity() {
+    let mut server = TestServer::start().await;
+    for i in 0..5 {
+        create(&mut server.client, &format!("g{i}"), mnk(3, 3, 3)).await;
+    }
+    play(&mut server.client, "g1", 0, place(0, 0))
+        .await
+        .unwrap();
+    let list = |token: String, order_by: &str| pb::ListGamesRequest {
+        page_size: 2,
+        page_token: token,
+        order_by: order_by.into(),
+    };
+    let mut seen = Vec::new();
+    let mut tokens = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = server
+            .client
+            .list_games(list(token, "created_at desc"))
+            .await
+            .unwrap()
+            .into_inner();
+        seen.extend(page.games);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+        tokens.push(token.clone());
+    }
+    let ids: Vec<_> = seen.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, ["g4", "g3", "g2", "g1", "g0"]);
+    // updated_at is the time of the last event: the move, for g1.
+    let g1 = &seen[3];
+    let (created, updated) = (g1.created_at.unwrap(), g1.updated_at.unwrap());
+    assert!((updated.seconds, updated.nanos) >= (created.seconds, created.nanos));
+    let event = server
+        .client
+        .get_replay(pb::GetReplayRequest {
+            game_id: "g1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .steps
+        .pop()
+        .unwrap()
+        .event
+        .unwrap();
+    assert_eq!(g1.updated_at, event.recorded_at);
+    assert_eq!(
+        seen[4].updated_at, seen[4].created_at,
+        "g0: only its creation"
+    );
+
+    // A token is good only with the order it was issued for.
+    let bad = server
+        .client
+        .list_games(list(tokens[0].clone(), "created_at"))
+        .await;
+    assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
+    let oldest_first_token = server
+        .client
+        .list_games(list(String::new(), ""))
+        .await
+        .unwrap()
+        .into_inner()
+        .next_page_token;
+    let bad = server
+        .client
+        .list_games(list(oldest_first_token, "created_at desc"))
+        .await;
+    assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
+    let bad = server
+        .client
+        .list_games(list(String::new(), "updated_at desc"))
+        .await;
+    let status = assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
+    assert_eq!(bad_field(&status).as_deref(), Some("order_by"));
 }
 
 #[tokio::test]
@@ -300,6 +387,7 @@ async fn an_oversized_page_size_is_clamped_to_the_maximum_not_refused() {
         .list_games(pb::ListGamesRequest {
             page_size: 1_000_000,
             page_token: String::new(),
+            order_by: String::new(),
         })
         .await
         .expect("clamped")

@@ -205,6 +205,14 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
         "ListGames" => pb::ListGamesRequest {
             page_size: int(rng),
             page_token: page_token(rng),
+            order_by: [
+                "",
+                "created_at",
+                "created_at desc",
+                "updated_at",
+                "created_at  desc",
+            ][rng.random_range(0..5)]
+            .into(),
         }
         .encode_to_vec(),
         "SubmitMove" => pb::SubmitMoveRequest {
@@ -410,6 +418,7 @@ async fn a_hundred_thousand_random_and_malformed_requests_crash_nothing() {
             .list_games(pb::ListGamesRequest {
                 page_size: 1000,
                 page_token: page_token.clone(),
+                order_by: String::new(),
             })
             .await
             .unwrap()
