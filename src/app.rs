@@ -26,6 +26,7 @@ use crate::store::{EventStore, Migration, PostgresStore, SqliteOptions, SqliteSt
 use crate::telemetry::CallLayer;
 use crate::tokens::SeatTokenKeys;
 use crate::transport::{self, Activity, TransportSettings};
+use crate::web::{self, WebSettings};
 
 /// Everything a server needs to start.
 #[derive(Debug, Clone)]
@@ -64,6 +65,8 @@ pub struct Settings {
     /// Serve Prometheus metrics over HTTP at `/metrics` on this address
     /// (port 0 picks a free one); `None` serves none.
     pub metrics_listen: Option<SocketAddr>,
+    /// The dashboard and the origins allowed to call with grpc-web.
+    pub web: WebSettings,
 }
 
 impl Settings {
@@ -87,6 +90,7 @@ impl Settings {
             transport: TransportSettings::default(),
             store_check_interval: Duration::from_secs(5),
             metrics_listen: None,
+            web: WebSettings::default(),
         }
     }
 }
@@ -288,6 +292,7 @@ pub struct Application {
     listener: TcpListener,
     local_addr: SocketAddr,
     metrics_listener: Option<(TcpListener, SocketAddr)>,
+    web: WebSettings,
     store: Arc<dyn EventStore>,
     registry: Registry,
     shutdown_grace: Duration,
@@ -367,6 +372,7 @@ impl Application {
             listener,
             local_addr,
             metrics_listener,
+            web: settings.web,
             store,
             registry,
             shutdown_grace: settings.shutdown_grace,
@@ -460,7 +466,11 @@ impl Application {
             .add_service(game_service)
             .prepare();
         let metrics = self.registry.metrics().clone();
+        let (dashboard, cors, grpc_web) = web::layers(&self.web);
         let service = tower::ServiceBuilder::new()
+            .layer(dashboard)
+            .layer(cors)
+            .layer(grpc_web)
             .layer(CallLayer::new(metrics.clone()))
             .layer(MapResponseLayer::new(transport_refusals(limit)))
             .service(routes);
@@ -644,7 +654,7 @@ fn tls_acceptor(files: &TlsFiles) -> Result<TlsAcceptor, AppError> {
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| identity(format!("{e:?}")))?;
-    config.alpn_protocols = vec![b"h2".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 

@@ -72,3 +72,4 @@ pub mod store;
 pub mod telemetry;
 pub mod tokens;
 pub mod transport;
+pub mod web;

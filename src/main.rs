@@ -14,6 +14,7 @@ use plylog::game::SeatLimits;
 use plylog::registry::{EngineSettings, RegistrySettings};
 use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;
+use plylog::web::WebSettings;
 
 /// Authoritative turn-based board games over gRPC.
 #[derive(Debug, Parser)]
@@ -62,6 +63,15 @@ struct ServeArgs {
     /// given; 127.0.0.1:9464 is the customary port).
     #[arg(long, env = "PLYLOG_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Do not serve the dashboard (by default it is at http://<listen>/,
+    /// on the gRPC port).
+    #[arg(long, env = "PLYLOG_NO_DASHBOARD")]
+    no_dashboard: bool,
+    /// An origin whose pages may call the API with grpc-web, e.g.
+    /// https://admin.example.com (repeat the flag for more; * allows any).
+    /// None by default: only the dashboard's own origin.
+    #[arg(long = "cors-origin", env = "PLYLOG_CORS_ORIGINS", value_delimiter = ',', value_parser = plylog::web::parse_origin)]
+    cors_origins: Vec<http::HeaderValue>,
     /// Event store: sqlite://<path> (created if missing), a file path, or
     /// postgres://user@host:port/database (shared by several nodes).
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
@@ -211,6 +221,10 @@ impl ServeArgs {
             },
             store_check_interval: Duration::from_millis(self.store_check_ms.max(100)),
             metrics_listen: self.metrics_listen,
+            web: WebSettings {
+                dashboard: !self.no_dashboard,
+                cors_origins: self.cors_origins,
+            },
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,
                 api_key: self.api_key.filter(|key| !key.is_empty()),

@@ -1,8 +1,9 @@
 //! The connection layer under the gRPC services, with every resource it
 //! holds bounded: accepting TCP connections (at most `max_connections`, and
 //! backing off when the process runs out of file descriptors), TLS, HTTP/2
-//! with keepalive pings and bounded send buffers, closing connections left
-//! idle, and draining on shutdown.
+//! with keepalive pings and bounded send buffers (and HTTP/1.1 on the same
+//! port, told apart by the connection preface, for browsers: grpc-web and
+//! the dashboard), closing connections left idle, and draining on shutdown.
 //!
 //! - [`TransportSettings`]: the limits and timings, each with a flag.
 //! - [`serve`]: the accept loop, one task per connection.
@@ -28,6 +29,7 @@ use std::time::Duration;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
@@ -57,7 +59,8 @@ pub struct TransportSettings {
     pub stream_send_buffer_bytes: usize,
     /// Streams one connection may have open at once (default 200).
     pub max_streams_per_connection: u32,
-    /// How long a TLS handshake may take (default 10 s).
+    /// How long a TLS handshake may take, and an HTTP/1.1 request's
+    /// headers (default 10 s).
     pub tls_handshake_timeout: Duration,
 }
 
@@ -141,7 +144,8 @@ fn is_connection_error(error: &io::Error) -> bool {
 
 /// Serves `service` on `listener` until `shutdown` resolves: accepts
 /// connections within [`TransportSettings::max_connections`], does the TLS
-/// handshake when `tls` is set, and serves HTTP/2 on each. On shutdown it
+/// handshake when `tls` is set, and serves HTTP/2 or HTTP/1.1 on each
+/// (whichever the client speaks: its first bytes tell). On shutdown it
 /// stops accepting, tells every connection to finish (GOAWAY: calls in
 /// flight complete, new ones go elsewhere), and returns once all have
 /// closed. `activity` tells what is open.
@@ -163,8 +167,12 @@ pub async fn serve<S>(
         + 'static,
     S::Future: Send + 'static,
 {
-    let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-    http2
+    let mut http = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 is for browsers: grpc-web and the dashboard's files.
+    http.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(settings.tls_handshake_timeout);
+    http.http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(settings.keepalive_interval)
         .keep_alive_timeout(settings.keepalive_timeout)
@@ -213,7 +221,7 @@ pub async fn serve<S>(
         };
         let _ = tcp.set_nodelay(true);
         let connection = Connection {
-            http2: http2.clone(),
+            http: http.clone(),
             service: service.clone(),
             tls: tls.clone(),
             settings: settings.clone(),
@@ -233,7 +241,7 @@ pub async fn serve<S>(
 
 /// One accepted connection and what it is served with.
 struct Connection<S> {
-    http2: hyper::server::conn::http2::Builder<TokioExecutor>,
+    http: auto::Builder<TokioExecutor>,
     service: S,
     tls: Option<TlsAcceptor>,
     settings: TransportSettings,
@@ -279,7 +287,7 @@ where
             idle: Arc::clone(&idle),
             activity: Arc::clone(&self.activity),
         });
-        let connection = self.http2.serve_connection(TokioIo::new(io), service);
+        let connection = self.http.serve_connection(TokioIo::new(io), service);
         tokio::pin!(connection);
         // After an idle GOAWAY, when the connection is dropped if it has not
         // closed (a client that never completed the HTTP/2 preface never

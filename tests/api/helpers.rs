@@ -10,6 +10,7 @@ use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use plylog::registry::{Registry, RegistrySettings};
+use plylog::web::WebSettings;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
@@ -141,14 +142,35 @@ impl TestServer {
     /// A server on a fresh database with `registry` and `access` settings.
     pub(crate) async fn start_secured(registry: RegistrySettings, access: AccessSettings) -> Self {
         let db = Arc::new(TestDatabase::fresh().await);
-        TestServer::start_full(db, registry, access, MAX_IN_FLIGHT).await
+        TestServer::start_full(db, registry, access, MAX_IN_FLIGHT, WebSettings::default()).await
     }
 
     /// A server on a fresh database serving at most `max_in_flight` calls at
     /// once.
     pub(crate) async fn start_with_in_flight(max_in_flight: usize) -> Self {
         let db = Arc::new(TestDatabase::fresh().await);
-        TestServer::start_full(db, settings(), AccessSettings::default(), max_in_flight).await
+        TestServer::start_full(
+            db,
+            settings(),
+            AccessSettings::default(),
+            max_in_flight,
+            WebSettings::default(),
+        )
+        .await
+    }
+
+    /// A server on a fresh database with `web` settings (CORS origins, the
+    /// dashboard switch).
+    pub(crate) async fn start_web(web: WebSettings) -> Self {
+        let db = Arc::new(TestDatabase::fresh().await);
+        TestServer::start_full(
+            db,
+            settings(),
+            AccessSettings::default(),
+            MAX_IN_FLIGHT,
+            web,
+        )
+        .await
     }
 
     async fn start_full(
@@ -156,6 +178,7 @@ impl TestServer {
         registry: RegistrySettings,
         access: AccessSettings,
         max_in_flight: usize,
+        web: WebSettings,
     ) -> Self {
         init_logs();
         let mut access = access;
@@ -173,6 +196,7 @@ impl TestServer {
             access,
             max_in_flight,
             metrics_listen: Some("127.0.0.1:0".parse().unwrap()),
+            web,
             ..Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone())
         };
         let app = Application::build(settings).await.expect("server builds");
@@ -263,6 +287,7 @@ impl TestServer {
             registry,
             AccessSettings::default(),
             MAX_IN_FLIGHT,
+            WebSettings::default(),
         )
         .await
     }
@@ -271,7 +296,14 @@ impl TestServer {
     /// `access` settings.
     pub(crate) async fn restart_secured(mut self, access: AccessSettings) -> Self {
         self.shutdown().await;
-        TestServer::start_full(Arc::clone(&self.db), settings(), access, MAX_IN_FLIGHT).await
+        TestServer::start_full(
+            Arc::clone(&self.db),
+            settings(),
+            access,
+            MAX_IN_FLIGHT,
+            WebSettings::default(),
+        )
+        .await
     }
 }
 

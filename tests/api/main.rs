@@ -40,6 +40,9 @@ mod stream;
 mod tls;
 /// Undo and its rejection.
 mod undo;
+/// grpc-web (binary and text, unary and streams) over HTTP/1.1, CORS, and
+/// the dashboard's files.
+mod web;
 
 /// Says which backend the suite runs on, so a run without PostgreSQL says
 /// the Postgres run was skipped.

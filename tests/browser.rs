@@ -1,0 +1,724 @@
+//! The dashboard in a real browser: Debian's headless Chromium, driven over
+//! WebDriver (ChromeDriver, with fantoccini), against the real server on a
+//! loopback port, while a real tonic client creates games and plays moves.
+//! The page talks grpc-web to the port that served it.
+//!
+//! Needs `/usr/bin/chromium` and `/usr/bin/chromedriver` (Debian's
+//! `chromium` and `chromium-driver`; `.ci/run` installs them). Without them
+//! the tests are listed as ignored with the reason printed; with
+//! `PLYLOG_REQUIRE_BROWSER=1` (as in `.ci/run`) their absence fails them.
+//! Screenshots of every game kind are written to
+//! `target/dashboard-screenshots/` (or `PLYLOG_SCREENSHOT_DIR`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client as WebDriver, ClientBuilder, Locator};
+use libtest_mimic::Arguments;
+use plylog::api::auth::AccessSettings;
+use plylog::app::{Application, Settings};
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tonic::transport::Channel;
+
+#[path = "support/optional.rs"]
+mod optional;
+#[path = "support/seed.rs"]
+mod seed;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// How long the page may take to show a move after the server acknowledged
+/// it (the issue's bound: the event is pushed on the open stream).
+const SHOWN_WITHIN: Duration = Duration::from_secs(1);
+/// How long anything else may take: a page load, a reconnection.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+type Client = GameServiceClient<Channel>;
+
+fn main() {
+    let args = Arguments::from_args();
+    let available = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+    let availability = optional::availability(
+        "browser",
+        available,
+        "PLYLOG_REQUIRE_BROWSER",
+        "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver, then cargo test --test browser)",
+    );
+    let trials = vec![
+        optional::trial(
+            "a_game_is_followed_live_and_replayed",
+            &availability,
+            a_game_is_followed_live_and_replayed,
+        ),
+        optional::trial(
+            "the_page_resumes_after_the_server_restarts",
+            &availability,
+            the_page_resumes_after_the_server_restarts,
+        ),
+        optional::trial(
+            "every_game_kind_is_drawn",
+            &availability,
+            every_game_kind_is_drawn,
+        ),
+        optional::trial(
+            "a_board_of_a_million_cells_stays_responsive",
+            &availability,
+            a_board_of_a_million_cells_stays_responsive,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// A plylog server on `addr` (port 0: any) with its log in `db`, serving
+/// the dashboard; seat tokens off, so the test speaks for any seat.
+struct Server {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    async fn start(addr: SocketAddr, db: &Path) -> Server {
+        let settings = Settings {
+            access: AccessSettings::default(),
+            shutdown_grace: Duration::from_secs(1),
+            ..Settings::new(addr, format!("sqlite://{}", db.display()))
+        };
+        let app = Application::build(settings).await.expect("server builds");
+        let addr = app.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            app.run_until(async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("server runs");
+        });
+        Server {
+            addr,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// Stops the server (open streams end with UNAVAILABLE) and waits.
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(PATIENCE, self.task)
+            .await
+            .expect("server stops")
+            .expect("server task");
+    }
+
+    async fn client(&self) -> Client {
+        let channel = Channel::from_shared(format!("http://{}", self.addr))
+            .unwrap()
+            .timeout(Duration::from_secs(30))
+            .connect()
+            .await
+            .expect("connects");
+        GameServiceClient::new(channel)
+    }
+
+    fn url(&self, fragment: &str) -> String {
+        format!("http://{}/{fragment}", self.addr)
+    }
+}
+
+/// Headless Chromium under ChromeDriver; both are killed when dropped.
+struct Browser {
+    driver: Child,
+    page: WebDriver,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    async fn open() -> Browser {
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            probe.local_addr().unwrap().port()
+        };
+        let mut driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let profile = tempfile::tempdir().expect("temp dir");
+        let capabilities = json!({
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--window-size=1280,900",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            }
+        });
+        let capabilities = match capabilities {
+            Value::Object(map) => map,
+            _ => unreachable!("an object"),
+        };
+        let deadline = Instant::now() + PATIENCE;
+        let page = loop {
+            let connected =
+                ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                    .capabilities(capabilities.clone())
+                    .connect(&format!("http://127.0.0.1:{port}"))
+                    .await;
+            match connected {
+                Ok(page) => break page,
+                Err(error) => {
+                    if Instant::now() > deadline {
+                        let _ = driver.kill();
+                        panic!("ChromeDriver did not start a session: {error}");
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
+        Browser {
+            driver,
+            page,
+            _profile: profile,
+        }
+    }
+
+    /// Runs `script` (a function body) in the page and returns its value.
+    async fn eval(&self, script: &str) -> Value {
+        self.page
+            .execute(script, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// The `data-*` attributes and texts of `#game` as one object (null
+    /// before the view exists).
+    async fn game_view(&self) -> Value {
+        self.eval(
+            "const g = document.getElementById('game');
+             if (!g) return null;
+             const text = id => (document.getElementById(id) || {}).textContent || '';
+             return Object.assign({}, g.dataset, {
+                 boardText: text('board-text'), outcome: text('outcome'), turn: text('turn'),
+                 moves: Array.from(document.querySelectorAll('#moves li')).map(li => Number(li.dataset.sequence)),
+             });",
+        )
+        .await
+    }
+
+    /// Polls `#game` until `done` holds; fails after `timeout`, showing what
+    /// the page showed last.
+    async fn wait_for_game(
+        &self,
+        what: &str,
+        timeout: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let view = self.game_view().await;
+            if done(&view) {
+                return view;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the page did not show {what} within {timeout:?}; it shows {view:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until `#game` shows `sequence`.
+    async fn wait_for_sequence(&self, sequence: u64, timeout: Duration) -> Value {
+        self.wait_for_game(&format!("sequence {sequence}"), timeout, |v| {
+            v["sequence"].as_str() == Some(sequence.to_string().as_str())
+        })
+        .await
+    }
+
+    /// Opens the live view of `game_id` and waits until it follows the
+    /// game's stream at `sequence`.
+    async fn open_game(&self, server: &Server, game_id: &str, sequence: u64) -> Value {
+        self.page
+            .goto(&server.url(&format!("#/games/{game_id}")))
+            .await
+            .expect("page loads");
+        self.wait_for_game("the game, live", PATIENCE, |v| {
+            v["gameId"] == game_id
+                && v["connection"] == "live"
+                && v["sequence"].as_str() == Some(sequence.to_string().as_str())
+        })
+        .await
+    }
+
+    /// Saves a screenshot as `<name>.png` in the screenshot directory.
+    async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self.page.screenshot().await.expect("screenshot");
+        let dir = std::env::var_os("PLYLOG_SCREENSHOT_DIR").map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard-screenshots"),
+            PathBuf::from,
+        );
+        std::fs::create_dir_all(&dir).expect("screenshot directory");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("screenshot written");
+        println!("screenshot: {}", path.display());
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn seat(player_id: &str, symbol: &str) -> pb::Seat {
+    pb::Seat {
+        player_id: player_id.into(),
+        display_name: format!("player {player_id}"),
+        symbol: symbol.into(),
+        bot: None,
+    }
+}
+
+async fn create(client: &mut Client, game_id: &str, kind: pb::rule_set::Kind, seats: usize) {
+    let symbols = ["X", "O", "A", "B"];
+    client
+        .create_game(pb::CreateGameRequest {
+            game_id: game_id.into(),
+            rules: Some(pb::RuleSet { kind: Some(kind) }),
+            seats: (0..seats)
+                .map(|i| seat(&format!("p{i}"), symbols[i]))
+                .collect(),
+            ..Default::default()
+        })
+        .await
+        .expect("game created");
+}
+
+fn place(row: i32, col: i32) -> pb::Move {
+    pb::Move {
+        kind: Some(pb::r#move::Kind::Place(pb::Place {
+            row,
+            col,
+            mark: None,
+        })),
+    }
+}
+
+/// Plays `mv` for the seat to move; returns the game's new sequence.
+async fn play(client: &mut Client, game_id: &str, mv: pb::Move) -> u64 {
+    let seat = get(client, game_id, None)
+        .await
+        .position
+        .and_then(|p| p.seat_to_move)
+        .expect("a seat to move");
+    let reply = client
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: game_id.into(),
+            seat: Some(seat),
+            r#move: Some(mv),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{game_id}: move refused: {e}"))
+        .into_inner();
+    reply.game.expect("game").last_sequence
+}
+
+/// Plays `count` moves, each one of the legal moves drawn by `rng`.
+async fn play_legal(client: &mut Client, game_id: &str, count: usize, rng: &mut impl rand::Rng) {
+    for _ in 0..count {
+        let legal = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: game_id.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("legal moves")
+            .into_inner();
+        if legal.moves.is_empty() {
+            return;
+        }
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())];
+        play(client, game_id, mv).await;
+    }
+}
+
+async fn get(client: &mut Client, game_id: &str, at: Option<u64>) -> pb::Game {
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: game_id.into(),
+            at_sequence: at,
+        })
+        .await
+        .expect("game")
+        .into_inner()
+        .game
+        .expect("game")
+}
+
+/// The server's text picture of the board at `at` (the latest: `None`).
+async fn board_text(client: &mut Client, game_id: &str, at: Option<u64>) -> String {
+    get(client, game_id, at)
+        .await
+        .position
+        .and_then(|p| p.board)
+        .map(|b| b.text.join("\n"))
+        .unwrap_or_default()
+}
+
+/// A temporary directory with the database file's path in it.
+fn database() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("plylog.db");
+    (dir, file)
+}
+
+/// The list shows a new game, filters it, and the game view shows every
+/// move within a second of its acknowledgement, the last move, the winner
+/// and the winning line; the replay scrubber shows the position at a chosen
+/// sequence, step by step.
+async fn a_game_is_followed_live_and_replayed() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .goto(&server.url(""))
+        .await
+        .expect("page loads");
+    browser
+        .page
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css("table#games"))
+        .await
+        .expect("the game list");
+
+    let id = "tic-tac-toe";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 3,
+            cols: 3,
+            k: 3,
+        }),
+        2,
+    )
+    .await;
+    let row = format!("#games tr[data-game-id='{id}']");
+    browser
+        .page
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(&row))
+        .await
+        .expect("the new game is listed");
+    // Filtering by another kind hides it; by its own shows it again.
+    for (kind, shown) in [("connect_four", false), ("mnk", true)] {
+        let filter = browser
+            .page
+            .find(Locator::Css("#filter-kind"))
+            .await
+            .expect("kind filter");
+        filter.select_by_value(kind).await.expect("kind selected");
+        let deadline = Instant::now() + PATIENCE;
+        while browser
+            .page
+            .find_all(Locator::Css(&row))
+            .await
+            .unwrap()
+            .len()
+            != usize::from(shown)
+        {
+            assert!(Instant::now() < deadline, "filter {kind}: shown {shown}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    browser.open_game(&server, id, 1).await;
+    // X takes the top row.
+    let moves = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
+    for (i, (row, col)) in moves.into_iter().enumerate() {
+        let sequence = play(&mut client, id, place(row, col)).await;
+        assert_eq!(sequence, i as u64 + 2);
+        let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+        assert_eq!(
+            view["boardText"],
+            board_text(&mut client, id, None).await,
+            "the board at {sequence}"
+        );
+        assert_eq!(view["lastMove"], format!("{row},{col}"));
+    }
+    let view = browser
+        .wait_for_game("the win", SHOWN_WITHIN, |v| v["status"] == "WON")
+        .await;
+    assert_eq!(view["winningLine"], "0,0;0,1;0,2", "{view:#}");
+    assert_eq!(view["seatToMove"], "", "nobody moves after the end");
+    let outcome = view["outcome"].as_str().unwrap_or_default();
+    assert!(
+        outcome.contains("player p0") || outcome.contains('X'),
+        "the winner is named: {outcome:?}"
+    );
+    browser.screenshot("tic-tac-toe").await;
+
+    // The replay: jump to sequence 4, then step back and forward.
+    browser
+        .page
+        .goto(&server.url(&format!("#/games/{id}/replay")))
+        .await
+        .expect("replay loads");
+    let jump = browser
+        .page
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css("#replay-jump"))
+        .await
+        .expect("the jump box");
+    // Typed once the replay has loaded (it shows some sequence).
+    let deadline = Instant::now() + PATIENCE;
+    while browser
+        .eval("const r = document.getElementById('replay'); return !!(r && r.dataset.sequence && r.dataset.sequence !== '0');")
+        .await
+        != json!(true)
+    {
+        assert!(Instant::now() < deadline, "the replay did not load");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    jump.clear().await.expect("cleared");
+    let enter = char::from(fantoccini::key::Key::Enter);
+    jump.send_keys(&format!("4{enter}")).await.expect("typed");
+    for (button, sequence) in [
+        (None, 4),
+        (Some("#replay-back"), 3),
+        (Some("#replay-forward"), 4),
+    ] {
+        if let Some(button) = button {
+            browser
+                .page
+                .find(Locator::Css(button))
+                .await
+                .expect("button")
+                .click()
+                .await
+                .expect("clicked");
+        }
+        let expected = board_text(&mut client, id, Some(sequence)).await;
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let shown = browser
+                .eval(
+                    "const r = document.getElementById('replay');
+                     return r && [r.dataset.sequence, document.getElementById('replay-board-text').textContent];",
+                )
+                .await;
+            if shown == json!([sequence.to_string(), expected]) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replay at {sequence}: expected {expected:?}, shown {shown}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    browser.screenshot("replay").await;
+    server.stop().await;
+}
+
+/// The server stops while the page follows a game (its stream ends) and
+/// comes back on the same port; moves played while the page was cut off
+/// and after it came back all show, each once, in order.
+async fn the_page_resumes_after_the_server_restarts() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let addr = server.addr;
+    let mut client = server.client().await;
+    let id = "connect-four";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default()),
+        2,
+    )
+    .await;
+    let drop_in = |column| pb::Move {
+        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
+    };
+    let browser = Browser::open().await;
+    browser.open_game(&server, id, 1).await;
+    for column in [3, 3] {
+        let sequence = play(&mut client, id, drop_in(column)).await;
+        browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    }
+
+    server.stop().await;
+    browser
+        .wait_for_game("the lost stream", PATIENCE, |v| v["connection"] != "live")
+        .await;
+    let server = Server::start(addr, &db).await;
+    let mut client = server.client().await;
+    // Played while the page is still reconnecting.
+    for column in [4, 4] {
+        play(&mut client, id, drop_in(column)).await;
+    }
+    browser
+        .wait_for_game("the stream again", PATIENCE, |v| {
+            v["connection"] == "live" && v["sequence"] == "5"
+        })
+        .await;
+    let sequence = play(&mut client, id, drop_in(5)).await;
+    let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    assert_eq!(view["boardText"], board_text(&mut client, id, None).await);
+    let seen: Vec<u64> = serde_json::from_value(view["moves"].clone()).expect("sequences");
+    assert_eq!(
+        seen,
+        (2..=sequence).collect::<Vec<_>>(),
+        "every event after the opening position once, in order"
+    );
+    server.stop().await;
+}
+
+/// One game of every kind, a few legal moves each (the seed is printed):
+/// the page's picture of the board matches the server's, and a screenshot
+/// of each is saved.
+async fn every_game_kind_is_drawn() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let mut rng = seed::rng(seed::seed("browser::every_game_kind_is_drawn"), 0);
+    use pb::rule_set::Kind;
+    let games: Vec<(&str, Kind, usize, usize)> = vec![
+        ("gomoku", Kind::Gomoku(pb::GomokuRules::default()), 2, 30),
+        (
+            "connect-four",
+            Kind::ConnectFour(pb::ConnectFourRules::default()),
+            2,
+            15,
+        ),
+        (
+            "pop-out",
+            Kind::ConnectFour(pb::ConnectFourRules {
+                pop_out: true,
+                ..Default::default()
+            }),
+            2,
+            20,
+        ),
+        ("wild", Kind::Wild(pb::WildRules::default()), 2, 5),
+        ("othello", Kind::Othello(pb::OthelloRules::default()), 2, 20),
+        ("hex", Kind::Hex(pb::HexRules::default()), 2, 20),
+        (
+            "snakes-and-ladders",
+            Kind::SnakesLadders(pb::SnakesLaddersRules {
+                // Three ladders and three snakes.
+                jumps: [(3, 51), (6, 27), (20, 70), (25, 5), (34, 1), (65, 52)]
+                    .map(|(from, to)| pb::Jump { from, to })
+                    .to_vec(),
+                ..Default::default()
+            }),
+            3,
+            12,
+        ),
+        (
+            "mnk-four-seats",
+            Kind::Mnk(pb::MnkRules {
+                rows: 8,
+                cols: 8,
+                k: 4,
+            }),
+            4,
+            16,
+        ),
+    ];
+    let browser = Browser::open().await;
+    for (id, kind, seats, moves) in games {
+        create(&mut client, id, kind, seats).await;
+        play_legal(&mut client, id, moves, &mut rng).await;
+        let game = get(&mut client, id, None).await;
+        let view = browser.open_game(&server, id, game.last_sequence).await;
+        let position = game.position.expect("position");
+        match position.board.filter(|b| !b.text.is_empty()) {
+            Some(board) => assert_eq!(view["boardText"], board.text.join("\n"), "{id}"),
+            None => {
+                // The race: one line per seat, "SYMBOL: square".
+                let lines: Vec<String> = game
+                    .seats
+                    .iter()
+                    .zip(&position.squares)
+                    .map(|(seat, square)| format!("{}: {square}", seat.symbol))
+                    .collect();
+                assert_eq!(view["boardText"], lines.join("\n"), "{id}");
+            }
+        }
+        browser.screenshot(id).await;
+    }
+    server.stop().await;
+}
+
+/// A 1,000 × 1,000 board: drawn on a canvas (no node per cell), the page
+/// answers at once after zooming and panning, and shows a move far out.
+async fn a_board_of_a_million_cells_stays_responsive() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let id = "million";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 1000,
+            cols: 1000,
+            k: 5,
+        }),
+        2,
+    )
+    .await;
+    for (row, col) in [(500, 500), (501, 501), (0, 0), (999, 999)] {
+        play(&mut client, id, place(row, col)).await;
+    }
+    let browser = Browser::open().await;
+    browser.open_game(&server, id, 5).await;
+    let nodes = browser
+        .eval("return document.getElementsByTagName('*').length;")
+        .await;
+    assert!(
+        nodes.as_u64().is_some_and(|n| n < 3000),
+        "{nodes} DOM nodes: the board must be a canvas"
+    );
+    // Zoom out and pan over the whole board, as a wheel and a drag would.
+    browser
+        .eval(
+            "const c = document.getElementById('board');
+             const r = c.getBoundingClientRect();
+             const at = {clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true, cancelable: true};
+             for (let i = 0; i < 40; i++) c.dispatchEvent(new WheelEvent('wheel', Object.assign({deltaY: 100}, at)));
+             c.dispatchEvent(new PointerEvent('pointerdown', Object.assign({pointerId: 1, buttons: 1}, at)));
+             c.dispatchEvent(new PointerEvent('pointermove', Object.assign({pointerId: 1, buttons: 1}, at, {clientX: at.clientX + 300})));
+             c.dispatchEvent(new PointerEvent('pointerup', Object.assign({pointerId: 1}, at)));
+             return true;",
+        )
+        .await;
+    let sequence = play(&mut client, id, place(999, 0)).await;
+    let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    assert_eq!(view["lastMove"], "999,0");
+    assert_eq!(view["boardText"], "", "no text picture above 1,024 cells");
+    browser.screenshot("mnk-1000x1000").await;
+    server.stop().await;
+}

@@ -1,0 +1,288 @@
+// The live view of one game (#/games/<id>): GetGame for the latest position,
+// then one followed StreamEvents from the next sequence, applying each event
+// to the board as it comes. An event that cannot be applied exactly (and the
+// clocks of a timed game) is settled by GetGame at that sequence. A gap
+// resubscribes; an error or the end of the stream reconnects with backoff
+// (200 ms doubling to 2 s) from the last applied sequence + 1.
+
+import { Code, ConnectError } from "@connectrpc/connect";
+import { client, errorText, sleep } from "./api";
+import { h, replayHref, setAttr, setText } from "./dom";
+import type { Game, GameEvent } from "./gen/plylog/v1/game_pb";
+import {
+  BoardState,
+  type RC,
+  type Setup,
+  describeEvent,
+  describeOutcome,
+  durationMs,
+  formatClock,
+  seatLabel,
+  setupOf,
+  statusName,
+  timestampMs,
+} from "./model";
+import { boardPanel, sceneOf, seatsLegend } from "./panel";
+import type { View } from "./view";
+
+const MAX_MOVES_IN_DOM = 500;
+const RESYNC_MIN_MS = 300;
+
+type Connection = "connecting" | "live" | "reconnecting";
+
+const rcText = (rc: RC | undefined) => (rc ? `${rc[0]},${rc[1]}` : "");
+
+export function liveView(gameId: string): View {
+  const panel = boardPanel("board");
+  const title = h("h2", {}, gameId);
+  const kindEl = h("span", { class: "kind-label muted" });
+  const conn = h("span", { class: "conn", id: "connection" }, "connecting");
+  const seatsBox = h("div", { class: "seats-box" });
+  const turn = h("p", { id: "turn" });
+  const outcome = h("p", { id: "outcome" });
+  const clocks = h("div", { id: "clocks" });
+  const boardText = h("pre", { id: "board-text" });
+  const moves = h("ol", { id: "moves" });
+  const error = h("p", { class: "error", id: "game-error" });
+  const el = h(
+    "section",
+    {
+      id: "game",
+      "data-game-id": gameId,
+      "data-sequence": "0",
+      "data-ply": "0",
+      "data-status": "",
+      "data-seat-to-move": "",
+      "data-connection": "connecting",
+      "data-winning-line": "",
+      "data-last-move": "",
+    },
+    h(
+      "div",
+      { class: "view-head" },
+      h("a", { href: "#/", class: "back" }, "← all games"),
+      title,
+      kindEl,
+      conn,
+      h("a", { href: replayHref(gameId), id: "replay-link", class: "button" }, "replay"),
+    ),
+    error,
+    h(
+      "div",
+      { class: "layout" },
+      panel.el,
+      h(
+        "aside",
+        { class: "side" },
+        seatsBox,
+        turn,
+        outcome,
+        clocks,
+        h("h3", {}, "board"),
+        boardText,
+        h("h3", {}, "events"),
+        moves,
+      ),
+    ),
+  );
+
+  const abort = new AbortController();
+  const signal = abort.signal;
+  let setup: Setup | undefined;
+  let state: BoardState | undefined;
+  /** The last sequence applied to `state` and shown. */
+  let applied = 0n;
+  let lastListed = 0n;
+  let clockTimer = 0;
+  let resyncTimer = 0;
+  let lastResync = 0;
+
+  const setConnection = (c: Connection) => {
+    setAttr(el, "data-connection", c);
+    setText(conn, c);
+    conn.className = `conn conn-${c}`;
+  };
+
+  const renderClocks = () => {
+    const c = state?.clocks;
+    if (!state || !setup || !c) {
+      setText(clocks, "");
+      return;
+    }
+    const now = Date.now();
+    const started = timestampMs(c.turnStarted);
+    const running = state.seatToMove;
+    const parts: string[] = [];
+    c.remaining.forEach((d, seat) => {
+      let ms = durationMs(d);
+      if (seat === running && started !== undefined) ms -= now - started;
+      parts.push(`${seat === running ? "▶ " : ""}${setup!.seats[seat]?.symbol ?? seat} ${formatClock(ms)}`);
+    });
+    const deadline = timestampMs(c.deadline);
+    if (deadline !== undefined && running !== undefined && (c.remaining.length === 0 || setup.perMoveMs > 0)) {
+      parts.push(`move ${formatClock(deadline - now)}`);
+    }
+    setText(clocks, parts.join("   "));
+  };
+
+  /** Shows the state; data-sequence goes last. */
+  const render = () => {
+    if (!state || !setup) return;
+    panel.board.setScene(sceneOf(setup, state));
+    setText(boardText, state.text());
+    const over = state.seatToMove === undefined || statusName(state.status) !== "IN_PROGRESS";
+    setText(turn, over ? "game over" : `${seatLabel(setup.seats, state.seatToMove!)} to move`);
+    setText(outcome, describeOutcome(state.outcome, setup.seats));
+    renderClocks();
+    for (const li of seatsBox.querySelectorAll<HTMLElement>("li[data-seat]")) {
+      const seat = Number(li.dataset.seat);
+      li.classList.toggle("to-move", seat === state.seatToMove);
+      li.classList.toggle("out", state.seatsOut.has(seat));
+    }
+    setAttr(el, "data-ply", String(state.ply));
+    setAttr(el, "data-status", statusName(state.status));
+    setAttr(el, "data-seat-to-move", state.seatToMove === undefined ? "" : String(state.seatToMove));
+    setAttr(el, "data-winning-line", state.winLine.map((rc) => rcText(rc)).join(";"));
+    setAttr(el, "data-last-move", rcText(state.lastMove));
+    setAttr(el, "data-sequence", String(applied));
+  };
+
+  const listEvent = (ev: GameEvent) => {
+    if (ev.sequence <= lastListed || !setup) return;
+    lastListed = ev.sequence;
+    const nearBottom = moves.scrollTop + moves.clientHeight >= moves.scrollHeight - 8;
+    moves.append(
+      h("li", { "data-sequence": String(ev.sequence) }, h("span", { class: "seq" }, `#${ev.sequence}`), " ", describeEvent(ev, setup.seats)),
+    );
+    while (moves.childElementCount > MAX_MOVES_IN_DOM) moves.firstElementChild?.remove();
+    if (nearBottom) moves.scrollTop = moves.scrollHeight;
+  };
+
+  /** The game at `sequence` (0: latest), retried with backoff until it comes. */
+  const fetchGame = async (sequence: bigint): Promise<Game | undefined> => {
+    let backoff = 200;
+    for (;;) {
+      if (signal.aborted) return undefined;
+      try {
+        const res = await client.getGame({ gameId, atSequence: sequence > 0n ? sequence : undefined }, { signal });
+        setText(error, "");
+        return res.game;
+      } catch (e) {
+        if (signal.aborted) return undefined;
+        if (e instanceof ConnectError && e.code === Code.NotFound) {
+          setText(error, `game ${gameId} not found`);
+        } else {
+          setText(error, `cannot read the game: ${errorText(e)}`);
+          if (applied > 0n) setConnection("reconnecting");
+        }
+        await sleep(backoff, signal);
+        backoff = Math.min(backoff * 2, 2000);
+      }
+    }
+  };
+
+  /** Debounced GetGame at the applied sequence, for the clocks. */
+  const scheduleResync = () => {
+    if (resyncTimer) return;
+    const wait = Math.max(0, lastResync + RESYNC_MIN_MS - Date.now());
+    resyncTimer = window.setTimeout(async () => {
+      lastResync = Date.now();
+      const at = applied;
+      let game: Game | undefined;
+      try {
+        game = (await client.getGame({ gameId, atSequence: at }, { signal })).game;
+      } catch {
+        game = undefined;
+      }
+      resyncTimer = 0;
+      if (signal.aborted || !state) return;
+      if (!game || applied !== at) {
+        scheduleResync();
+        return;
+      }
+      state.loadPosition(game.position);
+      render();
+    }, wait);
+  };
+
+  /** Applies one streamed event; "gap" asks for a resubscription. */
+  const onEvent = async (ev: GameEvent): Promise<"ok" | "gap"> => {
+    if (!state) return "ok";
+    if (ev.sequence <= applied) return "ok";
+    if (ev.sequence > applied + 1n) return "gap";
+    const how = state.apply(ev, timestampMs(ev.recordedAt));
+    if (how === "inexact") {
+      const game = await fetchGame(ev.sequence);
+      if (!game) return "ok";
+      state.loadPosition(game.position);
+    }
+    applied = ev.sequence;
+    listEvent(ev);
+    render();
+    if (how === "clocks") scheduleResync();
+    return "ok";
+  };
+
+  const follow = async () => {
+    let backoff = 200;
+    while (!signal.aborted) {
+      const stream = new AbortController();
+      const stop = () => stream.abort();
+      signal.addEventListener("abort", stop);
+      let gap = false;
+      try {
+        const responses = client.streamEvents(
+          { gameId, fromSequence: applied + 1n, follow: true },
+          { signal: stream.signal },
+        );
+        for await (const res of responses) {
+          backoff = 200;
+          setConnection("live");
+          setText(error, "");
+          if (res.kind.case === "event") {
+            if ((await onEvent(res.kind.value)) === "gap") {
+              gap = true;
+              break;
+            }
+          }
+        }
+      } catch (e) {
+        if (!signal.aborted) setText(error, `stream: ${errorText(e)}`);
+      } finally {
+        stream.abort();
+        signal.removeEventListener("abort", stop);
+      }
+      if (signal.aborted) return;
+      if (gap) continue;
+      setConnection("reconnecting");
+      await sleep(backoff, signal);
+      backoff = Math.min(backoff * 2, 2000);
+    }
+  };
+
+  const start = async () => {
+    const game = await fetchGame(0n);
+    if (!game) return;
+    setup = setupOf(game);
+    state = new BoardState(setup);
+    state.loadPosition(game.position);
+    applied = state.sequence;
+    setText(kindEl, setup.label);
+    seatsBox.replaceChildren(seatsLegend(setup));
+    render();
+    clockTimer = window.setInterval(renderClocks, 100);
+    await follow();
+  };
+  void start();
+
+  return {
+    el,
+    title: gameId,
+    destroy() {
+      abort.abort();
+      clearInterval(clockTimer);
+      clearTimeout(resyncTimer);
+      panel.board.destroy();
+    },
+  };
+}
