@@ -452,6 +452,8 @@ async fn a_game_is_followed_live_and_replayed() {
         }
     }
 
+    browser.screenshot("games").await;
+
     browser.open_game(&server, id, 1).await;
     // X takes the top row.
     let moves = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
@@ -669,6 +671,47 @@ async fn every_game_kind_is_drawn() {
         }
         browser.screenshot(id).await;
     }
+
+    // A timed game: each seat's clock, the running one marked, and the
+    // move's own limit.
+    let id = "timed";
+    client
+        .create_game(pb::CreateGameRequest {
+            game_id: id.into(),
+            rules: Some(pb::RuleSet {
+                kind: Some(Kind::Gomoku(pb::GomokuRules::default())),
+            }),
+            seats: vec![seat("p0", "X"), seat("p1", "O")],
+            time_control: Some(pb::TimeControl {
+                per_move: Some(prost_types::Duration {
+                    seconds: 60,
+                    nanos: 0,
+                }),
+                initial: Some(prost_types::Duration {
+                    seconds: 300,
+                    nanos: 0,
+                }),
+                increment: Some(prost_types::Duration {
+                    seconds: 2,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("timed game created");
+    let sequence = play(&mut client, id, place(7, 7)).await;
+    browser.open_game(&server, id, sequence).await;
+    let clocks = browser
+        .eval("return document.getElementById('clocks').textContent;")
+        .await;
+    let clocks = clocks.as_str().unwrap_or_default();
+    assert!(
+        clocks.contains("▶ O") && clocks.contains("X 5:") && clocks.contains("move"),
+        "O's clock runs, X has its 5 minutes (plus 2 s), the move limit shows: {clocks:?}"
+    );
+    browser.screenshot("timed-gomoku").await;
     server.stop().await;
 }
 
