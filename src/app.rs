@@ -532,6 +532,14 @@ impl Application {
             registry.shutdown();
         };
         tracing::info!(addr = %self.local_addr, "plylog serving");
+        if self.web.dashboard {
+            let scheme = if self.tls.is_some() { "https" } else { "http" };
+            tracing::info!(
+                cors_origins = self.web.cors_origins.len(),
+                "dashboard at {scheme}://{}/",
+                self.local_addr
+            );
+        }
         let served = transport::serve(
             self.listener,
             service,
