@@ -219,6 +219,7 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
                 }),
                 request_id: format!("{game_id}-m{k}"),
                 expected_sequence: None,
+                view: pb::GameView::Full as i32,
             };
             let token = tokens[(k % 2) as usize].clone();
             let (reply, failed_at) = until_answered_noting(&c, |mut c| {

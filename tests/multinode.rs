@@ -232,6 +232,7 @@ async fn play(
             r#move: Some(mv),
             request_id: format!("c{id}-{k}"),
             expected_sequence: rng.random_bool(0.75).then_some(legal.sequence),
+            view: pb::GameView::Full as i32,
         };
         // Retry through any node until the outcome is known.
         loop {
@@ -995,6 +996,7 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
         }),
         request_id: "during-outage".into(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     };
     let refused = c
         .submit_move(request.clone())

@@ -276,6 +276,7 @@ async fn play(
         r#move: Some(mv),
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     });
     if let Some(token) = token {
         request.metadata_mut().insert(
@@ -330,6 +331,7 @@ async fn four_games(backend: Backend) -> Db {
             seat: Some(1),
             request_id: String::new(),
             expected_sequence: None,
+            view: pb::GameView::Full as i32,
         })
         .await
         .expect("undo accepted");

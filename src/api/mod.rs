@@ -337,42 +337,52 @@ trait Idempotent: Message + Clone {
     fn request_id(&self) -> &str;
     /// The turn token, if any.
     fn expected_sequence(&self) -> Option<u64>;
-    /// Clears the key and the token, leaving what the request asks for.
+    /// The `plylog.v1.GameView` the reply should have (0 for requests
+    /// without a view).
+    fn view(&self) -> i32;
+    /// Clears the key, the token and the view, leaving what the request
+    /// asks for.
     fn clear_keys(&mut self);
 }
 
 /// Implements [`Idempotent`] for requests keyed by `request_id`, with
-/// (`turn_token: yes`) or without (`no`) an `expected_sequence`.
+/// (`yes`) or without (`no`) an `expected_sequence` and a `view`.
 macro_rules! idempotent {
-    ($($request:ty => $rpc:literal, turn_token: $turn:tt),+ $(,)?) => {$(
+    ($($request:ty => $rpc:literal, turn_token_and_view: $has:tt),+ $(,)?) => {$(
         impl Idempotent for $request {
             const RPC: &'static [u8] = $rpc;
             fn request_id(&self) -> &str {
                 &self.request_id
             }
             fn expected_sequence(&self) -> Option<u64> {
-                idempotent!(@get self $turn)
+                idempotent!(@get self $has expected_sequence None)
+            }
+            fn view(&self) -> i32 {
+                idempotent!(@get self $has view 0)
             }
             fn clear_keys(&mut self) {
                 self.request_id.clear();
-                idempotent!(@clear self $turn);
+                idempotent!(@clear self $has);
             }
         }
     )+};
-    (@get $self:ident yes) => { $self.expected_sequence };
-    (@get $self:ident no) => { None };
-    (@clear $self:ident yes) => { $self.expected_sequence = None };
+    (@get $self:ident yes $field:ident $none:expr) => { $self.$field };
+    (@get $self:ident no $field:ident $none:expr) => { $none };
+    (@clear $self:ident yes) => {{
+        $self.expected_sequence = None;
+        $self.view = 0;
+    }};
     (@clear $self:ident no) => { () };
 }
 
 idempotent! {
-    pb::CreateGameRequest => b"create:", turn_token: no,
-    pb::ReissueSeatTokenRequest => b"reissue:", turn_token: no,
-    pb::SubmitMoveRequest => b"move:", turn_token: yes,
-    pb::UndoRequest => b"undo:", turn_token: yes,
-    pb::RedoRequest => b"redo:", turn_token: yes,
-    pb::SubmitActionRequest => b"action:", turn_token: yes,
-    pb::RematchRequest => b"rematch:", turn_token: yes,
+    pb::CreateGameRequest => b"create:", turn_token_and_view: no,
+    pb::ReissueSeatTokenRequest => b"reissue:", turn_token_and_view: no,
+    pb::SubmitMoveRequest => b"move:", turn_token_and_view: yes,
+    pb::UndoRequest => b"undo:", turn_token_and_view: yes,
+    pb::RedoRequest => b"redo:", turn_token_and_view: yes,
+    pb::SubmitActionRequest => b"action:", turn_token_and_view: yes,
+    pb::RematchRequest => b"rematch:", turn_token_and_view: yes,
 }
 
 /// A request a seat makes of a game, naming the seat or leaving it to the
@@ -423,6 +433,7 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
         fingerprint,
         expected_sequence: request.expected_sequence(),
         credential: Credential::None,
+        view: convert::view_from_proto(request.view(), "view")?,
     })
 }
 

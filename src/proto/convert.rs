@@ -1299,6 +1299,36 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
 
 /// The position of `state` on the wire.
 pub fn position_to_proto(state: &GameState) -> pb::Position {
+    position_in_view(state, View::Full)
+}
+
+/// How much of a game a reply carries (`plylog.v1.GameView`, AIP-157).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// No configuration and no board: O(1) in the board's size.
+    #[default]
+    Basic,
+    /// Everything.
+    Full,
+}
+
+/// Reads a write's `view` (unspecified: [`View::Basic`]).
+///
+/// # Errors
+/// An unknown enum number, as INVALID_ARGUMENT on `field`.
+pub fn view_from_proto(view: i32, field: &str) -> Result<View, FieldError> {
+    match pb::GameView::try_from(view) {
+        Ok(pb::GameView::Unspecified | pb::GameView::Basic) => Ok(View::Basic),
+        Ok(pb::GameView::Full) => Ok(View::Full),
+        Err(_) => Err(FieldError::invalid(
+            field,
+            format!("{field} must be GAME_VIEW_BASIC or GAME_VIEW_FULL, not {view}"),
+        )),
+    }
+}
+
+/// The position of `state`; its board only in the full view.
+fn position_in_view(state: &GameState, view: View) -> pb::Position {
     pb::Position {
         sequence: state.sequence(),
         ply: state.moves().len() as u32,
@@ -1307,7 +1337,7 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
         outcome: state
             .end_reason()
             .map(|reason| outcome_to_proto(state.outcome(), reason)),
-        board: Some(board_to_proto(state)),
+        board: (view == View::Full).then(|| board_to_proto(state)),
         squares: state.position().squares().to_vec(),
         clocks: clocks_to_proto(state),
         seats_out: (0..state.config().seats().len() as u32)
@@ -1326,23 +1356,47 @@ pub fn position_to_proto(state: &GameState) -> pb::Position {
     }
 }
 
-/// A game view: configuration plus the position of `state`.
+/// A game view: configuration plus the position of `state`, all of it.
 pub fn game_to_proto(
     game_id: &str,
     state: &GameState,
     created_at_ms: i64,
     last_sequence: u64,
 ) -> pb::Game {
-    pb::Game {
+    game_in_view(game_id, state, created_at_ms, last_sequence, View::Full)
+}
+
+/// The game of `state` as `view` shows it: the full view is
+/// [`game_to_proto`]'s; the basic view leaves out the configuration and the
+/// board (see `plylog.v1.GameView`).
+pub fn game_in_view(
+    game_id: &str,
+    state: &GameState,
+    created_at_ms: i64,
+    last_sequence: u64,
+    view: View,
+) -> pb::Game {
+    let position = Some(position_in_view(state, view));
+    let game = pb::Game {
         game_id: game_id.to_owned(),
-        rules: Some(rules_to_proto(state.config().rules())),
-        seats: state.config().seats().iter().map(seat_to_proto).collect(),
-        position: Some(position_to_proto(state)),
+        position,
         created_at: Some(timestamp(created_at_ms)),
         last_sequence,
-        undo_policy: undo_policy_to_proto(state.config().undo_policy()) as i32,
-        time_control: state.config().time_control().map(time_control_to_proto),
-        absence: state.config().absence().map(absence_to_proto),
+        ..pb::Game::default()
+    };
+    match view {
+        View::Basic => game,
+        View::Full => {
+            let config = state.config();
+            pb::Game {
+                rules: Some(rules_to_proto(config.rules())),
+                seats: config.seats().iter().map(seat_to_proto).collect(),
+                undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
+                time_control: config.time_control().map(time_control_to_proto),
+                absence: config.absence().map(absence_to_proto),
+                ..game
+            }
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::engine::{Bot, Choice};
 use crate::game::{Command, Event, GameError, GameState, GameStatus, decide, evolve};
+use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
 use crate::rules::Seat;
@@ -503,7 +504,7 @@ impl Actor {
                 let _ = reply.send(self.execute(command, &request).await);
             }
             Msg::View { at, reply } => {
-                let _ = reply.send(self.view(at).await);
+                let _ = reply.send(self.view(at, View::Full).await);
             }
             Msg::State { at, reply } => {
                 let _ = reply.send(self.state_at(at).await);
@@ -760,12 +761,13 @@ impl Actor {
         Ok(true)
     }
 
-    fn game_view(&self) -> pb::Game {
-        let mut game = convert::game_to_proto(
+    fn game_view(&self, view: View) -> pb::Game {
+        let mut game = convert::game_in_view(
             &self.game_id,
             &self.state,
             self.created_at_ms,
             self.state.sequence(),
+            view,
         );
         if self.state.config().absence().is_some()
             && let Some(position) = game.position.as_mut()
@@ -778,19 +780,20 @@ impl Actor {
         game
     }
 
-    async fn view(&self, at: Option<u64>) -> Result<pb::Game, RegistryError> {
+    async fn view(&self, at: Option<u64>, view: View) -> Result<pb::Game, RegistryError> {
         let last = self.state.sequence();
         match at {
-            None | Some(0) => Ok(self.game_view()),
-            Some(at) if at == last => Ok(self.game_view()),
+            None | Some(0) => Ok(self.game_view(view)),
+            Some(at) if at == last => Ok(self.game_view(view)),
             Some(at) if at > last => Err(RegistryError::SequenceOutOfRange { at, last }),
             Some(at) => {
                 let (state, created_at_ms) = self.past(at).await?;
-                Ok(convert::game_to_proto(
+                Ok(convert::game_in_view(
                     &self.game_id,
                     &state,
                     created_at_ms,
                     last,
+                    view,
                 ))
             }
         }
@@ -844,7 +847,11 @@ impl Actor {
     }
 
     /// The reply a recorded request got, rebuilt from the log.
-    async fn recorded_reply(&self, record: &RequestRecord) -> Result<CommandReply, RegistryError> {
+    async fn recorded_reply(
+        &self,
+        record: &RequestRecord,
+        view: View,
+    ) -> Result<CommandReply, RegistryError> {
         let store = &self.registry.inner.store;
         let stored = store
             .read(
@@ -863,7 +870,7 @@ impl Actor {
             }
             events.push(wire);
         }
-        let mut game = self.view(Some(record.last_sequence)).await?;
+        let mut game = self.view(Some(record.last_sequence), view).await?;
         // The original reply, exactly: as the log stood right after it.
         game.last_sequence = record.last_sequence;
         Ok(CommandReply {
@@ -886,7 +893,7 @@ impl Actor {
                         request_id: request.request_id.clone(),
                     });
                 }
-                return self.recorded_reply(record).await;
+                return self.recorded_reply(record, request.view).await;
             }
             let current = self.state.sequence();
             if let Some(expected) = request.expected_sequence.filter(|e| *e != current) {
@@ -903,7 +910,7 @@ impl Actor {
                 Ok(events) if events.is_empty() => {
                     return Ok(CommandReply {
                         events: Vec::new(),
-                        game: self.game_view(),
+                        game: self.game_view(request.view),
                         seat_token: None,
                     });
                 }
@@ -992,7 +999,7 @@ impl Actor {
                     });
                     return Ok(CommandReply {
                         events: wire,
-                        game: self.game_view(),
+                        game: self.game_view(request.view),
                         seat_token,
                     });
                 }

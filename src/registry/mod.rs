@@ -154,7 +154,8 @@ pub enum Credential {
     Malformed(String),
 }
 
-/// A request's idempotency key, fingerprint, turn token and credential.
+/// A request's idempotency key, fingerprint, turn token, credential and the
+/// view its reply asks for.
 #[derive(Debug, Clone, Default)]
 pub struct RequestMeta {
     /// The caller's request id; empty means no deduplication.
@@ -165,6 +166,8 @@ pub struct RequestMeta {
     pub expected_sequence: Option<u64>,
     /// The seat credential the call presented.
     pub credential: Credential,
+    /// How much of the game the reply carries (internal commands: basic).
+    pub view: convert::View,
 }
 
 /// What a command appended and the game after it.

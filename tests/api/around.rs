@@ -51,6 +51,7 @@ fn action(game_id: &str, seat: u32, action: pb::Action) -> pb::SubmitActionReque
         action: action as i32,
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     }
 }
 
@@ -343,6 +344,7 @@ async fn takebacks_by_consent_and_redo() {
                 seat: Some(0),
                 request_id: String::new(),
                 expected_sequence: None,
+                view: pb::GameView::Full as i32,
             })
             .await,
         Code::FailedPrecondition,
@@ -369,6 +371,7 @@ async fn takebacks_by_consent_and_redo() {
         seat: Some(seat),
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     };
     assert_rejected(
         client.redo(redo(1)).await,
@@ -405,6 +408,7 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
         rotate,
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     };
     // Asked for while the round is in play: recorded.
     let asked = client.rematch(rematch(1, true)).await.unwrap().into_inner();

@@ -223,6 +223,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             r#move: a_move(rng),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "Undo" => pb::UndoRequest {
@@ -232,6 +233,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                 .then(|| seat()[rng.random_range(0..6)] % 3),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "Redo" => pb::RedoRequest {
@@ -241,6 +243,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                 .then(|| seat()[rng.random_range(0..6)] % 3),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "SubmitAction" => pb::SubmitActionRequest {
@@ -251,6 +254,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             action: rng.random_range(-1..10),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "Rematch" => pb::RematchRequest {
@@ -261,6 +265,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             rotate: rng.random_bool(0.5),
             request_id: request_id(rng),
             expected_sequence: rng.random_bool(0.2).then(|| rng.random_range(0..40)),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "GetReplay" => pb::GetReplayRequest {

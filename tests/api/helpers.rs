@@ -411,6 +411,7 @@ pub(crate) fn move_request(game_id: &str, seat: u32, mv: pb::Move) -> pb::Submit
         r#move: Some(mv),
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     }
 }
 

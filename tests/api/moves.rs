@@ -713,3 +713,62 @@ async fn on_a_hex_board_too_big_to_scan_a_swap_shows_one_stone() {
         }]
     );
 }
+
+#[tokio::test]
+async fn a_write_replies_with_the_basic_view_unless_the_full_one_is_asked_for() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "views", mnk(3, 3, 3)).await;
+    let first = pb::SubmitMoveRequest {
+        request_id: "m1".into(),
+        view: pb::GameView::Unspecified as i32,
+        ..move_request("views", 0, place(1, 1))
+    };
+    let basic = c.submit_move(first.clone()).await.unwrap().into_inner();
+    assert_eq!(basic.events.len(), 1);
+    let game = basic.game.expect("a game");
+    assert_eq!((game.game_id.as_str(), game.last_sequence), ("views", 2));
+    assert!(game.rules.is_none() && game.seats.is_empty() && game.time_control.is_none());
+    let position = game.position.expect("a position");
+    assert!(position.board.is_none(), "no board in the basic view");
+    assert_eq!(
+        (position.sequence, position.ply, position.seat_to_move),
+        (2, 1, Some(1))
+    );
+    assert_eq!(position.status(), pb::GameStatus::InProgress);
+
+    // A retry that asks for the full view is still the same request: the
+    // recorded move, now with the whole game, as GetGame shows it.
+    let full = c
+        .submit_move(pb::SubmitMoveRequest {
+            view: pb::GameView::Full as i32,
+            ..first
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(full.events, basic.events);
+    assert_eq!(full.game.expect("a game"), get_game(c, "views").await);
+
+    let undone = c
+        .undo(pb::UndoRequest {
+            game_id: "views".into(),
+            seat: Some(0),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let position = undone.game.and_then(|g| g.position).expect("a position");
+    assert!(position.board.is_none());
+    assert_eq!((position.sequence, position.ply), (3, 0));
+
+    let unknown = c
+        .submit_move(pb::SubmitMoveRequest {
+            view: 7,
+            ..move_request("views", 0, place(0, 0))
+        })
+        .await;
+    let status = assert_rejected(unknown, Code::InvalidArgument, "INVALID_REQUEST");
+    assert_eq!(bad_field(&status).as_deref(), Some("view"));
+}

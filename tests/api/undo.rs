@@ -9,6 +9,7 @@ fn undo_request(game_id: &str, seat: Option<u32>) -> pb::UndoRequest {
         seat,
         request_id: String::new(),
         expected_sequence: None,
+        view: pb::GameView::Full as i32,
     }
 }
 
