@@ -5,7 +5,8 @@
 //! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. Nothing under
 //! [`rules`], [`engine`] or [`game`] does I/O, async, or reads the clock.
 //! [`ops`] holds the operator's commands (`plylog games`, `export`,
-//! `verify`, ...), which read the [`store`] without a server.
+//! `verify`, ...), which read the [`store`] without a server; [`bench`] the
+//! load generator (`plylog bench`).
 //!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
@@ -61,6 +62,7 @@
 
 pub mod api;
 pub mod app;
+pub mod bench;
 pub mod engine;
 pub mod game;
 pub mod metrics;

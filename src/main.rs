@@ -1,6 +1,7 @@
 //! The `plylog` command: `plylog serve` (the default) runs the gRPC
 //! service; the operator's commands (`games`, `show`, `export`, `import`,
-//! `verify`, `migrate`) work on the database directly ([`plylog::ops`]).
+//! `verify`, `migrate`) work on the database directly ([`plylog::ops`]);
+//! `plylog bench` measures a server ([`plylog::bench`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -24,8 +25,8 @@ use plylog::web::WebSettings;
     about,
     args_conflicts_with_subcommands = true,
     after_help = "Exit codes: 0 done; 1 verify found a bad log (serve: any failure, logged); \
-                  2 a usage error; 3 any other failure of an operator command (one line on \
-                  standard error)."
+                  2 a usage error; 3 any other failure of an operator command or a bench (one \
+                  line on standard error)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,6 +53,10 @@ enum Command {
     Serve(Box<ServeArgs>),
     #[command(flatten)]
     Ops(plylog::ops::Command),
+    /// Measure a server under load (play, follow, cold), beside a no-op
+    /// gRPC handler measured the same way.
+    #[command(subcommand)]
+    Bench(plylog::bench::Command),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -273,6 +278,13 @@ async fn main() -> ExitCode {
                 return ExitCode::from(3);
             }
             return plylog::ops::run(command).await;
+        }
+        Some(Command::Bench(command)) => {
+            if let Err(error) = telemetry::init_for_command(cli.log_format) {
+                eprintln!("plylog: {error}");
+                return ExitCode::from(3);
+            }
+            return plylog::bench::run(command).await;
         }
     };
     let telemetry = match telemetry::init(cli.log_format, cli.otlp_endpoint.as_deref()) {

@@ -171,7 +171,7 @@ pub async fn run(command: Command) -> ExitCode {
 
 /// An error and its causes on one line, each cause once (a message that
 /// already ends with its cause's text does not repeat it).
-fn one_line(error: &dyn std::error::Error) -> String {
+pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -265,7 +265,7 @@ fn end_reason_text(state: &GameState) -> Option<String> {
 }
 
 /// `n` and the noun, plural unless `n` is 1: `1 game`, `3 events`.
-fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
