@@ -1,0 +1,188 @@
+//! `plylog bench` as the real binary: each mode runs briefly against a real
+//! server (started by the test, or in process by `bench cold` itself) and
+//! must exit 0 with its report. No figure is checked: a test is not a
+//! benchmark.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+#[path = "support/process.rs"]
+mod process;
+use process::{Server, plylog};
+
+/// Runs `plylog bench` with `args` until it exits (at most 60 s): its exit
+/// success, standard output and standard error.
+fn bench(args: &[&str]) -> (bool, String, String) {
+    let mut child = plylog()
+        .arg("bench")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("plylog starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("plylog bench {args:?} did not exit within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    println!("{stdout}{stderr}");
+    (output.status.success(), stdout, stderr)
+}
+
+/// `plylog serve` on a fresh SQLite file, with seat tokens (the default).
+fn server(dir: &tempfile::TempDir) -> Server {
+    let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
+    Server::start(
+        |port| {
+            let mut command = plylog();
+            command
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--database-url", &url]);
+            command
+        },
+        0,
+    )
+}
+
+#[test]
+fn bench_play_measures_the_server_and_the_no_op_handler_and_prints_their_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, stdout, stderr) = bench(&[
+        "play",
+        "--url",
+        &url,
+        "--secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--slots",
+        "2",
+        "--seed",
+        "7",
+        "--request-ids",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    assert!(stdout.contains("seed 7"), "the seed is printed: {stdout}");
+    for row in ["plylog SubmitMove", "no-op Health/Check", "load average"] {
+        assert!(stdout.contains(row), "{row} in: {stdout}");
+    }
+    let ratio = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("ratio plylog / no-op (calls/s): "))
+        .expect("a ratio line");
+    assert!(ratio.parse::<f64>().is_ok_and(|r| r > 0.0), "{ratio}");
+    assert!(!stdout.contains(": error "), "no call failed: {stdout}");
+    server.kill();
+}
+
+#[test]
+fn bench_play_json_is_one_object_with_both_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, stdout, stderr) = bench(&[
+        "play",
+        "--url",
+        &url,
+        "--secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--slots",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(report["targets"].as_array().map(Vec::len), Some(2));
+    assert!(
+        report["ratio"].as_f64().is_some_and(|r| r > 0.0),
+        "{report}"
+    );
+    assert!(report["seed"].is_u64());
+    server.kill();
+}
+
+#[test]
+fn bench_play_against_nothing_fails_with_one_line() {
+    let (ok, _, stderr) = bench(&["play", "--url", "http://127.0.0.1:1", "--secs", "1"]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("plylog: connecting to http://127.0.0.1:1"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn bench_follow_delivers_every_move_to_every_follower() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, stdout, stderr) = bench(&[
+        "follow",
+        "--url",
+        &url,
+        "--followers",
+        "5",
+        "--streams-per-connection",
+        "2",
+        "--moves",
+        "10",
+        "--rows",
+        "10",
+        "--cols",
+        "10",
+        "--interval-ms",
+        "1",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    for line in [
+        "5 followers on 3 connections",
+        "followers caught up: 5 of 5",
+        "events delivered: 50 of 50",
+        "0 out of order",
+        "follower latency after the writer's ack, ms: p50 ",
+        "writer's SubmitMove, ms: p50 ",
+    ] {
+        assert!(stdout.contains(line), "{line} in: {stdout}");
+    }
+    server.kill();
+}
+
+#[test]
+fn bench_cold_fills_games_restarts_and_loads_each_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("cold.db").display());
+    let (ok, stdout, stderr) = bench(&[
+        "cold",
+        "--database-url",
+        &url,
+        "--games",
+        "2",
+        "--moves",
+        "25",
+        "--rows",
+        "5",
+        "--cols",
+        "5",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    for line in [
+        "2 games of 25 moves on 5x5 k=5",
+        "first GetGame after a restart (cold), ms: p50 ",
+        "(2 samples)",
+        "second GetGame (warm), ms: p50 ",
+        "cold / warm (p50): ",
+    ] {
+        assert!(stdout.contains(line), "{line} in: {stdout}");
+    }
+}
