@@ -5,7 +5,7 @@
 //! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. Nothing under
 //! [`rules`], [`engine`] or [`game`] does I/O, async, or reads the clock.
 //! [`ops`] holds the operator's commands (`plylog games`, `export`,
-//! `verify`, ...), which read the [`store`] without a server; [`bench`] the
+//! `verify`, ...), which read the [`store`] without a server; [`mod@bench`] the
 //! load generator (`plylog bench`).
 //!
 //! # Example: a game's log, decided and evolved
