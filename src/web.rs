@@ -8,8 +8,7 @@
 //!   first: the dashboard's files for `GET`/`HEAD`, CORS, grpc-web.
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
+use std::future::Ready;
 use std::sync::OnceLock;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -19,6 +18,7 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use sha2::{Digest, Sha256};
+use tokio_util::either::Either;
 use tonic::body::Body;
 use tower::{Layer, Service};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -237,7 +237,8 @@ where
 {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+    // No box: gRPC calls pass through this on every request.
+    type Future = Either<Ready<Result<Response<Body>, Infallible>>, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
@@ -251,8 +252,8 @@ where
                 request.uri().path(),
                 request.headers().get(header::IF_NONE_MATCH),
             );
-            return Box::pin(std::future::ready(Ok(response)));
+            return Either::Left(std::future::ready(Ok(response)));
         }
-        Box::pin(self.inner.call(request))
+        Either::Right(self.inner.call(request))
     }
 }
