@@ -79,6 +79,11 @@ fn main() -> ExitCode {
             a_node_that_missed_a_notification_catches_up_by_itself,
         ),
         trial(
+            "a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
+            &postgres,
+            a_node_decides_on_the_log_as_it_stands_without_reading_it_first,
+        ),
+        trial(
             "a_store_closes_while_its_notification_listener_is_connected",
             &postgres,
             a_store_closes_while_its_notification_listener_is_connected,
@@ -344,8 +349,6 @@ async fn retry_all(
 }
 
 async fn a_node_that_missed_a_notification_catches_up_by_itself() {
-    use prost::Message;
-    use sqlx::Connection;
     let schema = fresh_postgres_schema().await;
     let url = &schema.url;
     let addr = node_catching_up_every(url, Duration::from_millis(200)).await;
@@ -361,8 +364,32 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
     .await;
     // Another writer appends a move without any notification, as if the
     // node's listening connection had been down at that moment.
+    silent_append(url, "quiet").await;
+    let quiet_since = Instant::now();
+    wait_until("the silent append", Duration::from_secs(10), || {
+        seen.lock().unwrap().len() >= 2
+    })
+    .await;
+    let sequences: Vec<u64> = seen.lock().unwrap().iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        sequences,
+        [1, 2],
+        "the subscriber never got the silent append"
+    );
+    println!(
+        "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
+        quiet_since.elapsed()
+    );
+}
+
+/// Appends seat 0's placement at (1,1) as sequence 2 of the 3x3 game
+/// `game_id` straight into the database, without the notification a node
+/// sends: the nodes learn of it only by reading the log.
+async fn silent_append(url: &str, game_id: &str) {
+    use prost::Message;
+    use sqlx::Connection;
     let event = pb::GameEvent {
-        game_id: "quiet".into(),
+        game_id: game_id.into(),
         sequence: 2,
         recorded_at: None,
         round: 0,
@@ -384,33 +411,81 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
     let mut tx = writer.begin().await.unwrap();
     sqlx::query(
         "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES ('quiet', 2, 'move_played', 1, $1, 0)",
+         VALUES ($1, 2, 'move_played', 1, $2, 0)",
     )
+    .bind(game_id)
     .bind(event.encode_to_vec())
     .execute(&mut *tx)
     .await
     .unwrap();
-    sqlx::query("UPDATE games SET last_sequence = 2 WHERE game_id = 'quiet'")
+    sqlx::query("UPDATE games SET last_sequence = 2 WHERE game_id = $1")
+        .bind(game_id)
         .execute(&mut *tx)
         .await
         .unwrap();
     tx.commit().await.unwrap();
     let _ = writer.close().await;
-    let quiet_since = Instant::now();
-    wait_until("the silent append", Duration::from_secs(10), || {
-        seen.lock().unwrap().len() >= 2
-    })
-    .await;
-    let sequences: Vec<u64> = seen.lock().unwrap().iter().map(|(s, _)| *s).collect();
+}
+
+/// A node decides a move on the game as it holds it, without reading the
+/// log first; what another node appended unseen (no notification, no
+/// periodic catch-up within the test) must still count: a move that is
+/// only legal after it is accepted, one that is only legal before it is
+/// refused, and a GetGame shows it.
+async fn a_node_decides_on_the_log_as_it_stands_without_reading_it_first() {
+    let schema = fresh_postgres_schema().await;
+    let url = &schema.url;
+    let addr = node_catching_up_every(url, Duration::from_secs(3600)).await;
+    let mut c = client(addr);
+    let place = |game: &str, seat: u32, row: i32, col: i32| pb::SubmitMoveRequest {
+        game_id: game.into(),
+        seat: Some(seat),
+        r#move: Some(pb::Move {
+            kind: Some(pb::r#move::Kind::Place(pb::Place {
+                row,
+                col,
+                mark: None,
+            })),
+        }),
+        ..Default::default()
+    };
+    for game in ["after", "before", "read"] {
+        c.create_game(create_mnk(game, 3, 3, 3)).await.unwrap();
+        // The node holds the game at sequence 1.
+        c.get_game(pb::GetGameRequest {
+            game_id: game.into(),
+            at_sequence: None,
+        })
+        .await
+        .unwrap();
+        silent_append(url, game).await;
+    }
+    // Seat 1's turn only after the unseen move.
+    let reply = c
+        .submit_move(place("after", 1, 0, 0))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(
-        sequences,
-        [1, 2],
-        "the subscriber never got the silent append"
+        reply.events.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+        [3],
+        "seat 1's move lands after the unseen one"
     );
-    println!(
-        "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
-        quiet_since.elapsed()
-    );
+    // Seat 0's turn only before it: the store refuses the stale append,
+    // and the move is decided again on the log as it stands.
+    let refused = c.submit_move(place("before", 0, 0, 0)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    let game = c
+        .get_game(pb::GetGameRequest {
+            game_id: "read".into(),
+            at_sequence: None,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(game.last_sequence, 2, "GetGame shows the unseen move");
 }
 
 /// Both nodes hold every game (each has answered a GetGame) when the
@@ -743,6 +818,7 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
                 page_size: 10_000,
                 page_token: String::new(),
                 round: None,
+                ..Default::default()
             })
             .await
             .unwrap()

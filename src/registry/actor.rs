@@ -488,8 +488,9 @@ impl Actor {
 
     async fn handle(&mut self, msg: Msg) {
         // Whatever a caller asks of a game on a shared store, it is answered
-        // from the log as it stands, not from what this node last saw.
-        if !matches!(msg, Msg::CatchUp { .. })
+        // from the log as it stands, not from what this node last saw (a
+        // command checks on its own: see `decide_fresh`).
+        if !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
             && let Err(error) = self.fresh().await
         {
             msg.fail(error);
@@ -501,7 +502,7 @@ impl Actor {
                 request,
                 reply,
             } => {
-                let _ = reply.send(self.execute(command, &request).await);
+                let _ = reply.send(self.decide_fresh(command, &request).await);
             }
             Msg::View { at, reply } => {
                 let _ = reply.send(self.view(at, View::Full).await);
@@ -1068,14 +1069,47 @@ impl Actor {
         }
     }
 
-    /// On a shared store, catches up before deciding or answering anything
-    /// (a move, a view, legal moves, a subscription), so a game cached here
-    /// never acts on a log another node has moved on.
+    /// On a shared store, catches up before answering anything (a view,
+    /// legal moves, a subscription, a timeout), so a game cached here never
+    /// acts on a log another node has moved on. It reads the game's last
+    /// sequence (one query) and the log only when that moved on.
     async fn fresh(&mut self) -> Result<(), RegistryError> {
-        if self.registry.inner.store.shared() {
+        if self.registry.inner.store.shared() && self.behind().await? {
             self.catch_up().await?;
         }
         Ok(())
+    }
+
+    /// Whether the store's log of this game reaches past this actor's
+    /// sequence (another node appended).
+    async fn behind(&self) -> Result<bool, RegistryError> {
+        let store = &self.registry.inner.store;
+        let last = store
+            .last_sequences(std::slice::from_ref(&self.game_id))
+            .await?;
+        Ok(last
+            .first()
+            .is_some_and(|(_, last)| *last > self.state.sequence()))
+    }
+
+    /// Executes `command` with no read of the store first, even on a shared
+    /// one: an append decided on a stale position conflicts in the store
+    /// (it only appends at the sequence this actor holds) and is decided
+    /// again after a catch-up. A refusal may come from a stale position too
+    /// (not your turn, a sequence mismatch, an unknown token), so on a
+    /// shared store a refused command is decided once more after a catch-up
+    /// when the log had moved on.
+    async fn decide_fresh(
+        &mut self,
+        command: Command,
+        request: &RequestMeta,
+    ) -> Result<CommandReply, RegistryError> {
+        let reply = self.execute(command, request).await;
+        if reply.is_err() && self.registry.inner.store.shared() && self.behind().await? {
+            self.catch_up().await?;
+            return self.execute(command, request).await;
+        }
+        reply
     }
 
     /// Reads the events other nodes appended after this actor's sequence,

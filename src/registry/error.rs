@@ -121,6 +121,9 @@ impl From<StoreError> for RegistryError {
             unavailable @ StoreError::Unavailable(_) => {
                 RegistryError::StoreUnavailable(unavailable)
             }
+            StoreError::Commit(cause) if matches!(*cause, StoreError::Unavailable(_)) => {
+                RegistryError::StoreUnavailable(StoreError::Commit(cause))
+            }
             other => RegistryError::Store(other),
         }
     }

@@ -233,10 +233,18 @@ pub enum StoreError {
     /// A stored row cannot be read back.
     #[error("corrupt row: {0}")]
     Corrupt(String),
-    /// The transaction holding this write failed as a whole; nothing of it
-    /// was committed. Shared by every write of the group.
+    /// The transaction holding this write failed as a whole, for the cause
+    /// given: nothing of it was committed, or (when it failed at its
+    /// COMMIT) whether it was is unknown. Shared by every write of the
+    /// group.
     #[error("the group commit failed")]
-    Commit(#[source] Arc<sqlx::Error>),
+    Commit(#[source] Arc<StoreError>),
+    /// The SQLite writer connection failed.
+    #[error("the database failed")]
+    Sqlite(#[source] rusqlite::Error),
+    /// The store cannot be opened on this kind of database, in words.
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
     /// The store is closed (the server is stopping).
     #[error("the store is closed")]
     Closed,
@@ -258,6 +266,12 @@ pub enum StoreError {
     /// migrate` applies them).
     #[error("the database lacks migrations {0}: run plylog migrate")]
     NotMigrated(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Sqlite(error)
+    }
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -1,14 +1,18 @@
 //! The PostgreSQL event store, for several plylog nodes on one database.
 //!
-//! Each append is one transaction: the events are inserted first, so the
-//! primary key `(game_id, sequence)` decides a race between nodes (the loser
-//! gets a unique violation, reported as [`StoreError::Conflict`]); then the
-//! game row is advanced, the request recorded, and `pg_notify` tells the
-//! other nodes (`plylog_events`, payload `<game_id>:<last_sequence>`),
-//! delivered only if the transaction commits. Notifications are a wake-up
-//! call, not the data: a node reads the rows from the table, and catches up
-//! periodically in case a notification was lost while its listening
-//! connection was down.
+//! Appends are group-committed: one writer task per node takes every queued
+//! append (up to 512) and commits them in one transaction, each as one
+//! statement ([`APPEND`]) that advances the game row only from the expected
+//! sequence (the row lock decides a race between nodes: the loser's
+//! statement matches no row, reported as [`StoreError::Conflict`]) and
+//! inserts the events, the request and the seat token hashes with it. One
+//! more statement per group calls `pg_notify` for each game appended to
+//! (`plylog_events`, payload `<game_id>:<last_sequence>`), delivered only if
+//! the transaction commits. PostgreSQL serialises the commits of
+//! transactions that notified behind one lock, so a node takes it once per
+//! group, not once per move. Notifications are a wake-up call, not the data:
+//! a node reads the rows from the table, and catches up periodically in
+//! case a notification was lost while its listening connection was down.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -17,7 +21,7 @@ use async_trait::async_trait;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{self, Events, Reads, Requests};
 use super::{
@@ -31,10 +35,42 @@ const CHANNEL: &str = "plylog_events";
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i32 = 1;
 
+/// Most appends one transaction commits together.
+const MAX_GROUP: usize = 512;
+/// Appends waiting for the writer before callers wait for room.
+const WRITE_QUEUE: usize = 4096;
+
+/// One append as one statement: the game row moves from `$4` to `$1` (no
+/// row when another writer moved it first: the result is 0), and only then
+/// are its events (`unnest` of `$8..$11`), its request (`$12..$15`, when
+/// `$12` is not null) and its seat token hashes (`$6`, when `$5`) written.
+/// A conflict thus raises no error, and the group's transaction goes on.
+const APPEND: &str = "WITH moved AS ( \
+         UPDATE games SET last_sequence = $1, status = $2, \
+           seat_token_hashes = CASE WHEN $5 THEN $6 ELSE seat_token_hashes END \
+         WHERE game_id = $3 AND last_sequence = $4 RETURNING game_id), \
+     inserted AS ( \
+         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+         SELECT moved.game_id, e.sequence, e.event_type, $7, e.payload, e.recorded_at_ms \
+         FROM moved, unnest($8::bigint[], $9::text[], $10::bytea[], $11::bigint[]) \
+           AS e(sequence, event_type, payload, recorded_at_ms)), \
+     requested AS ( \
+         INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
+         SELECT moved.game_id, $12, $13, $14, $15 FROM moved WHERE $12::text IS NOT NULL) \
+     SELECT count(*) FROM moved";
+
+/// An append waiting for the writer task, and where its result goes.
+struct AppendJob {
+    append: Append,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
 /// An [`EventStore`] on a PostgreSQL database, shared by any number of nodes.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// The writer task's queue of appends.
+    appends: mpsc::Sender<AppendJob>,
 }
 
 /// The migrations under `migrations/postgres/`, built into the binary.
@@ -52,7 +88,7 @@ impl PostgresStore {
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
         let pool = connect(url, max_connections, false).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(PostgresStore { pool })
+        Ok(PostgresStore::with_writer(pool))
     }
 
     /// Connects to `url` for reading only, after checking that the database
@@ -68,7 +104,14 @@ impl PostgresStore {
         let has_table = has_migrations_table(&mut conn).await?;
         super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
         drop(conn);
-        Ok(PostgresStore { pool })
+        Ok(PostgresStore::with_writer(pool))
+    }
+
+    /// The store on `pool`, with its writer task started.
+    fn with_writer(pool: PgPool) -> Self {
+        let (appends, queue) = mpsc::channel(WRITE_QUEUE);
+        tokio::spawn(run_writer(pool.clone(), queue));
+        PostgresStore { pool, appends }
     }
 
     /// Applies the migrations the database lacks and says which they were
@@ -88,14 +131,15 @@ impl PostgresStore {
         Ok(missing)
     }
 
+    /// Tells the other nodes, when `tx` commits, that each game of
+    /// `appended` (`<game_id>:<last_sequence>`) moved on: one statement.
     async fn notify(
         tx: &mut Transaction<'_, Postgres>,
-        game_id: &str,
-        last: u64,
+        appended: &[String],
     ) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT pg_notify($1, $2)")
+        sqlx::query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
             .bind(CHANNEL)
-            .bind(format!("{game_id}:{last}"))
+            .bind(appended)
             .execute(&mut **tx)
             .await?;
         Ok(())
@@ -148,52 +192,125 @@ async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Resu
         .map_err(|e| classify(e, StoreError::GameExists))
 }
 
-/// Inserts an append's events, advances the game row, records the request
-/// and the new seat token hashes; the game's last sequence after it.
+/// Runs [`APPEND`] for `append` in `tx`; its last sequence, or
+/// [`StoreError::Conflict`] when the game row had moved on.
 async fn insert_append(
     tx: &mut Transaction<'_, Postgres>,
     append: &Append,
 ) -> Result<u64, StoreError> {
-    for event in &append.events {
-        insert_event(tx, &append.game_id, event)
-            .await
-            .map_err(|e| classify(e, StoreError::Conflict))?;
-    }
     let last = append.expected + append.events.len() as u64;
-    let moved = sqlx::query(
-        "UPDATE games SET last_sequence = $1, status = $2 WHERE game_id = $3 AND last_sequence = $4",
-    )
-    .bind(last as i64)
-    .bind(append.status)
-    .bind(&append.game_id)
-    .bind(append.expected as i64)
-    .execute(&mut **tx)
-    .await?;
-    if moved.rows_affected() != 1 {
-        return Err(StoreError::Conflict);
-    }
-    if let Some(request) = &append.request {
-        sqlx::query(
-            "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
+    let events = &append.events;
+    let request = append.request.as_ref();
+    let moved: i64 = sqlx::query_scalar(APPEND)
+        .bind(last as i64)
+        .bind(append.status)
         .bind(&append.game_id)
-        .bind(&request.request_id)
-        .bind(&request.fingerprint)
-        .bind(request.first_sequence as i64)
-        .bind(request.last_sequence as i64)
-        .execute(&mut **tx)
+        .bind(append.expected as i64)
+        .bind(append.seat_token_hashes.is_some())
+        .bind(
+            append
+                .seat_token_hashes
+                .as_deref()
+                .and_then(super::join_hashes),
+        )
+        .bind(EVENT_VERSION)
+        .bind(events.iter().map(|e| e.sequence as i64).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.event_type).collect::<Vec<_>>())
+        .bind(
+            events
+                .iter()
+                .map(|e| e.payload.as_slice())
+                .collect::<Vec<_>>(),
+        )
+        .bind(events.iter().map(|e| e.recorded_at_ms).collect::<Vec<_>>())
+        .bind(request.map(|r| r.request_id.as_str()))
+        .bind(request.map(|r| r.fingerprint.as_slice()))
+        .bind(request.map(|r| r.first_sequence as i64))
+        .bind(request.map(|r| r.last_sequence as i64))
+        .fetch_one(&mut **tx)
         .await
         .map_err(|e| classify(e, StoreError::Conflict))?;
-    }
-    if let Some(hashes) = &append.seat_token_hashes {
-        sqlx::query("UPDATE games SET seat_token_hashes = $1 WHERE game_id = $2")
-            .bind(super::join_hashes(hashes))
-            .bind(&append.game_id)
-            .execute(&mut **tx)
-            .await?;
+    if moved != 1 {
+        return Err(StoreError::Conflict);
     }
     Ok(last)
+}
+
+/// The writer loop: one group of queued appends per transaction.
+async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<AppendJob>) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        match commit_group(&pool, &group).await {
+            Ok(results) => {
+                for (job, result) in group.drain(..).zip(results) {
+                    let _ = job.reply.send(result);
+                }
+            }
+            // Nothing of the group was committed: each append is tried
+            // alone, so that one that fails fails only itself.
+            Err(GroupError::Before(error)) if group.len() > 1 => {
+                tracing::warn!(error = %error, appends = group.len(), "group append failed; appending one by one");
+                for job in group.drain(..) {
+                    let result = match commit_group(&pool, std::slice::from_ref(&job)).await {
+                        Ok(mut results) => results.pop().unwrap_or(Err(StoreError::Closed)),
+                        Err(GroupError::Before(error) | GroupError::Commit(error)) => Err(error),
+                    };
+                    let _ = job.reply.send(result);
+                }
+            }
+            // Whether the COMMIT landed is unknown (or the lone append
+            // failed): every caller is told, and catches up from the log.
+            Err(GroupError::Before(error) | GroupError::Commit(error)) => {
+                tracing::error!(error = %crate::api::cause_chain(&error), appends = group.len(), "group commit failed");
+                let error = std::sync::Arc::new(error);
+                for job in group.drain(..) {
+                    let _ = job
+                        .reply
+                        .send(Err(StoreError::Commit(std::sync::Arc::clone(&error))));
+                }
+            }
+        }
+    }
+}
+
+/// Why a group's transaction failed.
+enum GroupError {
+    /// Before its COMMIT was sent: nothing of it was committed.
+    Before(StoreError),
+    /// At its COMMIT: it may or may not have been committed.
+    Commit(StoreError),
+}
+
+/// Runs each append of `group` as one statement of one transaction, then
+/// the group's notifications, and commits. Returns each append's own
+/// result (`Ok`, or [`StoreError::Conflict`]).
+async fn commit_group(
+    pool: &PgPool,
+    group: &[AppendJob],
+) -> Result<Vec<Result<(), StoreError>>, GroupError> {
+    let before = |e: StoreError| GroupError::Before(e);
+    let mut tx = pool.begin().await.map_err(|e| before(e.into()))?;
+    let mut results = Vec::with_capacity(group.len());
+    let mut appended = Vec::with_capacity(group.len());
+    for job in group {
+        match insert_append(&mut tx, &job.append).await {
+            Ok(last) => {
+                appended.push(format!("{}:{last}", job.append.game_id));
+                results.push(Ok(()));
+            }
+            Err(StoreError::Conflict) => results.push(Err(StoreError::Conflict)),
+            Err(error) => return Err(before(error)),
+        }
+    }
+    if !appended.is_empty() {
+        PostgresStore::notify(&mut tx, &appended)
+            .await
+            .map_err(|e| before(e.into()))?;
+    }
+    tx.commit()
+        .await
+        .map_err(|e| GroupError::Commit(e.into()))?;
+    Ok(results)
 }
 
 async fn insert_event(
@@ -221,7 +338,7 @@ impl EventStore for PostgresStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         insert_game(&mut tx, &game).await?;
-        PostgresStore::notify(&mut tx, &game.game_id, 1).await?;
+        PostgresStore::notify(&mut tx, &[format!("{}:1", game.game_id)]).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -241,17 +358,18 @@ impl EventStore for PostgresStore {
             };
             last = insert_append(&mut tx, &rest).await?;
         }
-        PostgresStore::notify(&mut tx, &game.game.game_id, last).await?;
+        PostgresStore::notify(&mut tx, &[format!("{}:{last}", game.game.game_id)]).await?;
         tx.commit().await?;
         Ok(())
     }
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let last = insert_append(&mut tx, &append).await?;
-        PostgresStore::notify(&mut tx, &append.game_id, last).await?;
-        tx.commit().await?;
-        Ok(())
+        let (reply, answer) = oneshot::channel();
+        self.appends
+            .send(AppendJob { append, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
     }
 
     async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError> {

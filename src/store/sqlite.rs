@@ -1,5 +1,8 @@
 //! The SQLite event store: WAL, `synchronous=FULL` by default, one writer
-//! connection owned by a task that group-commits, and a pool of readers.
+//! connection owned by a thread that group-commits ([`writer`]), and a pool
+//! of sqlx readers.
+
+mod writer;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -10,18 +13,16 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
+use self::writer::{WriteJob, WriteOp};
+
 use super::reads::{Events, Reads, Requests};
 use super::{
     Append, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LogTail, Migration,
-    NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, classify,
+    NewGame, RestoredGame, StoreError, StoredEvent,
 };
 
-/// Most writes one transaction commits together.
-const MAX_GROUP: usize = 512;
 /// Writes waiting for the writer before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
-/// Schema version stamped on every event row.
-const EVENT_VERSION: i64 = 1;
 
 /// The migrations under `migrations/sqlite/`, built into the binary.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -85,26 +86,14 @@ impl SqliteOptions {
     }
 }
 
-enum WriteOp {
-    Create(NewGame),
-    Append(Append),
-    Restore(RestoredGame),
-    /// Commit what came before, then close the connection and stop.
-    Close,
-}
-
-struct WriteJob {
-    op: WriteOp,
-    reply: oneshot::Sender<Result<(), StoreError>>,
-}
-
 /// An [`EventStore`] on one SQLite file.
 ///
-/// All writes go through one task owning the only writer connection: it takes
-/// every queued write (up to 512), runs each in its own savepoint inside one
-/// `BEGIN IMMEDIATE` transaction, commits once, then answers each caller. One
-/// fsync thus covers many games' moves, and a conflict in one write leaves
-/// the others untouched.
+/// All writes go through one thread owning the only writer connection: it
+/// takes every queued write (up to 512), runs each in its own savepoint
+/// inside one `BEGIN IMMEDIATE` transaction, commits once, then answers each
+/// caller. One fsync thus covers many games' moves, and a conflict in one
+/// write leaves the others untouched. Reads go through a pool of sqlx
+/// connections.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     /// The writer task's queue; `None` when the store is read-only.
@@ -142,12 +131,23 @@ impl SqliteStore {
                 durability,
             });
         }
-        let mut writer = SqliteConnection::connect_with(&connect).await?;
-        MIGRATOR.run(&mut writer).await?;
-        let durability = durability(&mut writer).await?;
+        let mut migrating = SqliteConnection::connect_with(&connect).await?;
+        MIGRATOR.run(&mut migrating).await?;
+        let path = connect.get_filename().to_owned();
+        if path.to_str().is_some_and(|p| p.starts_with("file:")) {
+            return Err(StoreError::Unsupported(
+                "an in-memory SQLite database: give a file",
+            ));
+        }
+        let (conn, durability) = writer::open(&path, options.synchronous_normal)?;
+        // The writer's connection holds the file open from here on.
+        migrating.close().await?;
         let readers = readers.connect_with(connect.read_only(true)).await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
-        tokio::spawn(run_writer(writer, queue));
+        std::thread::Builder::new()
+            .name("plylog-sqlite-writer".to_owned())
+            .spawn(move || writer::run(conn, queue))
+            .map_err(|e| StoreError::from(sqlx::Error::Io(e)))?;
         Ok(SqliteStore {
             writes: Some(writes),
             readers,
@@ -214,179 +214,6 @@ async fn durability(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>
         ("journal_mode".to_owned(), journal_mode),
         ("synchronous".to_owned(), synchronous.to_owned()),
     ])
-}
-
-/// The writer loop: one group of queued writes per transaction.
-async fn run_writer(mut conn: SqliteConnection, mut queue: mpsc::Receiver<WriteJob>) {
-    let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
-        let closing = group
-            .iter()
-            .position(|job| matches!(job.op, WriteOp::Close))
-            .map(|at| group.split_off(at));
-        if !group.is_empty() {
-            match commit_group(&mut conn, &group).await {
-                Ok(results) => {
-                    for (job, result) in group.drain(..).zip(results) {
-                        let _ = job.reply.send(result);
-                    }
-                }
-                Err(error) => {
-                    tracing::error!(error = %crate::api::cause_chain(&error), writes = group.len(), "group commit failed");
-                    let error = std::sync::Arc::new(error);
-                    for job in group.drain(..) {
-                        let cause = std::sync::Arc::clone(&error);
-                        let _ = job.reply.send(Err(StoreError::Commit(cause)));
-                    }
-                }
-            }
-        }
-        if let Some(closing) = closing {
-            // Closing the last connection folds the WAL back into the file.
-            let _ = conn.close().await;
-            queue.close();
-            for job in closing {
-                let closed = matches!(job.op, WriteOp::Close);
-                let _ = job.reply.send(if closed {
-                    Ok(())
-                } else {
-                    Err(StoreError::Closed)
-                });
-            }
-            return;
-        }
-    }
-    let _ = conn.close().await;
-}
-
-/// Runs each write of `group` in its own savepoint of one transaction and
-/// commits. Returns each write's own result; `Err` when the transaction as a
-/// whole failed (nothing was committed).
-async fn commit_group(
-    conn: &mut SqliteConnection,
-    group: &[WriteJob],
-) -> Result<Vec<Result<(), StoreError>>, sqlx::Error> {
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let mut results = Vec::with_capacity(group.len());
-    for job in group {
-        let mut savepoint = tx.begin().await?;
-        let result = match &job.op {
-            WriteOp::Create(game) => insert_game(&mut savepoint, game).await,
-            WriteOp::Append(append) => insert_append(&mut savepoint, append).await,
-            WriteOp::Restore(game) => insert_restored(&mut savepoint, game).await,
-            WriteOp::Close => unreachable!("the writer splits a group at Close"),
-        };
-        match result {
-            Ok(()) => savepoint.commit().await?,
-            Err(_) => savepoint.rollback().await?,
-        }
-        results.push(result);
-    }
-    tx.commit().await?;
-    Ok(results)
-}
-
-async fn insert_event(
-    conn: &mut SqliteConnection,
-    game_id: &str,
-    event: &NewEvent,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES (?, ?, ?, ?, ?, ?)",
-    )
-    .bind(game_id)
-    .bind(event.sequence as i64)
-    .bind(event.event_type)
-    .bind(EVENT_VERSION)
-    .bind(&event.payload)
-    .bind(event.recorded_at_ms)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-async fn insert_game(conn: &mut SqliteConnection, game: &NewGame) -> Result<(), StoreError> {
-    let (request_id, fingerprint) = game.request.clone().unzip();
-    sqlx::query(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
-         VALUES (?, ?, 1, ?, ?, ?, ?)",
-    )
-    .bind(&game.game_id)
-    .bind(game.created.recorded_at_ms)
-    .bind(game.status)
-    .bind(request_id)
-    .bind(fingerprint)
-    .bind(super::join_hashes(&game.seat_token_hashes))
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| classify(e, StoreError::GameExists))?;
-    insert_event(conn, &game.game_id, &game.created)
-        .await
-        .map_err(|e| classify(e, StoreError::GameExists))
-}
-
-async fn insert_append(conn: &mut SqliteConnection, append: &Append) -> Result<(), StoreError> {
-    let last = append.expected + append.events.len() as u64;
-    let moved = sqlx::query(
-        "UPDATE games SET last_sequence = ?, status = ? WHERE game_id = ? AND last_sequence = ?",
-    )
-    .bind(last as i64)
-    .bind(append.status)
-    .bind(&append.game_id)
-    .bind(append.expected as i64)
-    .execute(&mut *conn)
-    .await?;
-    if moved.rows_affected() != 1 {
-        return Err(StoreError::Conflict);
-    }
-    for event in &append.events {
-        insert_event(conn, &append.game_id, event)
-            .await
-            .map_err(|e| classify(e, StoreError::Conflict))?;
-    }
-    if let Some(request) = &append.request {
-        sqlx::query(
-            "INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&append.game_id)
-        .bind(&request.request_id)
-        .bind(&request.fingerprint)
-        .bind(request.first_sequence as i64)
-        .bind(request.last_sequence as i64)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| classify(e, StoreError::Conflict))?;
-    }
-    if let Some(hashes) = &append.seat_token_hashes {
-        sqlx::query("UPDATE games SET seat_token_hashes = ? WHERE game_id = ?")
-            .bind(super::join_hashes(hashes))
-            .bind(&append.game_id)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(())
-}
-
-/// A whole game: its row and first event, then the rest as one append.
-async fn insert_restored(
-    conn: &mut SqliteConnection,
-    game: &RestoredGame,
-) -> Result<(), StoreError> {
-    insert_game(conn, &game.game).await?;
-    if game.events.is_empty() {
-        return Ok(());
-    }
-    let rest = Append {
-        game_id: game.game.game_id.clone(),
-        expected: 1,
-        events: game.events.clone(),
-        request: None,
-        status: game.game.status,
-        seat_token_hashes: None,
-    };
-    insert_append(conn, &rest).await
 }
 
 #[async_trait]
