@@ -305,6 +305,7 @@ async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
             page_size: 10_000,
             page_token: String::new(),
             round: None,
+            ..Default::default()
         };
         let replay = until_answered(&c, |mut c| {
             let request = request.clone();

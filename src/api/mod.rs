@@ -21,8 +21,8 @@ use crate::game::{Command, GameState, decide, evolve};
 use crate::proto::convert::{self, FieldError};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
-    AnalysisReply, AnalysisRequest, Answer, CommandReply, Credential, Registry, RequestMeta,
-    StreamRequest,
+    AnalysisReply, AnalysisRequest, Answer, CommandReply, Credential, Registry, ReplayPositions,
+    RequestMeta, StreamRequest,
 };
 use crate::rules::Seat;
 use crate::store::ListOrder;
@@ -437,6 +437,9 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
     })
 }
 
+/// Most sequences a GetReplay may list in `position_at`.
+const MAX_POSITION_AT: usize = 1000;
+
 /// A page size as AIP-158 reads it: 0 is `default`, a size over `max` is
 /// clamped to `max`, a negative one is INVALID_ARGUMENT.
 fn page_size(requested: i32, default: usize, max: usize) -> Result<usize, FieldError> {
@@ -750,9 +753,22 @@ impl GameService for GameApi {
         check_game_id(&req.game_id)?;
         let limit = page_size(req.page_size, 1000, 10_000)?;
         let from = page_token::<1>(&req.page_token)?.map_or(1, |[sequence]| sequence);
+        if req.position_at.len() > MAX_POSITION_AT {
+            return Err(FieldError::invalid(
+                "position_at",
+                format!("at most {MAX_POSITION_AT} sequences"),
+            )
+            .into());
+        }
+        let mut at = req.position_at;
+        at.sort_unstable();
+        let positions = ReplayPositions {
+            every: req.position_every,
+            at,
+        };
         let (mut reply, next) = self
             .registry
-            .replay(&req.game_id, from, limit, req.round)
+            .replay(&req.game_id, from, limit, req.round, &positions)
             .await?;
         reply.next_page_token = next.map(|s| s.to_string()).unwrap_or_default();
         Ok(Response::new(reply))

@@ -270,6 +270,29 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
+/// Which steps of a GetReplay page carry the position after them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplayPositions {
+    /// `None`: every step. `Some(0)`: none. `Some(n)`: the steps whose
+    /// sequence is a multiple of `n`, and the game's last.
+    pub every: Option<u32>,
+    /// These sequences as well, sorted.
+    pub at: Vec<u64>,
+}
+
+impl ReplayPositions {
+    /// Whether the step of `sequence` carries its position, in a game whose
+    /// log ends at `last`.
+    pub fn wants(&self, sequence: u64, last: u64) -> bool {
+        let every = match self.every {
+            None => true,
+            Some(0) => false,
+            Some(n) => sequence.is_multiple_of(u64::from(n)) || sequence == last,
+        };
+        every || self.at.binary_search(&sequence).is_ok()
+    }
+}
+
 /// Most encoded bytes of the steps of one GetReplay page, or of the games
 /// of one ListGames page (2 MiB, half a default client's 4 MiB limit); a
 /// page always holds at least one.
@@ -773,10 +796,11 @@ impl Registry {
     }
 
     /// A page of the game's events from sequence `from`, each with the
-    /// position after it, rebuilt from the stored log; and the sequence the
-    /// next page starts at, if any. A page holds at most `limit` steps and
-    /// ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces or
-    /// its steps [`PAGE_BYTES`] encoded bytes (always at least one step).
+    /// position after it where `positions` asks for one, rebuilt from the
+    /// stored log; and the sequence the next page starts at, if any. A page
+    /// holds at most `limit` steps and ends early once its positions hold
+    /// [`REPLAY_PIECE_BUDGET`] pieces or its steps [`PAGE_BYTES`] encoded
+    /// bytes (always at least one step).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], a corrupt log, store failures.
@@ -786,10 +810,12 @@ impl Registry {
         from: u64,
         limit: usize,
         round: Option<u32>,
+        positions: &ReplayPositions,
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
         let log = self.load_log(game_id).await?;
         let corrupt =
             |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
+        let last = log.events.last().map_or(0, |e| e.sequence);
         let mut events = log.events.iter();
         let first = events.next().ok_or_else(|| RegistryError::NotFound {
             game_id: game_id.to_owned(),
@@ -809,16 +835,19 @@ impl Registry {
                 return;
             }
             let sequence = wire.sequence;
+            let with_position = positions.wants(sequence, last);
             let step = pb::ReplayStep {
                 event: Some(wire),
-                position: Some(convert::position_to_proto(state)),
+                position: with_position.then(|| convert::position_to_proto(state)),
             };
             let size = step.encoded_len();
             if bytes + size > PAGE_BYTES && !steps.is_empty() {
                 next = Some(sequence);
                 return;
             }
-            pieces += state.moves().len();
+            if with_position {
+                pieces += state.moves().len();
+            }
             bytes += size;
             steps.push(step);
         };

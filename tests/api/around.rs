@@ -473,6 +473,7 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
                 page_size: 0,
                 page_token: String::new(),
                 round: Some(round),
+                ..Default::default()
             })
             .await
             .unwrap()

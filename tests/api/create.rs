@@ -399,6 +399,7 @@ async fn an_oversized_page_size_is_clamped_to_the_maximum_not_refused() {
             page_size: 10_001,
             page_token: String::new(),
             round: None,
+            ..Default::default()
         })
         .await
         .expect("clamped")

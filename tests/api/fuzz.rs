@@ -273,6 +273,10 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             page_size: int(rng),
             page_token: page_token(rng),
             round: None,
+            position_every: rng.random_bool(0.5).then(|| rng.random_range(0..5)),
+            position_at: (0..rng.random_range(0..4))
+                .map(|_| rng.random_range(0..40))
+                .collect(),
         }
         .encode_to_vec(),
         "ListLegalMoves" => pb::ListLegalMovesRequest {
@@ -435,6 +439,7 @@ async fn a_hundred_thousand_random_and_malformed_requests_crash_nothing() {
                     page_size: 10_000,
                     page_token: String::new(),
                     round: None,
+                    ..Default::default()
                 })
                 .await
                 .unwrap()

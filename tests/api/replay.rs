@@ -162,6 +162,7 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
                 page_size: 2,
                 page_token: token,
                 round: None,
+                ..Default::default()
             })
             .await
             .unwrap()
@@ -181,6 +182,7 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
             page_size: 2,
             page_token: "x".into(),
             round: None,
+            ..Default::default()
         })
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -210,6 +212,7 @@ async fn a_replay_page_stays_under_a_default_clients_message_limit() {
                 page_size: 0,
                 page_token: token.clone(),
                 round: None,
+                ..Default::default()
             })
             .await
             .expect("every page fits a default client")
@@ -228,4 +231,81 @@ async fn a_replay_page_stays_under_a_default_clients_message_limit() {
     }
     assert_eq!(steps, 601);
     assert!(pages > 1, "601 large steps fit one page");
+}
+
+/// Events only (`position_every: 0`), every Nth, and by sequence: the steps
+/// are the same events, and a step carries exactly the position asked for,
+/// equal to GetGame's at that sequence.
+#[tokio::test]
+async fn get_replay_carries_positions_only_where_asked() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "sparse", connect_four()).await;
+    let drops: Vec<_> = [0, 1, 0, 1, 2, 3, 2].into_iter().map(drop_in).collect();
+    play_all(c, "sparse", &drops).await;
+    let client = c.clone();
+    let replay = |every: Option<u32>, at: Vec<u64>| {
+        let mut c = client.clone();
+        async move {
+            c.get_replay(pb::GetReplayRequest {
+                game_id: "sparse".into(),
+                position_every: every,
+                position_at: at,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+        }
+    };
+    let full = replay(None, vec![]).await;
+    let with = |r: &pb::GetReplayResponse| -> Vec<u64> {
+        r.steps
+            .iter()
+            .filter(|s| s.position.is_some())
+            .map(|s| s.event.as_ref().unwrap().sequence)
+            .collect()
+    };
+    assert_eq!(with(&full), (1..=8).collect::<Vec<_>>());
+    for (every, at, expected) in [
+        (Some(0), vec![], vec![]),
+        (Some(3), vec![], vec![3, 6, 8]),
+        (Some(0), vec![5, 2, 99], vec![2, 5]),
+        (Some(4), vec![1], vec![1, 4, 8]),
+    ] {
+        let sparse = replay(every, at.clone()).await;
+        assert_eq!(with(&sparse), expected, "every {every:?}, at {at:?}");
+        let events = |r: &pb::GetReplayResponse| -> Vec<pb::GameEvent> {
+            r.steps.iter().map(|s| s.event.clone().unwrap()).collect()
+        };
+        assert_eq!(events(&sparse), events(&full));
+        for step in sparse.steps.iter().filter(|s| s.position.is_some()) {
+            let sequence = step.event.as_ref().unwrap().sequence;
+            let at = c
+                .get_game(pb::GetGameRequest {
+                    game_id: "sparse".into(),
+                    at_sequence: Some(sequence),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .game
+                .unwrap();
+            assert_eq!(
+                step.position.as_ref(),
+                at.position.as_ref(),
+                "at {sequence}"
+            );
+        }
+    }
+    assert_rejected(
+        c.get_replay(pb::GetReplayRequest {
+            game_id: "sparse".into(),
+            position_at: (1..=1001).collect(),
+            ..Default::default()
+        })
+        .await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
 }
