@@ -30,8 +30,9 @@ const CONFLICT_RETRIES: usize = 3;
 const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A bot's answer: the sequence of the position it searched, its seat,
-/// and its move (`None`: stopped, or no move found).
-type BotAnswer = (u64, Seat, Option<Choice>);
+/// and its move (`None`: stopped, or no move found). Boxed: the channel
+/// allocates its slots 32 at a time when the actor starts.
+type BotAnswer = Box<(u64, Seat, Option<Choice>)>;
 
 /// Events read from the store per query while catching up.
 const CATCH_UP_PAGE: u32 = 512;
@@ -214,11 +215,11 @@ impl Actor {
         id: u64,
         state: Option<Loaded>,
         shared: Arc<ActorShared>,
-        mut queue: mpsc::Receiver<(Msg, Span)>,
+        mut queue: mpsc::Receiver<Box<(Msg, Span)>>,
     ) {
         let loaded = match state {
             Some(loaded) => Ok(loaded),
-            None => Actor::load(&registry, &game_id).await,
+            None => Box::pin(Actor::load(&registry, &game_id)).await,
         };
         let loaded = match loaded {
             Ok(loaded) => loaded,
@@ -227,7 +228,8 @@ impl Actor {
                 let text = error.to_string();
                 registry.forget(&game_id, id);
                 queue.close();
-                while let Some((msg, _)) = queue.recv().await {
+                while let Some(queued) = queue.recv().await {
+                    let (msg, _) = *queued;
                     msg.fail(match &error {
                         RegistryError::NotFound { game_id } => RegistryError::NotFound {
                             game_id: game_id.clone(),
@@ -295,7 +297,8 @@ impl Actor {
                 // timeout itself.
                 biased;
                 msg = queue.recv() => match msg {
-                    Some((msg, caller)) => {
+                    Some(queued) => {
+                        let (msg, caller) = *queued;
                         // The actor's work is a child of the call that asked
                         // for it (when one did), so a trace shows both.
                         let span = if caller.is_none() {
@@ -303,7 +306,10 @@ impl Actor {
                         } else {
                             tracing::info_span!(parent: &caller, "actor", msg = msg.name(), game_id = %actor.game_id)
                         };
-                        actor.handle(msg).instrument(span).await;
+                        // Boxed, as every handler below: the task between
+                        // messages then holds only this loop's state, not
+                        // the largest handler's (a few KB per live game).
+                        Box::pin(actor.handle(msg).instrument(span)).await;
                         actor.report_weight();
                         actor.shared.done();
                         actor.registry.settle();
@@ -313,20 +319,21 @@ impl Actor {
                     None => break,
                 },
                 () = timer, if turn_ends.is_some() => {
-                    retry_at = (!actor.time_out().await).then(|| Instant::now() + TIMEOUT_RETRY);
+                    retry_at = (!Box::pin(actor.time_out()).await).then(|| Instant::now() + TIMEOUT_RETRY);
                     actor.report_weight();
                     actor.registry.settle();
                 }
                 () = grace, if grace_ends.is_some() => {
                     if let Some((seat, _)) = grace_ends {
-                        let settled = actor.report_absence(seat).await;
+                        let settled = Box::pin(actor.report_absence(seat)).await;
                         retry_at = (!settled).then(|| Instant::now() + TIMEOUT_RETRY);
                     }
                     actor.report_weight();
                     actor.registry.settle();
                 }
-                Some((sequence, seat, choice)) = answers.recv() => {
-                    actor.play_bot(sequence, seat, choice).await;
+                Some(answer) = answers.recv() => {
+                    let (sequence, seat, choice) = *answer;
+                    Box::pin(actor.play_bot(sequence, seat, choice)).await;
                     actor.report_weight();
                     actor.registry.settle();
                 }
@@ -621,7 +628,7 @@ impl Actor {
                 if choice.is_some() {
                     registry.metrics().bot_moved(engine, started.elapsed());
                 }
-                let _ = answers.send((sequence, seat, choice));
+                let _ = answers.send(Box::new((sequence, seat, choice)));
             }
             .in_current_span(),
         );

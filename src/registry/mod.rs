@@ -207,7 +207,9 @@ pub struct LegalMovesPage {
 struct Handle {
     /// Tells this actor from an earlier or later one of the same game.
     id: u64,
-    mailbox: mpsc::Sender<(Msg, tracing::Span)>,
+    /// Boxed messages: the channel allocates its slots 32 at a time, up
+    /// front, so a slot holds a pointer rather than a whole message.
+    mailbox: mpsc::Sender<Box<(Msg, tracing::Span)>>,
     shared: Arc<ActorShared>,
 }
 
@@ -225,7 +227,7 @@ impl Handle {
     fn queue(&self, msg: Msg, tick: u64, metrics: &Metrics) -> Result<(), RegistryError> {
         metrics.mailbox_depth(self.shared.queued(tick));
         self.mailbox
-            .try_send((msg, tracing::Span::current()))
+            .try_send(Box::new((msg, tracing::Span::current())))
             .map_err(|e| {
                 self.shared.done();
                 match e {
