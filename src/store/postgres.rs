@@ -1,20 +1,21 @@
 //! The PostgreSQL event store, for several plylog nodes on one database.
 //!
-//! Appends are group-committed: one writer task per node takes every queued
-//! append (up to 512) and commits them in one transaction, each as one
-//! statement ([`APPEND`]) that advances the game row only from the expected
-//! sequence (the row lock decides a race between nodes: the loser's
-//! statement matches no row, reported as [`StoreError::Conflict`]) and
-//! inserts the events, the request and the seat token hashes with it. One
-//! more statement per group calls `pg_notify` for each game appended to
-//! (`plylog_events`, payload `<game_id>:<last_sequence>`), delivered only if
-//! the transaction commits. PostgreSQL serialises the commits of
-//! transactions that notified behind one lock, so a node takes it once per
-//! group, not once per move. Notifications are a wake-up call, not the data:
+//! Appends are group-committed: a writer task takes every queued append
+//! (up to 512) and commits them as one statement ([`APPEND`]), in one round
+//! trip (up to four writers per node take turns). The statement advances
+//! each game row only from its expected sequence (the row lock decides a
+//! race between nodes: the loser's row is not updated, reported as
+//! [`StoreError::Conflict`]) and writes the events, requests and seat token
+//! hashes of the rows it moved; it calls `pg_notify` for each of them
+//! (`plylog_events`, payload `<game_id>:<last_sequence>`), delivered only
+//! when it commits. PostgreSQL serialises the commits of transactions that
+//! notified behind one lock, so a node takes it once per group, not once
+//! per move. Notifications are a wake-up call, not the data:
 //! a node reads the rows from the table, and catches up periodically in
 //! case a notification was lost while its listening connection was down.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -37,27 +38,44 @@ const EVENT_VERSION: i32 = 1;
 
 /// Most appends one transaction commits together.
 const MAX_GROUP: usize = 512;
-/// Appends waiting for the writer before callers wait for room.
+/// Appends waiting for the writers before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
+/// Writer tasks per node at most (half the pool's connections, at least
+/// one).
+const MAX_WRITERS: u32 = 4;
 
-/// One append as one statement: the game row moves from `$4` to `$1` (no
-/// row when another writer moved it first: the result is 0), and only then
-/// are its events (`unnest` of `$8..$11`), its request (`$12..$15`, when
-/// `$12` is not null) and its seat token hashes (`$6`, when `$5`) written.
-/// A conflict thus raises no error, and the group's transaction goes on.
-const APPEND: &str = "WITH moved AS ( \
-         UPDATE games SET last_sequence = $1, status = $2, \
-           seat_token_hashes = CASE WHEN $5 THEN $6 ELSE seat_token_hashes END \
-         WHERE game_id = $3 AND last_sequence = $4 RETURNING game_id), \
+/// A group of appends as one statement, committed on its own (no explicit
+/// transaction: one round trip). Each append (`$1..$10`, one array element
+/// per append) moves its game row from `expected` to `next` only where the
+/// row still stands at `expected` (a row another writer moved first is not
+/// in `moved`: that append conflicts, raising no error); then the events of
+/// the appends that moved (`$12..$16`, one element per event), their
+/// requests and seat token hashes are written, and `pg_notify` tells the
+/// other nodes about each game that moved (`$17`). The rows returned are
+/// the games that moved.
+const APPEND: &str = "WITH a AS ( \
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], \
+             $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[]) \
+           AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint, \
+             first_sequence, last_sequence)), \
+     moved AS ( \
+         UPDATE games g SET last_sequence = a.next, status = a.status, \
+           seat_token_hashes = CASE WHEN a.set_hashes THEN a.hashes ELSE g.seat_token_hashes END \
+         FROM a WHERE g.game_id = a.game_id AND g.last_sequence = a.expected \
+         RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence, \
+           a.last_sequence), \
      inserted AS ( \
          INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         SELECT moved.game_id, e.sequence, e.event_type, $7, e.payload, e.recorded_at_ms \
-         FROM moved, unnest($8::bigint[], $9::text[], $10::bytea[], $11::bigint[]) \
-           AS e(sequence, event_type, payload, recorded_at_ms)), \
+         SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms \
+         FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[]) \
+           AS e(game_id, sequence, event_type, payload, recorded_at_ms) \
+         JOIN moved ON moved.game_id = e.game_id), \
      requested AS ( \
          INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
-         SELECT moved.game_id, $12, $13, $14, $15 FROM moved WHERE $12::text IS NOT NULL) \
-     SELECT count(*) FROM moved";
+         SELECT game_id, request_id, fingerprint, first_sequence, last_sequence \
+         FROM moved WHERE request_id IS NOT NULL) \
+     SELECT moved.game_id FROM moved, \
+       LATERAL (SELECT pg_notify($17, moved.game_id || ':' || moved.next)) AS notified";
 
 /// An append waiting for the writer task, and where its result goes.
 struct AppendJob {
@@ -110,7 +128,11 @@ impl PostgresStore {
     /// The store on `pool`, with its writer task started.
     fn with_writer(pool: PgPool) -> Self {
         let (appends, queue) = mpsc::channel(WRITE_QUEUE);
-        tokio::spawn(run_writer(pool.clone(), queue));
+        let queue = Arc::new(tokio::sync::Mutex::new(queue));
+        let writers = (pool.options().get_max_connections() / 2).clamp(1, MAX_WRITERS);
+        for _ in 0..writers {
+            tokio::spawn(run_writer(pool.clone(), Arc::clone(&queue)));
+        }
         PostgresStore { pool, appends }
     }
 
@@ -192,54 +214,103 @@ async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Resu
         .map_err(|e| classify(e, StoreError::GameExists))
 }
 
-/// Runs [`APPEND`] for `append` in `tx`; its last sequence, or
-/// [`StoreError::Conflict`] when the game row had moved on.
-async fn insert_append(
-    tx: &mut Transaction<'_, Postgres>,
-    append: &Append,
-) -> Result<u64, StoreError> {
-    let last = append.expected + append.events.len() as u64;
-    let events = &append.events;
-    let request = append.request.as_ref();
-    let moved: i64 = sqlx::query_scalar(APPEND)
-        .bind(last as i64)
-        .bind(append.status)
-        .bind(&append.game_id)
-        .bind(append.expected as i64)
-        .bind(append.seat_token_hashes.is_some())
+/// Runs [`APPEND`] for `appends` on `executor`: the ids of the games that
+/// moved (the others conflicted).
+async fn append_all<'c, E>(
+    executor: E,
+    appends: &[&Append],
+) -> Result<std::collections::HashSet<String>, sqlx::Error>
+where
+    E: sqlx::Executor<'c, Database = Postgres>,
+{
+    let each = |f: &dyn Fn(&Append) -> i64| appends.iter().map(|a| f(a)).collect::<Vec<_>>();
+    let requests: Vec<_> = appends.iter().map(|a| a.request.as_ref()).collect();
+    let events: Vec<(&str, &NewEvent)> = appends
+        .iter()
+        .flat_map(|a| a.events.iter().map(|e| (a.game_id.as_str(), e)))
+        .collect();
+    let moved: Vec<String> = sqlx::query_scalar(APPEND)
         .bind(
-            append
-                .seat_token_hashes
-                .as_deref()
-                .and_then(super::join_hashes),
+            appends
+                .iter()
+                .map(|a| a.game_id.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(each(&|a| a.expected as i64))
+        .bind(each(&|a| (a.expected + a.events.len() as u64) as i64))
+        .bind(appends.iter().map(|a| a.status).collect::<Vec<_>>())
+        .bind(
+            appends
+                .iter()
+                .map(|a| a.seat_token_hashes.is_some())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            appends
+                .iter()
+                .map(|a| a.seat_token_hashes.as_deref().and_then(super::join_hashes))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            requests
+                .iter()
+                .map(|r| r.map(|r| r.request_id.as_str()))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            requests
+                .iter()
+                .map(|r| r.map(|r| r.fingerprint.as_slice()))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            requests
+                .iter()
+                .map(|r| r.map(|r| r.first_sequence as i64))
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            requests
+                .iter()
+                .map(|r| r.map(|r| r.last_sequence as i64))
+                .collect::<Vec<_>>(),
         )
         .bind(EVENT_VERSION)
-        .bind(events.iter().map(|e| e.sequence as i64).collect::<Vec<_>>())
-        .bind(events.iter().map(|e| e.event_type).collect::<Vec<_>>())
+        .bind(events.iter().map(|(game, _)| *game).collect::<Vec<_>>())
         .bind(
             events
                 .iter()
-                .map(|e| e.payload.as_slice())
+                .map(|(_, e)| e.sequence as i64)
                 .collect::<Vec<_>>(),
         )
-        .bind(events.iter().map(|e| e.recorded_at_ms).collect::<Vec<_>>())
-        .bind(request.map(|r| r.request_id.as_str()))
-        .bind(request.map(|r| r.fingerprint.as_slice()))
-        .bind(request.map(|r| r.first_sequence as i64))
-        .bind(request.map(|r| r.last_sequence as i64))
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(|e| classify(e, StoreError::Conflict))?;
-    if moved != 1 {
-        return Err(StoreError::Conflict);
-    }
-    Ok(last)
+        .bind(events.iter().map(|(_, e)| e.event_type).collect::<Vec<_>>())
+        .bind(
+            events
+                .iter()
+                .map(|(_, e)| e.payload.as_slice())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            events
+                .iter()
+                .map(|(_, e)| e.recorded_at_ms)
+                .collect::<Vec<_>>(),
+        )
+        .bind(CHANNEL)
+        .fetch_all(executor)
+        .await?;
+    Ok(moved.into_iter().collect())
 }
 
 /// The writer loop: one group of queued appends per transaction.
-async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<AppendJob>) {
+///
+/// Several writers share the queue: one takes what is queued while the
+/// others commit theirs, so a group's round trips overlap the next group's
+/// gathering (one game never has two appends in flight, so the groups of
+/// different writers touch different rows).
+async fn run_writer(pool: PgPool, queue: Arc<tokio::sync::Mutex<mpsc::Receiver<AppendJob>>>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+    while queue.lock().await.recv_many(&mut group, MAX_GROUP).await > 0 {
         match commit_group(&pool, &group).await {
             Ok(results) => {
                 for (job, result) in group.drain(..).zip(results) {
@@ -262,55 +333,47 @@ async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<AppendJob>) {
             // failed): every caller is told, and catches up from the log.
             Err(GroupError::Before(error) | GroupError::Commit(error)) => {
                 tracing::error!(error = %crate::api::cause_chain(&error), appends = group.len(), "group commit failed");
-                let error = std::sync::Arc::new(error);
+                let error = Arc::new(error);
                 for job in group.drain(..) {
-                    let _ = job
-                        .reply
-                        .send(Err(StoreError::Commit(std::sync::Arc::clone(&error))));
+                    let _ = job.reply.send(Err(StoreError::Commit(Arc::clone(&error))));
                 }
             }
         }
     }
 }
 
-/// Why a group's transaction failed.
+/// Why a group's statement failed.
 enum GroupError {
-    /// Before its COMMIT was sent: nothing of it was committed.
+    /// PostgreSQL refused it (an SQL error): nothing of it was committed.
     Before(StoreError),
-    /// At its COMMIT: it may or may not have been committed.
+    /// The connection failed: it may or may not have been committed.
     Commit(StoreError),
 }
 
-/// Runs each append of `group` as one statement of one transaction, then
-/// the group's notifications, and commits. Returns each append's own
-/// result (`Ok`, or [`StoreError::Conflict`]).
+/// Runs `group` as one [`APPEND`] statement, committed on its own. Returns
+/// each append's own result (`Ok`, or [`StoreError::Conflict`]).
 async fn commit_group(
     pool: &PgPool,
     group: &[AppendJob],
 ) -> Result<Vec<Result<(), StoreError>>, GroupError> {
-    let before = |e: StoreError| GroupError::Before(e);
-    let mut tx = pool.begin().await.map_err(|e| before(e.into()))?;
-    let mut results = Vec::with_capacity(group.len());
-    let mut appended = Vec::with_capacity(group.len());
-    for job in group {
-        match insert_append(&mut tx, &job.append).await {
-            Ok(last) => {
-                appended.push(format!("{}:{last}", job.append.game_id));
-                results.push(Ok(()));
-            }
-            Err(StoreError::Conflict) => results.push(Err(StoreError::Conflict)),
-            Err(error) => return Err(before(error)),
+    let appends: Vec<&Append> = group.iter().map(|job| &job.append).collect();
+    let moved = match append_all(pool, &appends).await {
+        Ok(moved) => moved,
+        Err(error @ sqlx::Error::Database(_)) => {
+            return Err(GroupError::Before(classify(error, StoreError::Conflict)));
         }
-    }
-    if !appended.is_empty() {
-        PostgresStore::notify(&mut tx, &appended)
-            .await
-            .map_err(|e| before(e.into()))?;
-    }
-    tx.commit()
-        .await
-        .map_err(|e| GroupError::Commit(e.into()))?;
-    Ok(results)
+        Err(error) => return Err(GroupError::Commit(error.into())),
+    };
+    Ok(appends
+        .iter()
+        .map(|a| {
+            if moved.contains(&a.game_id) {
+                Ok(())
+            } else {
+                Err(StoreError::Conflict)
+            }
+        })
+        .collect())
 }
 
 async fn insert_event(
@@ -346,8 +409,9 @@ impl EventStore for PostgresStore {
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         insert_game(&mut tx, &game.game).await?;
-        let mut last = 1;
-        if !game.events.is_empty() {
+        if game.events.is_empty() {
+            PostgresStore::notify(&mut tx, &[format!("{}:1", game.game.game_id)]).await?;
+        } else {
             let rest = Append {
                 game_id: game.game.game_id.clone(),
                 expected: 1,
@@ -356,9 +420,13 @@ impl EventStore for PostgresStore {
                 status: game.game.status,
                 seat_token_hashes: None,
             };
-            last = insert_append(&mut tx, &rest).await?;
+            let moved = append_all(&mut *tx, &[&rest])
+                .await
+                .map_err(|e| classify(e, StoreError::Conflict))?;
+            if moved.is_empty() {
+                return Err(StoreError::Conflict);
+            }
         }
-        PostgresStore::notify(&mut tx, &[format!("{}:{last}", game.game.game_id)]).await?;
         tx.commit().await?;
         Ok(())
     }
