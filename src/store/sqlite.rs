@@ -23,6 +23,10 @@ use super::{
 
 /// Writes waiting for the writer before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
+/// Rows a reader's worker thread may run ahead of the task reading them
+/// (sqlx's default, 50, makes a long log's read a thread switch every few
+/// rows).
+const READ_ROW_BUFFER: usize = 1024;
 
 /// The migrations under `migrations/sqlite/`, built into the binary.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -119,7 +123,10 @@ impl SqliteStore {
         if options.read_only {
             // One reader: a read-only store serves one command at a time,
             // and close() can then take it back and close it itself.
-            let readers = readers.max_connections(1).connect_with(connect).await?;
+            let readers = readers
+                .max_connections(1)
+                .connect_with(connect.row_buffer_size(READ_ROW_BUFFER))
+                .await?;
             let mut conn = readers.acquire().await?;
             let has_table = has_migrations_table(&mut conn).await?;
             super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
@@ -142,7 +149,9 @@ impl SqliteStore {
         let (conn, durability) = writer::open(&path, options.synchronous_normal)?;
         // The writer's connection holds the file open from here on.
         migrating.close().await?;
-        let readers = readers.connect_with(connect.read_only(true)).await?;
+        let readers = readers
+            .connect_with(connect.read_only(true).row_buffer_size(READ_ROW_BUFFER))
+            .await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         std::thread::Builder::new()
             .name("plylog-sqlite-writer".to_owned())
