@@ -123,6 +123,36 @@ fn bench_play_against_nothing_fails_with_one_line() {
 }
 
 #[test]
+fn bench_replay_reads_the_whole_replay_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, stdout, stderr) = bench(&[
+        "replay", "--url", &url, "--moves", "30", "--rows", "10", "--cols", "10", "--rounds", "2",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    // 30 moves and the creation: 31 steps, one page each way.
+    for line in [
+        "one 10x10 k=5 game of 30 moves",
+        "every position: 31 steps in 1 page of ",
+        "events only: 31 steps in 1 page of ",
+        "(median of 2)",
+    ] {
+        assert!(stdout.contains(line), "{line} in: {stdout}");
+    }
+    let bytes = |label: &str| -> usize {
+        let line = stdout.lines().find(|l| l.starts_with(label)).unwrap();
+        let after = line.split(" page of ").nth(1).unwrap();
+        after.split(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(
+        bytes("events only") < bytes("every position"),
+        "events only is smaller: {stdout}"
+    );
+    server.kill();
+}
+
+#[test]
 fn bench_follow_delivers_every_move_to_every_follower() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(&dir);

@@ -5,7 +5,7 @@
 //! less).
 //!
 //! # Map
-//! - [`Command`]: the three modes as clap parses them; [`run`] runs one and
+//! - [`Command`]: the four modes as clap parses them; [`run`] runs one and
 //!   turns its result into the exit code.
 //! - [`play`]: boardgame.io's benchmark workload (each slot plays random
 //!   3×3 tic-tac-toe games to the end, repeat) against a URL, then the same
@@ -14,6 +14,8 @@
 //!   time from the writer's acknowledgement to each follower's receipt.
 //! - [`cold`]: an in-process server fills a database with long games, a
 //!   fresh one loads each of them once (the first GetGame after a restart).
+//! - [`replay`]: one long game played through the server, then its whole
+//!   GetReplay read with every position and with the events only.
 //! - [`noop`]: the no-op handler (grpc.health.v1 Health/Check answering at
 //!   once) and the closed loop that drives it.
 //! - [`Latencies`]: every sample of a run, for exact quantiles.
@@ -25,6 +27,7 @@ pub mod cold;
 pub mod follow;
 pub mod noop;
 pub mod play;
+pub mod replay;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -54,6 +57,9 @@ pub enum Command {
     /// Cold loads: the first GetGame of long games after a restart, on an
     /// in-process server and the database given.
     Cold(cold::ColdArgs),
+    /// GetReplay: whole replays of one long game, with every step's
+    /// position and with the events only.
+    Replay(replay::ReplayArgs),
 }
 
 /// Why a run could not be done (exit code 3).
@@ -117,6 +123,7 @@ pub async fn run(command: Command) -> ExitCode {
         Command::Play(args) => play::run(&args, &mut out).await,
         Command::Follow(args) => follow::run(&args, &mut out).await,
         Command::Cold(args) => cold::run(&args, &mut out).await,
+        Command::Replay(args) => replay::run(&args, &mut out).await,
     }
     .and_then(|()| Ok(out.flush()?));
     match result {
