@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::follow::write_quantiles;
 use super::{
-    BenchError, Latencies, connect, create_mnk, load_average, millis, no_line_moves, place,
+    BenchError, Latencies, connect, create_game, load_average, millis, no_line_moves, place,
 };
 use crate::api::auth::AccessSettings;
 use crate::app::{AppError, Application, Settings};
@@ -229,16 +229,7 @@ async fn fill(
                     let Some(cells) = orders.get(index) else {
                         return Ok::<_, BenchError>(ids);
                     };
-                    let game_id = client
-                        .create_game(create_mnk(String::new(), rows, cols, k))
-                        .await
-                        .map_err(|status| BenchError::call("CreateGame", status))?
-                        .into_inner()
-                        .game
-                        .map(|game| game.game_id)
-                        .ok_or_else(|| {
-                            BenchError::Failed("CreateGame replied without the game".into())
-                        })?;
+                    let (game_id, _) = create_game(&mut client, rows, cols, k).await?;
                     for (ply, cell) in cells.iter().enumerate() {
                         client
                             .submit_move(place(&game_id, (ply % 2) as u32, *cell, ""))

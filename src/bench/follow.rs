@@ -18,7 +18,8 @@ use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc;
 
 use super::{
-    BenchError, Latencies, Summary, connect, create_mnk, load_average, millis, no_line_moves, place,
+    BenchError, Latencies, Summary, connect, create_game, load_average, millis, place,
+    unending_moves,
 };
 use crate::ops::count;
 use crate::proto::game_service_client::GameServiceClient;
@@ -84,20 +85,8 @@ pub async fn run(args: &FollowArgs, out: &mut impl Write) -> Result<(), BenchErr
     let seed = args.seed.unwrap_or_else(rand::random);
     let moves = args.moves as usize;
     let followers = args.followers as usize;
-    let board_cells = i64::from(args.rows) * i64::from(args.cols);
-    if args.k < 3 || i64::from(args.moves) >= board_cells {
-        return Err(BenchError::Failed(format!(
-            "{} moves need k >= 3 and more than {} cells (k={}, {}x{})",
-            args.moves, args.moves, args.k, args.rows, args.cols
-        )));
-    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let cells = no_line_moves(args.rows, args.cols, moves, &mut rng).ok_or_else(|| {
-        BenchError::Failed(format!(
-            "a {}x{} board has no room for {moves} moves without three in a row",
-            args.rows, args.cols
-        ))
-    })?;
+    let cells = unending_moves(args.rows, args.cols, args.k, moves, &mut rng)?;
     let connections = followers.div_ceil(args.streams_per_connection as usize);
     writeln!(
         out,
@@ -114,15 +103,7 @@ pub async fn run(args: &FollowArgs, out: &mut impl Write) -> Result<(), BenchErr
     writeln!(out, "load average before: {}", load_average())?;
 
     let mut writer = GameServiceClient::new(connect(&args.url, 1).await?.remove(0));
-    let created = writer
-        .create_game(create_mnk(String::new(), args.rows, args.cols, args.k))
-        .await
-        .map_err(|status| BenchError::call("CreateGame", status))?
-        .into_inner();
-    let game_id = created
-        .game
-        .map(|game| game.game_id)
-        .ok_or_else(|| BenchError::Failed("CreateGame replied without the game".into()))?;
+    let (game_id, tokens) = create_game(&mut writer, args.rows, args.cols, args.k).await?;
     // The game's creation is sequence 1; move j (from 0) is j + 2.
     let last = moves as u64 + 1;
 
@@ -167,12 +148,7 @@ pub async fn run(args: &FollowArgs, out: &mut impl Write) -> Result<(), BenchErr
         return Err(BenchError::Failed("no follower caught up".into()));
     }
 
-    let token = |seat: u32| {
-        created
-            .seat_tokens
-            .get(seat as usize)
-            .map_or("", String::as_str)
-    };
+    let token = |seat: u32| tokens.get(seat as usize).map_or("", String::as_str);
     let mut acked = vec![None; moves];
     let mut writes = Latencies::default();
     let start = Instant::now();

@@ -399,6 +399,56 @@ pub fn last_sequence(events: &[pb::GameEvent], game: Option<&pb::Game>) -> Optio
         .or_else(|| game.map(|game| game.last_sequence))
 }
 
+/// Creates a `rows`×`cols` m,n,k game (`k` in a row), its id chosen by
+/// the server, through `client`: the id and the seats' tokens (none from a
+/// server run with `--no-seat-tokens`).
+///
+/// # Errors
+/// [`BenchError::Call`] when CreateGame fails; [`BenchError::Failed`] when
+/// its reply has no game.
+pub async fn create_game(
+    client: &mut crate::proto::game_service_client::GameServiceClient<Channel>,
+    rows: i32,
+    cols: i32,
+    k: i32,
+) -> Result<(String, Vec<String>), BenchError> {
+    let created = client
+        .create_game(create_mnk(String::new(), rows, cols, k))
+        .await
+        .map_err(|status| BenchError::call("CreateGame", status))?
+        .into_inner();
+    let game_id = created
+        .game
+        .map(|game| game.game_id)
+        .ok_or_else(|| BenchError::Failed("CreateGame replied without the game".into()))?;
+    Ok((game_id, created.seat_tokens))
+}
+
+/// [`no_line_moves`] for a game of `k` in a row that must not end before
+/// its last move.
+///
+/// # Errors
+/// [`BenchError::Failed`] when `k` < 3, or the board has no room for the
+/// moves (fewer cells than moves + 1, or too few of either kind).
+pub fn unending_moves(
+    rows: i32,
+    cols: i32,
+    k: i32,
+    moves: usize,
+    rng: &mut impl rand::Rng,
+) -> Result<Vec<(i32, i32)>, BenchError> {
+    if k < 3 || moves as i64 >= i64::from(rows) * i64::from(cols) {
+        return Err(BenchError::Failed(format!(
+            "{moves} moves need k >= 3 and more than {moves} cells (k={k}, {rows}x{cols})"
+        )));
+    }
+    no_line_moves(rows, cols, moves, rng).ok_or_else(|| {
+        BenchError::Failed(format!(
+            "a {rows}x{cols} board has no room for {moves} moves without three in a row"
+        ))
+    })
+}
+
 /// `moves` cells of a `rows`×`cols` board, alternately for seat 0 and
 /// seat 1, such that neither seat ever has three in a row in any
 /// direction: one seat takes the cells with `(col + 2·row) mod 4 < 2`, the

@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{
-    BenchError, Latencies, connect, create_mnk, load_average, millis, no_line_moves, place,
+    BenchError, Latencies, connect, create_game, load_average, millis, place, unending_moves,
 };
 use crate::ops::count;
 use crate::proto as pb;
@@ -63,19 +63,8 @@ pub struct ReplayArgs {
 pub async fn run(args: &ReplayArgs, out: &mut impl Write) -> Result<(), BenchError> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let moves = args.moves as usize;
-    if args.k < 3 || i64::from(args.moves) >= i64::from(args.rows) * i64::from(args.cols) {
-        return Err(BenchError::Failed(format!(
-            "{moves} moves need k >= 3 and more than {moves} cells (k={}, {}x{})",
-            args.k, args.rows, args.cols
-        )));
-    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let cells = no_line_moves(args.rows, args.cols, moves, &mut rng).ok_or_else(|| {
-        BenchError::Failed(format!(
-            "a {}x{} board has no room for {moves} moves without three in a row",
-            args.rows, args.cols
-        ))
-    })?;
+    let cells = unending_moves(args.rows, args.cols, args.k, moves, &mut rng)?;
     writeln!(
         out,
         "plylog bench replay: one {}x{} k={} game of {}, seed {seed}",
@@ -86,19 +75,11 @@ pub async fn run(args: &ReplayArgs, out: &mut impl Write) -> Result<(), BenchErr
     )?;
     let mut client = GameServiceClient::new(connect(&args.url, 1).await?.remove(0))
         .max_decoding_message_size(64 * 1024 * 1024);
-    let created = client
-        .create_game(create_mnk(String::new(), args.rows, args.cols, args.k))
-        .await
-        .map_err(|status| BenchError::call("CreateGame", status))?
-        .into_inner();
-    let game_id = created
-        .game
-        .map(|game| game.game_id)
-        .ok_or_else(|| BenchError::Failed("CreateGame replied without the game".into()))?;
+    let (game_id, tokens) = create_game(&mut client, args.rows, args.cols, args.k).await?;
     let filling = Instant::now();
     for (ply, cell) in cells.into_iter().enumerate() {
         let seat = (ply % 2) as u32;
-        let token = created.seat_tokens.get(ply % 2).map_or("", String::as_str);
+        let token = tokens.get(ply % 2).map_or("", String::as_str);
         client
             .submit_move(place(&game_id, seat, cell, token))
             .await

@@ -212,6 +212,12 @@ async fn durability(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>
     let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
         .fetch_one(&mut *conn)
         .await?;
+    Ok(durability_settings(journal_mode, synchronous))
+}
+
+/// The durability settings a store reports: `journal_mode`, and
+/// `synchronous` by name (`PRAGMA synchronous` gives a number).
+fn durability_settings(journal_mode: String, synchronous: i64) -> Vec<(String, String)> {
     let synchronous = match synchronous {
         0 => "OFF",
         1 => "NORMAL",
@@ -219,10 +225,10 @@ async fn durability(conn: &mut SqliteConnection) -> Result<Vec<(String, String)>
         3 => "EXTRA",
         _ => "unknown",
     };
-    Ok(vec![
+    vec![
         ("journal_mode".to_owned(), journal_mode),
         ("synchronous".to_owned(), synchronous.to_owned()),
-    ])
+    ]
 }
 
 #[async_trait]

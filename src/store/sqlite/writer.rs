@@ -60,20 +60,7 @@ pub(super) fn open(
     conn.pragma_update(None, "foreign_keys", "ON")?;
     let journal_mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
-    let synchronous = match synchronous {
-        0 => "OFF",
-        1 => "NORMAL",
-        2 => "FULL",
-        3 => "EXTRA",
-        _ => "unknown",
-    };
-    Ok((
-        conn,
-        vec![
-            ("journal_mode".to_owned(), journal_mode),
-            ("synchronous".to_owned(), synchronous.to_owned()),
-        ],
-    ))
+    Ok((conn, super::durability_settings(journal_mode, synchronous)))
 }
 
 /// The writer loop, run on its own thread until the queue closes or a
