@@ -9,7 +9,9 @@
 //!   what a cold load does once the rows are read;
 //! - `SQLite load + rebuild`: the store's read of the log from a real
 //!   SQLite file ([`SqliteStore`], the server's own) and the rebuild, a
-//!   cold load without the gRPC call.
+//!   cold load without the gRPC call;
+//! - `SQLite load from a snapshot`: the same from a snapshot taken after
+//!   the last event (issue 15's goal: a 100,000-move game in 20 ms).
 //!
 //! The logs: gomoku 15x15 with 225 placements (the board full, no five
 //! anywhere) and m,n,k 1000x1000, k=5, with 100,000 placements, laid out so
@@ -20,10 +22,11 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use plylog::game::{Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve};
 use plylog::proto::convert;
-use plylog::registry::log;
+use plylog::registry::{log, snapshot};
 use plylog::rules::{Coord, MnkRules, Move, RuleSet, Seat};
 use plylog::store::{
-    Append, EventStore, NewEvent, NewGame, SqliteOptions, SqliteStore, StoredEvent,
+    Append, EventStore, LoadFrom, NewEvent, NewGame, Snapshot, SqliteOptions, SqliteStore,
+    StoredEvent,
 };
 use prost::Message;
 
@@ -102,10 +105,31 @@ fn replay(c: &mut Criterion) {
         group.bench_function(format!("SQLite load + rebuild: {name}"), |b| {
             b.iter(|| {
                 let log = runtime
-                    .block_on(store.load("bench"))
+                    .block_on(store.load("bench", LoadFrom::Start))
                     .expect("loads")
                     .expect("a log");
                 log::rebuild(&log.events).expect("rebuilds")
+            })
+        });
+        // A snapshot after the last event, as the server keeps one.
+        let (state, created_at_ms) = log::rebuild(&stored).expect("rebuilds");
+        let last = stored.last().expect("events");
+        let payload = snapshot::encode(&state, created_at_ms, snapshot::guard(&last.payload));
+        runtime
+            .block_on(store.save_snapshot(Snapshot {
+                game_id: "bench".into(),
+                sequence: last.sequence,
+                payload,
+            }))
+            .expect("saves the snapshot");
+        group.bench_function(format!("SQLite load from a snapshot: {name}"), |b| {
+            b.iter(|| {
+                let log = runtime
+                    .block_on(store.load("bench", LoadFrom::Snapshot))
+                    .expect("loads")
+                    .expect("a log");
+                let snapshot = log.snapshot.as_ref().expect("the snapshot");
+                snapshot::resume(snapshot, &log.events).expect("resumes")
             })
         });
         runtime.block_on(store.close());

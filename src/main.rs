@@ -116,6 +116,10 @@ struct ServeArgs {
     /// Seconds a game with no traffic and no subscribers stays in memory.
     #[arg(long, env = "PLYLOG_IDLE_TIMEOUT_SECS", default_value_t = 300)]
     idle_timeout_secs: u64,
+    /// Events between a game's snapshots (a cache of its state, so a long
+    /// log loads without replaying from the start); 0 takes none.
+    #[arg(long, env = "PLYLOG_SNAPSHOT_EVERY", default_value_t = 1000)]
+    snapshot_every: u64,
     /// Seconds of silence on a followed stream before a heartbeat.
     #[arg(long, env = "PLYLOG_HEARTBEAT_SECS", default_value_t = 15)]
     heartbeat_secs: u64,
@@ -250,6 +254,7 @@ impl ServeArgs {
                 mailbox: self.mailbox.max(1),
                 catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
                 stream_buffer_bytes: self.stream_buffer_kib.max(1) * 1024,
+                snapshot_every: self.snapshot_every,
                 engines: EngineSettings {
                     bot_threads: self
                         .bot_threads

@@ -780,7 +780,7 @@ async fn read_only_commands_neither_create_nor_migrate_a_database(backend: Backe
 
     let migrated = db.plylog(&["migrate"]).expect_code(0).stdout;
     let applied: Vec<&str> = migrated.lines().collect();
-    assert_eq!(applied.len(), 2, "{migrated}");
+    assert_eq!(applied.len(), 3, "{migrated}");
     assert!(
         applied[0].ends_with(": applied 20261129000001 event log"),
         "{migrated}"

@@ -48,7 +48,7 @@ use crate::rules::{IllegalMove, Move, Outcome, Played, Position, RuleSet, Seat};
 pub const MAX_STRENGTH: u8 = 10;
 
 /// The engines a bot seat or an analysis can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EngineKind {
     /// Uniform over the legal moves ([`RandomEngine`]).
     Random,
@@ -119,7 +119,7 @@ impl EngineKind {
 }
 
 /// A bot seat: the engine that plays for it, how strong, and its seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Bot {
     /// The engine.
     pub engine: EngineKind,

@@ -4,7 +4,7 @@ use crate::engine::{Bot, MAX_STRENGTH};
 use crate::rules::{MAX_SEATS, RuleSet, Seat};
 
 /// One player's seat as given at creation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SeatInfo {
     /// The caller's opaque player identifier (1 to `max_id_chars` characters).
     pub player_id: String,
@@ -76,7 +76,9 @@ pub struct InvalidSeats {
 }
 
 /// Who may take back the last move on the board.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum UndoPolicy {
     /// Only the seat that played the last move, stating its seat (the
     /// default).
@@ -92,7 +94,9 @@ pub enum UndoPolicy {
 }
 
 /// What happens when the seat to move runs out of time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum ExpiryPolicy {
     /// The seat forfeits: with two seats in play the other wins; with more,
     /// the seat is out and play goes on (the default).
@@ -107,7 +111,7 @@ pub enum ExpiryPolicy {
 
 /// A game clock in the Fischer style: each seat starts with `initial_ms`
 /// and gains `increment_ms` after each of its moves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Fischer {
     /// Each seat's time at the start, in milliseconds (at least 1).
     pub initial_ms: u64,
@@ -119,7 +123,7 @@ pub struct Fischer {
 /// then ends at whichever runs out first). A turn starts when the seat gets
 /// it (at creation for the first); its time runs while offers and other
 /// requests come and go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TimeControl {
     /// The most milliseconds a seat may take for one turn.
     pub per_move_ms: Option<u64>,
@@ -146,7 +150,9 @@ pub struct InvalidTimeControl {
 
 /// What happens when the seat to move has stayed away (held no followed
 /// stream) for the grace period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum AbsenceAction {
     /// The game's expiry policy applies, as if its time ran out (forfeit in
     /// an untimed game); the reason is [`crate::rules::EndReason::Abandoned`].
@@ -159,7 +165,7 @@ pub enum AbsenceAction {
 /// A disconnect policy: how long the seat to move may be away, and what
 /// happens then. Presence needs seat tokens (a seat is present while it
 /// follows the game's stream with its token).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AbsencePolicy {
     /// The grace period, in milliseconds (1 ms to [`MAX_TIME_MS`]).
     pub grace_ms: u64,
@@ -220,7 +226,7 @@ impl TimeControl {
 
 /// A game's rules and seats, checked together: 2 or more seats (turn order is
 /// seat order), each with a player id and a unique symbol; and who may undo.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GameConfig {
     rules: RuleSet,
     seats: Vec<SeatInfo>,

@@ -238,7 +238,7 @@ pub enum GameStatus {
 
 /// A move on the board, as the undo stack keeps it: who played it, the
 /// sequence of its MovePlayed event, and what it did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
@@ -250,7 +250,7 @@ pub struct PlayedMove {
 
 /// A pending draw offer or takeback request: who made it and which seats
 /// have agreed (the maker included).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Offer {
     /// The seat that made it.
     pub by: Seat,
@@ -263,7 +263,7 @@ pub struct Offer {
 
 /// Where a game's clocks stand after its last event: each seat's time left
 /// as of the start of the current turn, and when that turn started.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Clocks {
     /// Milliseconds each seat had left when the current turn started (its
     /// game clock; empty when the game has only a per-move limit).
@@ -277,7 +277,7 @@ pub struct Clocks {
 /// the last move (the redo stack), the clocks, the seats out of play, any
 /// pending offer, the outcome, and the sequence of the last event applied
 /// (1-based; 1 right after creation).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GameState {
     config: Arc<GameConfig>,
     position: Position,

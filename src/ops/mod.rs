@@ -33,7 +33,7 @@ use crate::game::{GameState, GameStatus, ReplayError};
 use crate::proto::convert;
 use crate::registry::log;
 use crate::rules::{Outcome, Seat};
-use crate::store::{EventStore, GameRecord, ListOrder, StoreError};
+use crate::store::{EventStore, GameRecord, ListOrder, LoadFrom, StoreError};
 
 /// Games read from the store per page.
 const PAGE: u32 = 500;
@@ -226,7 +226,7 @@ impl<'a> Games<'a> {
 /// replay; store failures.
 async fn replay(store: &dyn EventStore, game_id: &str) -> Result<GameState, OpsError> {
     let log = store
-        .load(game_id)
+        .load(game_id, LoadFrom::Start)
         .await?
         .ok_or_else(|| OpsError::NoGame(game_id.to_owned()))?;
     log::rebuild(&log.events)

@@ -32,7 +32,7 @@ pub struct ShowArgs {
 /// store and output failures.
 pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let store = args.database.open_to_read().await?;
-    let loaded = store.load(&args.game).await;
+    let loaded = store.load(&args.game, crate::store::LoadFrom::Start).await;
     store.close().await;
     let events = loaded?
         .ok_or_else(|| OpsError::NoGame(args.game.clone()))?

@@ -11,7 +11,7 @@ use std::io::Write;
 use super::{DatabaseArgs, Finding, Games, OpsError, count};
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
-use crate::store::{EventStore, GameRecord, StoreError};
+use crate::store::{EventStore, GameRecord, LoadFrom, StoreError};
 
 /// `plylog verify`: check games' logs.
 #[derive(Debug, Clone, clap::Args)]
@@ -76,7 +76,7 @@ async fn check_all(
 
 /// What is wrong with one game, in words; empty when it is good.
 async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
-    let stored = match store.load(&record.game_id).await {
+    let stored = match store.load(&record.game_id, LoadFrom::Start).await {
         Ok(Some(stored)) => stored,
         Ok(None) => {
             return Ok(vec![

@@ -9,18 +9,20 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
-use super::log;
 use super::residency::{self, ActorShared, PresenceGuard};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
+use super::{log, snapshot};
 use crate::engine::{Bot, Choice};
 use crate::game::{Command, Event, GameError, GameState, GameStatus, decide, evolve};
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
 use crate::rules::Seat;
-use crate::store::{Append, NewEvent, RequestRecord, StoreError, StoredEvent, TokenHash};
+use crate::store::{
+    Append, LoadFrom, NewEvent, RequestRecord, Snapshot, StoreError, StoredEvent, TokenHash,
+};
 
 /// How often a command is decided again after its append lost a race to
 /// another writer (another node on a shared database).
@@ -154,6 +156,8 @@ pub(crate) struct Loaded {
     pub(crate) requests: HashMap<String, RequestRecord>,
     /// The seats' token hashes (empty: moves need no token).
     pub(crate) seat_token_hashes: Vec<TokenHash>,
+    /// The sequence of the snapshot it was loaded from (0: none).
+    pub(crate) snapshot_at: u64,
 }
 
 pub(super) struct Actor {
@@ -182,6 +186,10 @@ pub(super) struct Actor {
     /// The sequence whose bot move could not be appended: the next attempt
     /// waits a while first.
     bot_failed: Option<u64>,
+    /// The sequence of the latest snapshot this actor loaded or took (0:
+    /// none): the next is taken [`super::RegistrySettings::snapshot_every`]
+    /// events later.
+    snapshot_at: u64,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -258,6 +266,7 @@ impl Actor {
             absence_check: None,
             thinking: None,
             bot_failed: None,
+            snapshot_at: loaded.snapshot_at,
             shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
@@ -376,9 +385,25 @@ impl Actor {
         }
     }
 
+    /// Loads the game from its latest usable snapshot and the events after
+    /// it, or replays its whole log when it has none or it is unusable.
     async fn load(registry: &Registry, game_id: &str) -> Result<Loaded, RegistryError> {
-        let log = registry.load_log(game_id).await?;
-        let (state, created_at_ms) = rebuild(game_id, &log.events)?;
+        let mut log = registry.load_log(game_id, LoadFrom::Snapshot).await?;
+        let resumed = log
+            .snapshot
+            .as_ref()
+            .map(|s| (s.sequence, snapshot::resume(s, &log.events)));
+        let (state, created_at_ms, snapshot_at) = match resumed {
+            Some((sequence, Ok((state, created_at_ms)))) => (state, created_at_ms, sequence),
+            unused => {
+                if let Some((sequence, Err(why))) = unused {
+                    tracing::warn!(sequence, why = %why, "snapshot not used; replaying from the start");
+                    log = registry.load_log(game_id, LoadFrom::Start).await?;
+                }
+                let (state, created_at_ms) = rebuild(game_id, &log.events)?;
+                (state, created_at_ms, 0)
+            }
+        };
         let requests = log
             .requests
             .into_iter()
@@ -389,6 +414,7 @@ impl Actor {
             created_at_ms,
             requests,
             seat_token_hashes: log.seat_token_hashes,
+            snapshot_at,
         })
     }
 
@@ -818,12 +844,48 @@ impl Actor {
         }
     }
 
-    /// The state right after event `at`, rebuilt from the store, with the
-    /// game's creation time.
+    /// The state right after event `at`, rebuilt from the store (from a
+    /// snapshot when one serves), with the game's creation time.
     async fn past(&self, at: u64) -> Result<(GameState, i64), RegistryError> {
-        let store = &self.registry.inner.store;
-        let stored = store.read(&self.game_id, 1, at, u32::MAX).await?;
-        rebuild(&self.game_id, &stored)
+        self.registry.state_after(&self.game_id, at).await
+    }
+
+    /// The guard of a snapshot to take once an append ending at `last`
+    /// commits, when one is due then (see
+    /// [`super::RegistrySettings::snapshot_every`]): the hash of the last
+    /// event's payload.
+    fn snapshot_due(&self, last: u64, append: &Append) -> Option<[u8; 32]> {
+        let every = self.registry.settings().snapshot_every;
+        (every > 0 && last >= self.snapshot_at.saturating_add(every))
+            .then(|| append.events.last().map(|e| snapshot::guard(&e.payload)))
+            .flatten()
+    }
+
+    /// Takes a snapshot of the state as it stands (right after an append
+    /// guarded by `guard`) and saves it in the background: a snapshot is a
+    /// cache, so one that fails to save is only logged.
+    fn take_snapshot(&mut self, guard: [u8; 32]) {
+        let sequence = self.state.sequence();
+        let payload = snapshot::encode(&self.state, self.created_at_ms, guard);
+        self.snapshot_at = sequence;
+        let store = Arc::clone(&self.registry.inner.store);
+        let snapshot = Snapshot {
+            game_id: self.game_id.clone(),
+            sequence,
+            payload,
+        };
+        let bytes = snapshot.payload.len();
+        tokio::spawn(
+            async move {
+                match store.save_snapshot(snapshot).await {
+                    Ok(()) => tracing::debug!(sequence, bytes, "snapshot saved"),
+                    // The server is stopping: the next load replays further.
+                    Err(StoreError::Closed) => tracing::debug!(sequence, "snapshot not saved"),
+                    Err(error) => tracing::warn!(sequence, error = %error, "snapshot not saved"),
+                }
+            }
+            .in_current_span(),
+        );
     }
 
     fn legal_moves(&self, offset: usize, limit: usize) -> LegalMovesPage {
@@ -973,6 +1035,7 @@ impl Actor {
                 status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
                 seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
             };
+            let snapshot_guard = self.snapshot_due(last, &append);
             let appending = std::time::Instant::now();
             let appended = self
                 .registry
@@ -1001,6 +1064,9 @@ impl Actor {
                         self.shared.broadcast(Arc::new(event.clone()));
                     }
                     tracing::debug!(sequence = last, "appended");
+                    if let Some(guard) = snapshot_guard {
+                        self.take_snapshot(guard);
+                    }
                     let seat_token = issued.map(|(token, hashes)| {
                         self.seat_token_hashes = hashes;
                         token

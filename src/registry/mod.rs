@@ -19,6 +19,7 @@ mod error;
 pub mod log;
 mod presence;
 mod residency;
+pub mod snapshot;
 mod stream;
 mod thinking;
 
@@ -40,7 +41,7 @@ pub use thinking::EngineSettings;
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::metrics::Metrics;
 use crate::proto::{self as pb, convert};
-use crate::store::{EventStore, ListOrder, NewEvent, NewGame, TokenHash};
+use crate::store::{EventStore, ListOrder, LoadFrom, NewEvent, NewGame, TokenHash};
 use crate::tokens::SeatTokenKeys;
 use actor::{Actor, Loaded, Msg};
 use residency::{ActorShared, Budget, Limits, make_room};
@@ -87,6 +88,11 @@ pub struct RegistrySettings {
     pub clock: Clock,
     /// Limits on bot moves and analyses.
     pub engines: EngineSettings,
+    /// Events between a game's snapshots (default 1,000; 0: none taken).
+    /// A game whose log has grown this many events past its latest
+    /// snapshot (or its start) gets a new one after its next append; cold
+    /// loads and views of past sequences start from the latest usable one.
+    pub snapshot_every: u64,
 }
 
 impl Default for RegistrySettings {
@@ -106,6 +112,7 @@ impl Default for RegistrySettings {
             catch_up_interval: Duration::from_secs(2),
             clock: Clock::System,
             engines: EngineSettings::default(),
+            snapshot_every: 1000,
         }
     }
 }
@@ -599,6 +606,7 @@ impl Registry {
                         created_at_ms: recorded_at_ms,
                         requests: HashMap::new(),
                         seat_token_hashes,
+                        snapshot_at: 0,
                     };
                     let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
                     slot.insert(handle);
@@ -798,11 +806,14 @@ impl Registry {
     }
 
     /// A page of the game's events from sequence `from`, each with the
-    /// position after it where `positions` asks for one, rebuilt from the
-    /// stored log; and the sequence the next page starts at, if any. A page
-    /// holds at most `limit` steps and ends early once its positions hold
-    /// [`REPLAY_PIECE_BUDGET`] pieces or its steps [`PAGE_BYTES`] encoded
-    /// bytes (always at least one step).
+    /// position after it where `positions` asks for one; and the sequence
+    /// the next page starts at, if any. A page holds at most `limit` steps
+    /// and ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces
+    /// or its steps [`PAGE_BYTES`] encoded bytes (always at least one step).
+    /// The game itself comes from its actor; the page reads only its own
+    /// events from the store (in chunks of `limit`, more when `round`
+    /// skips some), and rebuilds a position only when the page asks for
+    /// one, from the latest snapshot before `from`. O(page), not O(log).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], a corrupt log, store failures.
@@ -814,53 +825,64 @@ impl Registry {
         round: Option<u32>,
         positions: &ReplayPositions,
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
-        let log = self.load_log(game_id).await?;
+        let game = self.game(game_id, None).await?;
+        let last = game.last_sequence;
         let corrupt =
             |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
-        let last = log.events.last().map_or(0, |e| e.sequence);
-        let mut events = log.events.iter();
-        let first = events.next().ok_or_else(|| RegistryError::NotFound {
-            game_id: game_id.to_owned(),
-        })?;
-        let (wire, created) = actor::decode(game_id, first)?;
-        let created_at_ms = convert::timestamp_ms(wire.recorded_at.as_ref());
-        let mut state = GameState::replay([(created, created_at_ms)]).map_err(corrupt)?;
+        // The state after the event before the next one read, while a
+        // position is still to come on this page.
+        let with_positions = positions.every != Some(0) || !positions.at.is_empty();
+        let mut state = match from {
+            2.. if with_positions && from <= last => {
+                Some(self.state_after(game_id, from - 1).await?.0)
+            }
+            _ => None,
+        };
+        let chunk = u32::try_from(limit.clamp(1, 10_000)).unwrap_or(10_000);
         let mut steps = Vec::new();
         let (mut pieces, mut bytes) = (0, 0);
         let mut next = None;
-        let mut step = |wire: pb::GameEvent, state: &GameState| {
-            if wire.sequence < from || next.is_some() || round.is_some_and(|r| r != wire.round) {
-                return;
-            }
-            if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
-                next = Some(wire.sequence);
-                return;
-            }
-            let sequence = wire.sequence;
-            let with_position = positions.wants(sequence, last);
-            let step = pb::ReplayStep {
-                event: Some(wire),
-                position: with_position.then(|| convert::position_to_proto(state)),
+        let mut cursor = from.max(1);
+        'pages: while cursor <= last {
+            let stored = self.inner.store.read(game_id, cursor, last, chunk).await?;
+            let Some(end) = stored.last().map(|e| e.sequence) else {
+                break;
             };
-            let size = step.encoded_len();
-            if bytes + size > PAGE_BYTES && !steps.is_empty() {
-                next = Some(sequence);
-                return;
+            for s in &stored {
+                let (wire, event) = actor::decode(game_id, s)?;
+                if with_positions {
+                    let at = convert::timestamp_ms(wire.recorded_at.as_ref());
+                    match state.as_mut() {
+                        Some(state) => state.apply_stored(&event, at).map_err(corrupt)?,
+                        None => state = Some(GameState::replay([(event, at)]).map_err(corrupt)?),
+                    }
+                }
+                if round.is_some_and(|r| r != wire.round) {
+                    continue;
+                }
+                if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
+                    next = Some(wire.sequence);
+                    break 'pages;
+                }
+                let sequence = wire.sequence;
+                let position = state.as_ref().filter(|_| positions.wants(sequence, last));
+                let step = pb::ReplayStep {
+                    event: Some(wire),
+                    position: position.map(convert::position_to_proto),
+                };
+                let size = step.encoded_len();
+                if bytes + size > PAGE_BYTES && !steps.is_empty() {
+                    next = Some(sequence);
+                    break 'pages;
+                }
+                if let Some(state) = position {
+                    pieces += state.moves().len();
+                }
+                bytes += size;
+                steps.push(step);
             }
-            if with_position {
-                pieces += state.moves().len();
-            }
-            bytes += size;
-            steps.push(step);
-        };
-        step(wire, &state);
-        for stored in events {
-            let (wire, event) = actor::decode(game_id, stored)?;
-            let at = convert::timestamp_ms(wire.recorded_at.as_ref());
-            state.apply_stored(&event, at).map_err(corrupt)?;
-            step(wire, &state);
+            cursor = end + 1;
         }
-        let game = convert::game_to_proto(game_id, &state, created_at_ms, state.sequence());
         let reply = pb::GetReplayResponse {
             game: Some(game),
             steps,
@@ -869,14 +891,67 @@ impl Registry {
         Ok((reply, next))
     }
 
-    /// The game's whole stored log.
+    /// The game's state right after event `at`, with its creation time
+    /// (Unix epoch milliseconds): resumed from its latest snapshot when that
+    /// is at or before `at` and usable, otherwise replayed from sequence 1.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`] (no event `at`), a corrupt log, store
+    /// failures.
+    pub(crate) async fn state_after(
+        &self,
+        game_id: &str,
+        at: u64,
+    ) -> Result<(GameState, i64), RegistryError> {
+        let store = &self.inner.store;
+        let mut resumed = None;
+        if let Some(snapshot) = store.snapshot(game_id).await?.filter(|s| s.sequence <= at) {
+            let events = store.read(game_id, snapshot.sequence, at, u32::MAX).await?;
+            match snapshot::resume(&snapshot, &events) {
+                Ok(state) => resumed = Some(state),
+                Err(why) => tracing::warn!(
+                    game_id,
+                    sequence = snapshot.sequence,
+                    why = %why,
+                    "snapshot not used; replaying from the start"
+                ),
+            }
+        }
+        let (state, created_at_ms) = match resumed {
+            Some(resumed) => resumed,
+            None => {
+                let stored = store.read(game_id, 1, at, u32::MAX).await?;
+                if stored.is_empty() {
+                    return Err(RegistryError::NotFound {
+                        game_id: game_id.to_owned(),
+                    });
+                }
+                log::rebuild(&stored)
+                    .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?
+            }
+        };
+        // A log missing its last events rebuilds short: never a wrong answer.
+        if state.sequence() != at {
+            return Err(RegistryError::Internal(format!(
+                "game {game_id}: the log ends at sequence {} before {at}",
+                state.sequence()
+            )));
+        }
+        Ok((state, created_at_ms))
+    }
+
+    /// The game's whole stored log, from where `from` says.
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], store failures.
-    async fn load_log(&self, game_id: &str) -> Result<crate::store::GameLog, RegistryError> {
+    async fn load_log(
+        &self,
+        game_id: &str,
+        from: LoadFrom,
+    ) -> Result<crate::store::GameLog, RegistryError> {
         self.inner
             .store
-            .load(game_id)
+            .load(game_id, from)
             .await?
             .ok_or_else(|| RegistryError::NotFound {
                 game_id: game_id.to_owned(),

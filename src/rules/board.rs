@@ -7,7 +7,7 @@ use super::{Coord, Seat};
 /// coordinates and return `None` off the board, so line scans need no bounds
 /// arithmetic of their own. It counts its pieces, so a full board is
 /// known in O(1).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Board {
     rows: u32,
     cols: u32,

@@ -19,7 +19,7 @@ use super::{
 
 /// A Connect Four position: the board and how many discs each column holds,
 /// so a drop finds its row in O(1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectFourPosition {
     board: Board,
     /// Discs per column; a column's lowest empty row is `rows - 1 - height`.
@@ -96,7 +96,7 @@ impl GamePosition for ConnectFourPosition {
 }
 
 /// Who wins when a pop completes lines for both players at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PopBothLines {
     /// The player who popped (the default).
     MoverWins,
@@ -105,7 +105,7 @@ pub enum PopBothLines {
 }
 
 /// A validated Connect Four configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConnectFourRules {
     rows: u32,
     cols: u32,

@@ -4,7 +4,9 @@ use super::IllegalMove;
 
 /// A cell of a board: 0-based `row` (0 = top) and `col` (0 = left). Boards
 /// are stored row-major, so the flat index is `row * cols + col`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Coord {
     /// Row, 0-based from the top.
     pub row: u32,

@@ -8,7 +8,7 @@ use super::lines::Overline;
 use super::{Board, Coord, Game, IllegalMove, InvalidRules, MnkRules, Move, Played, Seat};
 
 /// A validated gomoku configuration: an m,n,k board plus the overline rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GomokuRules {
     board: MnkRules,
     overline: Overline,

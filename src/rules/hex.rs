@@ -35,7 +35,7 @@ const NEIGHBOURS: [(i64, i64); 6] = [(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1),
 
 /// A validated Hex configuration: an n×n board, with or without the swap
 /// rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HexRules {
     size: u32,
     swap: bool,
@@ -123,7 +123,7 @@ fn mirror(at: Coord) -> Coord {
 
 /// A Hex position: the board and the union-find of connected stones, with
 /// the changes each move made so that undo can roll them back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HexPosition {
     board: Board,
     /// Parent of each node: the n² cells row-major, then the four edges

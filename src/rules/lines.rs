@@ -10,7 +10,7 @@ use super::{Board, Coord, Outcome, Seat};
 pub const AXES: [(i64, i64); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
 
 /// Whether a run longer than K (an overline) wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Overline {
     /// K or more in a row wins (freestyle gomoku, m,n,k-games, Connect Four).
     Wins,

@@ -5,7 +5,7 @@ use super::lines::{Overline, placement_outcome};
 use super::{Board, Coord, Game, IllegalMove, InvalidRules, MAX_SEATS, Move, Played, Seat};
 
 /// A validated m,n,k configuration: `rows` x `cols` board, `k` in a row wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MnkRules {
     rows: u32,
     cols: u32,

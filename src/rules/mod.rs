@@ -95,7 +95,9 @@ pub const MAX_SEATS: usize = 255;
 
 /// A seat at the table: a 0-based index into the game's seat list. Seat 0
 /// moves first in the games of this family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Seat(pub u8);
 
 impl Seat {
@@ -117,7 +119,7 @@ impl std::fmt::Display for Seat {
 }
 
 /// A move as a player requests it, before the rules have checked it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Move {
     /// Put a piece on this cell (m,n,k-games).
     Place(Coord),
@@ -163,7 +165,7 @@ impl Move {
 /// Why a game ended. The rules give the first six ([`Game::end_reason`]
 /// for their outcomes; [`EndReason::Repetition`] where a rule set draws on
 /// repetition); the game aggregate gives the rest, which no move decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EndReason {
     /// A seat completed K in a row.
     LineCompleted,
@@ -190,7 +192,7 @@ pub enum EndReason {
 }
 
 /// How a game ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     /// `seat` won. `line` is the run of K in a row through the last
     /// placement, in order along its axis (at least K cells), where the game
@@ -211,7 +213,7 @@ pub enum Outcome {
 /// from [`Game::play`], as the game's log stores it and as [`Game::apply`]
 /// and [`Game::undo`] take it to play the move again or take it back. It
 /// holds every fact replay needs, so the rules never re-derive them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Played {
     /// The move as requested.
     pub mv: Move,
@@ -440,7 +442,7 @@ pub fn check_landing(
 
 /// A validated rule set: one game with its configuration, as a game is
 /// created with it. Every method delegates to the game's [`Game`] impl.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RuleSet {
     /// An m,n,k-game.
     Mnk(MnkRules),
@@ -460,7 +462,7 @@ pub enum RuleSet {
 
 /// A position of any game, as the game layer holds it beside its
 /// [`RuleSet`] (always of the same game).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Position {
     /// An m,n,k-game's board.
     Mnk(Board),

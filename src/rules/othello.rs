@@ -22,7 +22,7 @@ const DIRECTIONS: [(i64, i64); 8] = [
 ];
 
 /// A validated Othello configuration: the board side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OthelloRules {
     side: u32,
 }

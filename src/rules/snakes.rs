@@ -34,7 +34,7 @@ use super::{
 
 /// A race in progress: each seat's square, the rolls made and the current
 /// run of sixes. No board cells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Race {
     /// Each seat's square (0: off the board), by seat index.
     tokens: Vec<u32>,
@@ -100,7 +100,7 @@ impl GamePosition for Race {
 }
 
 /// What a roll that would carry a token past the last square does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Overshoot {
     /// The token must land exactly on the last square; a roll past it does
     /// not move the token (the default, and the rule of Althoen et al.).
@@ -112,7 +112,7 @@ pub enum Overshoot {
 }
 
 /// Why a roll left the token where it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Forfeit {
     /// Exact landing, and the roll would have passed the last square.
     Overshoot,
@@ -122,7 +122,7 @@ pub enum Forfeit {
 
 /// One roll as played: what the dice showed and where the token went. The
 /// event records all of it, so replay never draws again.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Roll {
     /// Each die's face, 1 to sides, in the order drawn.
     pub dice: Vec<u32>,
@@ -171,7 +171,7 @@ pub struct SnakesLaddersOptions {
 }
 
 /// A validated snakes-and-ladders configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SnakesLaddersRules {
     squares: u32,
     /// The jumps sorted by their start square.

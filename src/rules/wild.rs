@@ -9,7 +9,7 @@ use super::{Board, Coord, Game, IllegalMove, InvalidRules, MnkRules, Move, Playe
 
 /// A validated wild configuration: an m,n,k board whose two marks are the
 /// two seats' symbols.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WildRules {
     board: MnkRules,
 }

@@ -99,8 +99,6 @@ pub struct Append {
     pub seat_token_hashes: Option<Vec<TokenHash>>,
 }
 
-/// What a game's log gained after a sequence the reader already holds: one
-/// page of events, every request whose events overlap that page, and the
 /// One node's presence count for a seat of a game (see
 /// [`EventStore::record_presence`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +130,8 @@ pub struct SharedPresence {
 /// How long a node's presence count counts without a refresh.
 pub const PRESENCE_TTL: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// What a game's log gained after a sequence the reader already holds: one
+/// page of events, every request whose events overlap that page, and the
 /// seat token hashes as they stand. A catch-up applies all of it or none,
 /// so a node never holds an event whose request record it has not read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -147,10 +147,36 @@ pub struct LogTail {
     pub seat_token_hashes: Vec<TokenHash>,
 }
 
+/// A game's state cached after one of its events (see [`EventStore::load`]):
+/// opaque bytes to the store, which keeps the latest per game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The game.
+    pub game_id: String,
+    /// The sequence of the last event the state includes (1 or more).
+    pub sequence: u64,
+    /// The encoded snapshot (see `registry::snapshot`).
+    pub payload: Vec<u8>,
+}
+
+/// Where [`EventStore::load`] starts reading a game's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadFrom {
+    /// From sequence 1: the whole log, and no snapshot.
+    Start,
+    /// From the game's latest snapshot, when it has one (its events from
+    /// the snapshot's own sequence on); from sequence 1 when it has none.
+    Snapshot,
+}
+
 /// A whole game as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameLog {
-    /// Every event, in sequence order from 1.
+    /// The snapshot the events start at, when loaded from one.
+    pub snapshot: Option<Snapshot>,
+    /// Every event in sequence order: from 1, or from the snapshot's
+    /// sequence (inclusive, so its payload can be checked against the
+    /// snapshot's guard) when `snapshot` is set.
     pub events: Vec<StoredEvent>,
     /// Every deduplicated request of the game.
     pub requests: Vec<RequestRecord>,
@@ -356,11 +382,27 @@ pub trait EventStore: Send + Sync + 'static {
     /// writer and either commits or not, whether or not anyone waits.
     async fn append(&self, append: Append) -> Result<(), StoreError>;
 
-    /// Reads a whole game, `None` when it does not exist.
+    /// Reads a whole game, `None` when it does not exist: its events from
+    /// where `from` says, every request record and the seat token hashes,
+    /// all as of one moment.
     ///
     /// # Errors
     /// Database errors.
-    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError>;
+    async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError>;
+
+    /// The game's latest snapshot, `None` when it has none.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn snapshot(&self, game_id: &str) -> Result<Option<Snapshot>, StoreError>;
+
+    /// Keeps `snapshot` as its game's latest, unless the game already has
+    /// one at the same or a later sequence (two nodes may both take one).
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; database errors (a game that does not
+    /// exist breaks the foreign key).
+    async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError>;
 
     /// Reads events `from ..= to` of a game (fewer when the log is shorter),
     /// at most `limit`, in sequence order.

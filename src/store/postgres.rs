@@ -26,9 +26,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{self, Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LogTail, Migration,
-    NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence, StoreError,
-    StoredEvent, classify,
+    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
+    Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence,
+    Snapshot, StoreError, StoredEvent, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -440,24 +440,33 @@ impl EventStore for PostgresStore {
         answer.await.map_err(|_| StoreError::Closed)?
     }
 
-    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError> {
+    async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
         // One snapshot for the events, requests and hashes.
         let mut tx = self.pool.begin().await?;
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .execute(&mut *tx)
             .await?;
-        let events = Reads::events(&mut *tx, game_id, Events::All).await?;
-        if events.is_empty() {
-            return Ok(None);
-        }
-        let requests = Reads::requests(&mut *tx, game_id, Requests::All).await?;
-        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
+        let log = Reads::<sqlx::Postgres>::game(&mut tx, game_id, from).await?;
         tx.commit().await?;
-        Ok(Some(GameLog {
-            events,
-            requests,
-            seat_token_hashes,
-        }))
+        Ok(log)
+    }
+
+    async fn snapshot(&self, game_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        Reads::snapshot(&self.pool, game_id).await
+    }
+
+    async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO snapshots (game_id, sequence, payload) VALUES ($1, $2, $3) \
+             ON CONFLICT (game_id) DO UPDATE SET sequence = excluded.sequence, \
+             payload = excluded.payload WHERE excluded.sequence > snapshots.sequence",
+        )
+        .bind(snapshot.game_id)
+        .bind(super::clamp(snapshot.sequence))
+        .bind(snapshot.payload)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn read(

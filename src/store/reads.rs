@@ -11,18 +11,28 @@
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
 use super::{
-    CreationRecord, GameRecord, ListOrder, RequestRecord, StoreError, StoredEvent, TokenHash, clamp,
+    CreationRecord, GameLog, GameRecord, ListOrder, LoadFrom, RequestRecord, Snapshot, StoreError,
+    StoredEvent, TokenHash, clamp,
 };
 
 /// Which events of a game to read.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Events {
-    /// Every event, from sequence 1.
-    All,
     /// Sequences `from..=to`, at most `limit` of them.
     Range { from: u64, to: u64, limit: u32 },
     /// Sequences after `after`, at most `limit` of them.
     After { after: u64, limit: u32 },
+}
+
+impl Events {
+    /// Every event from sequence `from` on.
+    pub(super) fn from(from: u64) -> Self {
+        Events::Range {
+            from,
+            to: u64::MAX,
+            limit: u32::MAX,
+        }
+    }
 }
 
 /// Which of a game's request records to read.
@@ -70,6 +80,13 @@ pub(super) struct CreationRow {
     seat_token_hashes: Option<Vec<u8>>,
 }
 
+/// A `snapshots` row.
+#[derive(FromRow)]
+pub(super) struct SnapshotRow {
+    sequence: i64,
+    payload: Vec<u8>,
+}
+
 /// A `games` row's seat token hashes.
 #[derive(FromRow)]
 pub(super) struct HashesRow {
@@ -102,6 +119,7 @@ where
     GameRow: for<'r> FromRow<'r, DB::Row>,
     CreationRow: for<'r> FromRow<'r, DB::Row>,
     HashesRow: for<'r> FromRow<'r, DB::Row>,
+    SnapshotRow: for<'r> FromRow<'r, DB::Row>,
 {
     /// A game's events, in sequence order.
     ///
@@ -117,14 +135,6 @@ where
     {
         let game_id = game_id.to_owned();
         let rows: Vec<EventRow> = match which {
-            Events::All => {
-                sqlx::query_as(
-                    "SELECT sequence, payload FROM events WHERE game_id = $1 ORDER BY sequence",
-                )
-                .bind(game_id)
-                .fetch_all(executor)
-                .await?
-            }
             Events::Range { from, to, limit } => {
                 sqlx::query_as(
                     "SELECT sequence, payload FROM events WHERE game_id = $1 \
@@ -157,6 +167,65 @@ where
                 })
             })
             .collect()
+    }
+
+    /// A game's latest snapshot, if it has one.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a sequence below 1.
+    pub(super) async fn snapshot<'c, E>(
+        executor: E,
+        game_id: &str,
+    ) -> Result<Option<Snapshot>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let row: Option<SnapshotRow> =
+            sqlx::query_as("SELECT sequence, payload FROM snapshots WHERE game_id = $1")
+                .bind(game_id.to_owned())
+                .fetch_optional(executor)
+                .await?;
+        row.map(|row| {
+            Ok(Snapshot {
+                game_id: game_id.to_owned(),
+                sequence: sequence("snapshots.sequence", row.sequence)?,
+                payload: row.payload,
+            })
+        })
+        .transpose()
+    }
+
+    /// A whole game (see [`super::EventStore::load`]), read on one
+    /// connection `conn` that the caller has put in a read transaction, so
+    /// every part is of one moment.
+    ///
+    /// # Errors
+    /// Store failures; corrupt rows.
+    pub(super) async fn game(
+        conn: &mut DB::Connection,
+        game_id: &str,
+        from: LoadFrom,
+    ) -> Result<Option<GameLog>, StoreError>
+    where
+        for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    {
+        let snapshot = match from {
+            LoadFrom::Start => None,
+            LoadFrom::Snapshot => Self::snapshot(&mut *conn, game_id).await?,
+        };
+        let first = snapshot.as_ref().map_or(1, |s| s.sequence);
+        let events = Self::events(&mut *conn, game_id, Events::from(first)).await?;
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let requests = Self::requests(&mut *conn, game_id, Requests::All).await?;
+        let seat_token_hashes = Self::seat_token_hashes(&mut *conn, game_id).await?;
+        Ok(Some(GameLog {
+            snapshot,
+            events,
+            requests,
+            seat_token_hashes,
+        }))
     }
 
     /// A game's request records.

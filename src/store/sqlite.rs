@@ -17,8 +17,8 @@ use self::writer::{WriteJob, WriteOp};
 
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LogTail, Migration,
-    NewGame, RestoredGame, StoreError, StoredEvent,
+    Append, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
+    Migration, NewGame, RestoredGame, Snapshot, StoreError, StoredEvent,
 };
 
 /// Writes waiting for the writer before callers wait for room.
@@ -245,22 +245,21 @@ impl EventStore for SqliteStore {
         self.write(WriteOp::Append(append)).await
     }
 
-    async fn load(&self, game_id: &str) -> Result<Option<GameLog>, StoreError> {
+    async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
         let mut conn = self.readers.acquire().await?;
         // One read transaction, so the events and requests are one snapshot.
         let mut tx = conn.begin().await?;
-        let events = Reads::events(&mut *tx, game_id, Events::All).await?;
-        if events.is_empty() {
-            return Ok(None);
-        }
-        let requests = Reads::requests(&mut *tx, game_id, Requests::All).await?;
-        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
+        let log = Reads::<sqlx::Sqlite>::game(&mut tx, game_id, from).await?;
         tx.commit().await?;
-        Ok(Some(GameLog {
-            events,
-            requests,
-            seat_token_hashes,
-        }))
+        Ok(log)
+    }
+
+    async fn snapshot(&self, game_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        Reads::snapshot(&self.readers, game_id).await
+    }
+
+    async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
+        self.write(WriteOp::Snapshot(snapshot)).await
     }
 
     async fn read(

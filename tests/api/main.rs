@@ -34,6 +34,8 @@ mod pons;
 mod replay;
 /// Snakes and ladders: seeded dice through the API.
 mod snakes;
+/// Snapshots: used by cold loads and past views, never changing an answer.
+mod snapshots;
 /// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
 mod stream;
 /// TLS from a certificate and key.

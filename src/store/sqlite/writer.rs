@@ -16,7 +16,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{Append, NewEvent, NewGame, RestoredGame, StoreError};
+use crate::store::{Append, NewEvent, NewGame, RestoredGame, Snapshot, StoreError};
 
 /// Most writes one transaction commits together.
 pub(super) const MAX_GROUP: usize = 512;
@@ -28,6 +28,8 @@ pub(super) enum WriteOp {
     Create(NewGame),
     Append(Append),
     Restore(RestoredGame),
+    /// Keep a snapshot (see [`crate::store::EventStore::save_snapshot`]).
+    Snapshot(Snapshot),
     /// Commit what came before, then close the connection and stop.
     Close,
 }
@@ -139,6 +141,7 @@ fn commit_group(
             WriteOp::Create(game) => insert_game(conn, game),
             WriteOp::Append(append) => insert_append(conn, append),
             WriteOp::Restore(game) => insert_restored(conn, game),
+            WriteOp::Snapshot(snapshot) => upsert_snapshot(conn, snapshot),
             WriteOp::Close => unreachable!("the writer splits a group at Close"),
         };
         if result.is_err() {
@@ -244,6 +247,21 @@ fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {
         conn.prepare_cached("UPDATE games SET seat_token_hashes = ?1 WHERE game_id = ?2")?
             .execute(params![crate::store::join_hashes(hashes), append.game_id])?;
     }
+    Ok(())
+}
+
+/// Keeps `snapshot` unless its game has one at the same or a later sequence.
+fn upsert_snapshot(conn: &Connection, snapshot: &Snapshot) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO snapshots (game_id, sequence, payload) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (game_id) DO UPDATE SET sequence = excluded.sequence, \
+         payload = excluded.payload WHERE excluded.sequence > snapshots.sequence",
+    )?
+    .execute(params![
+        snapshot.game_id,
+        crate::store::clamp(snapshot.sequence),
+        snapshot.payload
+    ])?;
     Ok(())
 }
 

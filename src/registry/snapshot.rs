@@ -1,0 +1,314 @@
+//! Snapshots: a game's state after one of its events, kept so that loading
+//! a long log does not replay it from sequence 1 (issue 15: a
+//! 100,000-move game loads in a fraction of a full replay).
+//!
+//! A snapshot is only a cache. Its payload is the [`FORMAT`] version (a
+//! postcard varint), then, postcard-encoded, the game's creation time, the
+//! SHA-256 of the payload of the event it was taken after (its guard) and
+//! the [`GameState`]. It is used only when its format is this build's, its
+//! guard matches the stored event at its sequence, it decodes whole, and the
+//! events after it replay onto it; otherwise the game is replayed from
+//! sequence 1, so deleting every snapshot changes no answer.
+//!
+//! Postcard: <https://postcard.jamesmunns.com/wire-format>.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::log;
+use crate::game::GameState;
+use crate::store::{Snapshot, StoredEvent};
+
+/// The encoding's version. Any change to the serialized shape of
+/// [`GameState`] (a field added, removed, reordered or retyped anywhere
+/// in it, its rules and positions included) must bump it, so a snapshot
+/// written by an older build is replayed past, not misread; the
+/// golden-bytes test below fails on such a change as a reminder.
+pub const FORMAT: u32 = 1;
+
+/// What follows the format version: `S` is `&GameState` when encoding and
+/// `GameState` when decoding.
+#[derive(Serialize, Deserialize)]
+struct Body<S> {
+    /// Unix epoch milliseconds of the game's creation.
+    created_at_ms: i64,
+    /// SHA-256 of the payload of the event at the snapshot's sequence.
+    guard: [u8; 32],
+    state: S,
+}
+
+/// Why a snapshot was not used (the game is then replayed from 1).
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// Written by a build with another encoding.
+    #[error("format {found}, this build reads {FORMAT}")]
+    Format {
+        /// The format it names.
+        found: u32,
+    },
+    /// The bytes do not decode (or run past the state).
+    #[error("does not decode: {0}")]
+    Decode(String),
+    /// The stored event at its sequence is not the one it was taken after,
+    /// or is missing.
+    #[error("its guard does not match the event at sequence {0}")]
+    Guard(u64),
+    /// The state is not at the snapshot's sequence.
+    #[error("holds sequence {found}, not {sequence}")]
+    Sequence {
+        /// The row's sequence.
+        sequence: u64,
+        /// The state's.
+        found: u64,
+    },
+    /// An event after it does not replay onto it.
+    #[error("the events after it do not replay: {0}")]
+    Replay(String),
+}
+
+/// The guard of a snapshot taken right after the event whose stored
+/// payload is `payload`: its SHA-256.
+pub fn guard(payload: &[u8]) -> [u8; 32] {
+    Sha256::digest(payload).into()
+}
+
+/// Encodes `state` (of a game created at `created_at_ms`, Unix epoch
+/// milliseconds) as a snapshot payload, guarded by `guard` (see [`guard`]).
+/// O(state).
+pub fn encode(state: &GameState, created_at_ms: i64, guard: [u8; 32]) -> Vec<u8> {
+    let mut bytes = postcard::to_stdvec(&FORMAT).expect("a u32 encodes");
+    let body = Body {
+        created_at_ms,
+        guard,
+        state,
+    };
+    postcard::to_io(&body, &mut bytes).expect("a game state encodes into memory");
+    bytes
+}
+
+/// The state right after the last of `events`, resumed from `snapshot`:
+/// `events` start at the snapshot's own sequence (checked against its
+/// guard) and run densely on from there. Returns the state and the game's
+/// creation time (Unix epoch milliseconds).
+///
+/// # Errors
+/// [`Unusable`]: the caller replays the game from sequence 1 instead.
+pub fn resume(snapshot: &Snapshot, events: &[StoredEvent]) -> Result<(GameState, i64), Unusable> {
+    let (found, rest) =
+        postcard::take_from_bytes::<u32>(&snapshot.payload).map_err(decode_error)?;
+    if found != FORMAT {
+        return Err(Unusable::Format { found });
+    }
+    let (body, left) = postcard::take_from_bytes::<Body<GameState>>(rest).map_err(decode_error)?;
+    if !left.is_empty() {
+        return Err(Unusable::Decode(format!(
+            "{} bytes after the state",
+            left.len()
+        )));
+    }
+    let (first, after) = events
+        .split_first()
+        .filter(|(first, _)| first.sequence == snapshot.sequence)
+        .ok_or(Unusable::Guard(snapshot.sequence))?;
+    if guard(&first.payload) != body.guard {
+        return Err(Unusable::Guard(snapshot.sequence));
+    }
+    let mut state = body.state;
+    if state.sequence() != snapshot.sequence {
+        return Err(Unusable::Sequence {
+            sequence: snapshot.sequence,
+            found: state.sequence(),
+        });
+    }
+    for (stored, expected) in after.iter().zip(snapshot.sequence + 1..) {
+        if stored.sequence != expected {
+            return Err(Unusable::Replay(format!(
+                "the log skips to sequence {}",
+                stored.sequence
+            )));
+        }
+        let (wire, event) = log::decode(stored).map_err(|e| Unusable::Replay(e.to_string()))?;
+        state
+            .apply_stored(&event, log::recorded_at(&wire))
+            .map_err(|e| Unusable::Replay(e.to_string()))?;
+    }
+    Ok((state, body.created_at_ms))
+}
+
+fn decode_error(error: postcard::Error) -> Unusable {
+    Unusable::Decode(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::game::{Command, GameConfig, SeatInfo, SeatLimits, decide, evolve};
+    use crate::rules::{
+        ConnectFourRules, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Overline,
+        PopBothLines, RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
+    };
+
+    /// A game of `rules` for two seats after `plies` uniformly random legal
+    /// moves (fewer if it ends), seeded by `seed`, with one undo halfway.
+    fn played(rules: RuleSet, plies: usize, seed: u64) -> GameState {
+        let seat = |id: &str, symbol: &str| SeatInfo {
+            player_id: id.into(),
+            display_name: String::new(),
+            symbol: symbol.into(),
+            bot: None,
+        };
+        let seats = vec![seat("ann", "X"), seat("bob", "O")];
+        let config = GameConfig::new(rules, seats, SeatLimits::default()).expect("seats");
+        let mut state = GameState::new(config, 1_000);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for ply in 0..plies {
+            let at = 1_000 + ply as i64;
+            let command = match state.to_move() {
+                None => break,
+                Some(seat) if ply == plies / 2 && ply > 0 => Command::Undo {
+                    requested_by: Some(Seat(1 - seat.0)),
+                },
+                Some(seat) => {
+                    let rules = state.config().rules();
+                    let moves: Vec<Move> = rules.legal_moves(state.position(), seat).collect();
+                    let mv = moves[rng.random_range(0..moves.len())];
+                    Command::Play { seat, mv }
+                }
+            };
+            for event in decide(&state, &command, at).expect("a legal command") {
+                evolve(&mut state, &event, at);
+            }
+        }
+        state
+    }
+
+    use crate::rules::Seat;
+
+    fn stored(sequence: u64, payload: &[u8]) -> StoredEvent {
+        StoredEvent {
+            sequence,
+            payload: payload.to_vec(),
+        }
+    }
+
+    fn snapshot_of(state: &GameState, event: &[u8]) -> Snapshot {
+        Snapshot {
+            game_id: "g".into(),
+            sequence: state.sequence(),
+            payload: encode(state, 42, guard(event)),
+        }
+    }
+
+    #[test]
+    fn every_game_kind_comes_back_whole() {
+        let seed = 15;
+        println!("seed {seed}");
+        let kinds = [
+            RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()),
+            RuleSet::Gomoku(
+                GomokuRules::new(None, None, None, Overline::DoesNotWin, 1_000).unwrap(),
+            ),
+            RuleSet::Wild(WildRules::new(None, None, None, 100).unwrap()),
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD),
+            RuleSet::ConnectFour(ConnectFourRules::STANDARD.with_pop_out(PopBothLines::MoverWins)),
+            RuleSet::Othello(OthelloRules::new(None).unwrap()),
+            RuleSet::Hex(HexRules::new(None, true, 1_000).unwrap()),
+            RuleSet::SnakesLadders(
+                SnakesLaddersRules::new(
+                    SnakesLaddersOptions {
+                        jumps: vec![(3, 22), (27, 5)],
+                        extra_turn_on_six: true,
+                        seed: 7,
+                        ..SnakesLaddersOptions::default()
+                    },
+                    1_000,
+                )
+                .unwrap(),
+            ),
+        ];
+        for rules in kinds {
+            for plies in [0, 1, 7, 40] {
+                let state = played(rules.clone(), plies, seed);
+                let snapshot = snapshot_of(&state, b"event");
+                let resumed = resume(&snapshot, &[stored(state.sequence(), b"event")]);
+                assert_eq!(
+                    resumed.expect("resumes"),
+                    (state, 42),
+                    "{rules:?} after {plies} plies"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unusable_snapshot_says_why() {
+        let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 4, 1);
+        let at = state.sequence();
+        let good = snapshot_of(&state, b"event");
+        let with = |payload: Vec<u8>, sequence: u64| Snapshot {
+            payload,
+            sequence,
+            ..good.clone()
+        };
+        let why = |snapshot: &Snapshot, events: &[StoredEvent]| {
+            resume(snapshot, events).unwrap_err().to_string()
+        };
+        let events = [stored(at, b"event")];
+        let mut other = good.payload.clone();
+        other[0] = 9;
+        assert_eq!(
+            why(&with(other, at), &events),
+            "format 9, this build reads 1"
+        );
+        let mut trailing = good.payload.clone();
+        trailing.push(0);
+        assert_eq!(
+            why(&with(trailing, at), &events),
+            "does not decode: 1 bytes after the state"
+        );
+        let cut = good.payload[..good.payload.len() - 3].to_vec();
+        assert!(why(&with(cut, at), &events).starts_with("does not decode"));
+        assert_eq!(
+            why(&good, &[stored(at, b"other")]),
+            format!("its guard does not match the event at sequence {at}")
+        );
+        assert_eq!(
+            why(&good, &[]),
+            format!("its guard does not match the event at sequence {at}")
+        );
+        let early = with(good.payload.clone(), at - 1);
+        assert_eq!(
+            why(&early, &[stored(at - 1, b"event")]),
+            format!("holds sequence {at}, not {}", at - 1)
+        );
+        assert_eq!(
+            why(&good, &[stored(at, b"event"), stored(at + 2, b"x")]),
+            format!(
+                "the events after it do not replay: the log skips to sequence {}",
+                at + 2
+            )
+        );
+    }
+
+    /// The encoding of a fixed game, byte for byte. When this fails, the
+    /// shape of [`GameState`] changed: bump [`FORMAT`] (older snapshots are
+    /// then replayed past, not misread) and update the bytes here.
+    #[test]
+    fn the_encoding_is_pinned_to_its_format_version() {
+        let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
+        let bytes = encode(&state, 1_764_547_200_000, [7; 32]);
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(FORMAT, 1);
+        assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
+    }
+
+    const GOLDEN: &str = concat!(
+        "018090acf3da6607070707070707070707070707070707070707070707070707",
+        "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
+        "0303090000000000010000000101010004000102010102000000000000000400",
+        "d40f0200000201000000d00f0000000000",
+    );
+}
