@@ -12,6 +12,13 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::proto::ErrorReason;
 
+/// The encoding buffer of a reply or a stream: 1 KiB to start with (it
+/// grows to fit a larger message), where tonic's default is 8 KiB held for
+/// the life of every stream, most of a big fan-out's memory per follower.
+/// Messages are handed to the transport once 32 KiB are buffered, as
+/// tonic's default.
+const ENCODE_BUFFER: (usize, usize) = (1024, 32 * 1024);
+
 /// A prost codec whose decode errors are the caller's: INVALID_ARGUMENT with
 /// an ErrorInfo of reason INVALID_REQUEST. `T` is encoded, `U` decoded.
 #[derive(Debug)]
@@ -38,7 +45,7 @@ where
     type Decoder = MessageDecoder<U>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        ProstEncoder::new(BufferSettings::default())
+        ProstEncoder::new(BufferSettings::new(ENCODE_BUFFER.0, ENCODE_BUFFER.1))
     }
 
     fn decoder(&mut self) -> Self::Decoder {

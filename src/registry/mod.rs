@@ -1063,7 +1063,7 @@ impl Registry {
     pub fn stream(
         &self,
         request: StreamRequest,
-    ) -> Result<mpsc::Receiver<Buffered>, RegistryError> {
+    ) -> Result<mpsc::Receiver<Box<Buffered>>, RegistryError> {
         let max = self.inner.settings.max_streams;
         let taken = self
             .inner

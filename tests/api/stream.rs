@@ -93,6 +93,11 @@ async fn a_followed_stream_sends_new_events_and_heartbeats_when_idle() {
     assert!(beat.sent_at.is_some());
     play(c, "live", 0, place(2, 2)).await.unwrap();
     assert_eq!(events_until(&mut stream, 2).await, [2]);
+    // Quiet again after the event: the heartbeats go on.
+    let Kind::Heartbeat(beat) = next(&mut stream).await else {
+        panic!("expected a heartbeat after the event")
+    };
+    assert_eq!(beat.sequence, 2);
     // A stream that starts past the end has sent nothing: its heartbeats say 0.
     let mut ahead = follow(c, "live", 50).await;
     assert_eq!(
