@@ -12,6 +12,7 @@ pub struct Board {
     rows: u32,
     cols: u32,
     /// 0 = empty, otherwise seat index + 1.
+    #[serde(with = "serde_bytes")]
     cells: Vec<u8>,
     /// How many cells hold a piece.
     filled: u64,
