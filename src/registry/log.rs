@@ -16,6 +16,21 @@ use crate::store::StoredEvent;
 /// [`ReplayError`] at the event's sequence: a payload that does not decode,
 /// that names another sequence, or that is not a well-formed event.
 pub fn decode(stored: &StoredEvent) -> Result<(pb::GameEvent, Event), ReplayError> {
+    let wire = decode_wire(stored)?;
+    let event = convert::event_from_proto(&wire).map_err(|e| ReplayError {
+        sequence: stored.sequence,
+        why: e.to_string(),
+    })?;
+    Ok((wire, event))
+}
+
+/// Decodes a stored event into its wire form only, for a reader that
+/// passes it on without applying it (GetReplay's events).
+///
+/// # Errors
+/// [`ReplayError`] at the event's sequence: a payload that does not decode
+/// or that names another sequence.
+pub fn decode_wire(stored: &StoredEvent) -> Result<pb::GameEvent, ReplayError> {
     let bad = |why: String| ReplayError {
         sequence: stored.sequence,
         why,
@@ -24,8 +39,7 @@ pub fn decode(stored: &StoredEvent) -> Result<(pb::GameEvent, Event), ReplayErro
     if wire.sequence != stored.sequence {
         return Err(bad(format!("payload says sequence {}", wire.sequence)));
     }
-    let event = convert::event_from_proto(&wire).map_err(|e| bad(e.to_string()))?;
-    Ok((wire, event))
+    Ok(wire)
 }
 
 /// The time a stored event was recorded at, Unix epoch milliseconds.

@@ -849,14 +849,19 @@ impl Registry {
                 break;
             };
             for s in &stored {
-                let (wire, event) = actor::decode(game_id, s)?;
-                if with_positions {
+                // Events only: passed on as stored, not converted to the
+                // domain's form.
+                let wire = if with_positions {
+                    let (wire, event) = actor::decode(game_id, s)?;
                     let at = convert::timestamp_ms(wire.recorded_at.as_ref());
                     match state.as_mut() {
                         Some(state) => state.apply_stored(&event, at).map_err(corrupt)?,
                         None => state = Some(GameState::replay([(event, at)]).map_err(corrupt)?),
                     }
-                }
+                    wire
+                } else {
+                    log::decode_wire(s).map_err(corrupt)?
+                };
                 if round.is_some_and(|r| r != wire.round) {
                     continue;
                 }
