@@ -389,19 +389,17 @@ impl Actor {
     /// it, or replays its whole log when it has none or it is unusable.
     async fn load(registry: &Registry, game_id: &str) -> Result<Loaded, RegistryError> {
         let mut log = registry.load_log(game_id, LoadFrom::Snapshot).await?;
-        let resumed = log
-            .snapshot
-            .as_ref()
-            .map(|s| (s.sequence, snapshot::resume(s, &log.events)));
-        let (state, created_at_ms, snapshot_at) = match resumed {
-            Some((sequence, Ok((state, created_at_ms)))) => (state, created_at_ms, sequence),
-            unused => {
-                if let Some((sequence, Err(why))) = unused {
-                    tracing::warn!(sequence, why = %why, "snapshot not used; replaying from the start");
+        let resumed = log.snapshot.as_ref().and_then(|s| {
+            snapshot::usable(game_id, s, &log.events).map(|resumed| (resumed, s.sequence))
+        });
+        let ((state, created_at_ms), snapshot_at) = match resumed {
+            Some(resumed) => resumed,
+            None => {
+                if log.snapshot.is_some() {
+                    // Its events start at the snapshot: read them all.
                     log = registry.load_log(game_id, LoadFrom::Start).await?;
                 }
-                let (state, created_at_ms) = rebuild(game_id, &log.events)?;
-                (state, created_at_ms, 0)
+                (rebuild(game_id, &log.events)?, 0)
             }
         };
         let requests = log

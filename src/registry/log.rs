@@ -47,6 +47,24 @@ pub fn recorded_at(wire: &pb::GameEvent) -> i64 {
     convert::timestamp_ms(wire.recorded_at.as_ref())
 }
 
+/// Decodes stored events that must run densely from sequence `first`, in
+/// order (see [`decode`]): the first that is missing (the sequences skip)
+/// or does not decode is an error at its sequence.
+pub fn decode_run(
+    stored: &[StoredEvent],
+    first: u64,
+) -> impl Iterator<Item = Result<(pb::GameEvent, Event), ReplayError>> + '_ {
+    stored.iter().zip(first..).map(|(s, expected)| {
+        if s.sequence != expected {
+            return Err(ReplayError {
+                sequence: expected,
+                why: format!("missing: the log skips to sequence {}", s.sequence),
+            });
+        }
+        decode(s)
+    })
+}
+
 /// Rebuilds a game from its stored events `1..` (all of them, or the first
 /// N for the position after event N): the state, and the time of creation
 /// (Unix epoch milliseconds).
@@ -57,14 +75,8 @@ pub fn recorded_at(wire: &pb::GameEvent) -> i64 {
 pub fn rebuild(stored: &[StoredEvent]) -> Result<(GameState, i64), ReplayError> {
     let mut created_at_ms = 0;
     let mut events = Vec::with_capacity(stored.len());
-    for (s, expected) in stored.iter().zip(1..) {
-        if s.sequence != expected {
-            return Err(ReplayError {
-                sequence: expected,
-                why: format!("missing: the log skips to sequence {}", s.sequence),
-            });
-        }
-        let (wire, event) = decode(s)?;
+    for (decoded, expected) in decode_run(stored, 1).zip(1..) {
+        let (wire, event) = decoded?;
         if expected == 1 {
             created_at_ms = recorded_at(&wire);
         }

@@ -912,15 +912,7 @@ impl Registry {
         let mut resumed = None;
         if let Some(snapshot) = store.snapshot(game_id).await?.filter(|s| s.sequence <= at) {
             let events = store.read(game_id, snapshot.sequence, at, u32::MAX).await?;
-            match snapshot::resume(&snapshot, &events) {
-                Ok(state) => resumed = Some(state),
-                Err(why) => tracing::warn!(
-                    game_id,
-                    sequence = snapshot.sequence,
-                    why = %why,
-                    "snapshot not used; replaying from the start"
-                ),
-            }
+            resumed = snapshot::usable(game_id, &snapshot, &events);
         }
         let (state, created_at_ms) = match resumed {
             Some(resumed) => resumed,

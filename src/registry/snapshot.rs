@@ -120,19 +120,34 @@ pub fn resume(snapshot: &Snapshot, events: &[StoredEvent]) -> Result<(GameState,
             found: state.sequence(),
         });
     }
-    for (stored, expected) in after.iter().zip(snapshot.sequence + 1..) {
-        if stored.sequence != expected {
-            return Err(Unusable::Replay(format!(
-                "the log skips to sequence {}",
-                stored.sequence
-            )));
-        }
-        let (wire, event) = log::decode(stored).map_err(|e| Unusable::Replay(e.to_string()))?;
+    let replay = |e: crate::game::ReplayError| Unusable::Replay(e.to_string());
+    for decoded in log::decode_run(after, snapshot.sequence + 1) {
+        let (wire, event) = decoded.map_err(replay)?;
         state
             .apply_stored(&event, log::recorded_at(&wire))
-            .map_err(|e| Unusable::Replay(e.to_string()))?;
+            .map_err(replay)?;
     }
     Ok((state, body.created_at_ms))
+}
+
+/// [`resume`] for a server: the resumed state and creation time, or `None`
+/// after logging why `snapshot` (of `game_id`) is not usable, for the
+/// caller to replay the game from sequence 1.
+pub(crate) fn usable(
+    game_id: &str,
+    snapshot: &Snapshot,
+    events: &[StoredEvent],
+) -> Option<(GameState, i64)> {
+    resume(snapshot, events)
+        .inspect_err(|why| {
+            tracing::warn!(
+                game_id,
+                sequence = snapshot.sequence,
+                why = %why,
+                "snapshot not used; replaying from the start"
+            );
+        })
+        .ok()
 }
 
 fn decode_error(error: postcard::Error) -> Unusable {
@@ -287,7 +302,8 @@ mod tests {
         assert_eq!(
             why(&good, &[stored(at, b"event"), stored(at + 2, b"x")]),
             format!(
-                "the events after it do not replay: the log skips to sequence {}",
+                "the events after it do not replay: event {}: missing: the log skips to sequence {}",
+                at + 1,
                 at + 2
             )
         );

@@ -159,6 +159,14 @@ pub struct Snapshot {
     pub payload: Vec<u8>,
 }
 
+/// Keeps a snapshot `($1 game_id, $2 sequence, $3 payload)` unless its game
+/// has one at the same or a later sequence: the statement both stores run
+/// for [`EventStore::save_snapshot`].
+const UPSERT_SNAPSHOT: &str = "INSERT INTO snapshots (game_id, sequence, payload) \
+     VALUES ($1, $2, $3) ON CONFLICT (game_id) DO UPDATE SET \
+     sequence = excluded.sequence, payload = excluded.payload \
+     WHERE excluded.sequence > snapshots.sequence";
+
 /// Where [`EventStore::load`] starts reading a game's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadFrom {

@@ -456,16 +456,12 @@ impl EventStore for PostgresStore {
     }
 
     async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO snapshots (game_id, sequence, payload) VALUES ($1, $2, $3) \
-             ON CONFLICT (game_id) DO UPDATE SET sequence = excluded.sequence, \
-             payload = excluded.payload WHERE excluded.sequence > snapshots.sequence",
-        )
-        .bind(snapshot.game_id)
-        .bind(super::clamp(snapshot.sequence))
-        .bind(snapshot.payload)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query(super::UPSERT_SNAPSHOT)
+            .bind(snapshot.game_id)
+            .bind(super::clamp(snapshot.sequence))
+            .bind(snapshot.payload)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 

@@ -26,7 +26,7 @@ pub(super) enum Events {
 
 impl Events {
     /// Every event from sequence `from` on.
-    pub(super) fn from(from: u64) -> Self {
+    pub(super) fn starting_at(from: u64) -> Self {
         Events::Range {
             from,
             to: u64::MAX,
@@ -214,7 +214,7 @@ where
             LoadFrom::Snapshot => Self::snapshot(&mut *conn, game_id).await?,
         };
         let first = snapshot.as_ref().map_or(1, |s| s.sequence);
-        let events = Self::events(&mut *conn, game_id, Events::from(first)).await?;
+        let events = Self::events(&mut *conn, game_id, Events::starting_at(first)).await?;
         if events.is_empty() {
             return Ok(None);
         }

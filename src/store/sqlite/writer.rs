@@ -252,16 +252,13 @@ fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {
 
 /// Keeps `snapshot` unless its game has one at the same or a later sequence.
 fn upsert_snapshot(conn: &Connection, snapshot: &Snapshot) -> Result<(), StoreError> {
-    conn.prepare_cached(
-        "INSERT INTO snapshots (game_id, sequence, payload) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (game_id) DO UPDATE SET sequence = excluded.sequence, \
-         payload = excluded.payload WHERE excluded.sequence > snapshots.sequence",
-    )?
-    .execute(params![
-        snapshot.game_id,
-        crate::store::clamp(snapshot.sequence),
-        snapshot.payload
-    ])?;
+    // SQLite reads `$1`, `$2`, `$3` as parameters 1, 2, 3.
+    conn.prepare_cached(crate::store::UPSERT_SNAPSHOT)?
+        .execute(params![
+            snapshot.game_id,
+            crate::store::clamp(snapshot.sequence),
+            snapshot.payload
+        ])?;
     Ok(())
 }
 
