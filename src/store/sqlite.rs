@@ -2,9 +2,11 @@
 //! connection owned by a thread that group-commits ([`writer`]), and a pool
 //! of sqlx readers.
 
+mod events;
 mod writer;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,6 +15,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
+use self::events::EventReaders;
 use self::writer::{WriteJob, WriteOp};
 
 use super::reads::{Events, Reads, Requests};
@@ -103,6 +106,9 @@ pub struct SqliteStore {
     /// The writer task's queue; `None` when the store is read-only.
     writes: Option<mpsc::Sender<WriteJob>>,
     readers: SqlitePool,
+    /// Runs of events (see [`EventReaders`]), as many connections as
+    /// `readers`.
+    events: Arc<EventReaders>,
     /// `journal_mode` and `synchronous` as the first connection reported
     /// them when it opened.
     durability: Vec<(String, String)>,
@@ -123,6 +129,7 @@ impl SqliteStore {
         if options.read_only {
             // One reader: a read-only store serves one command at a time,
             // and close() can then take it back and close it itself.
+            let events = EventReaders::new(connect.get_filename(), 1);
             let readers = readers
                 .max_connections(1)
                 .connect_with(connect.row_buffer_size(READ_ROW_BUFFER))
@@ -135,6 +142,7 @@ impl SqliteStore {
             return Ok(SqliteStore {
                 writes: None,
                 readers,
+                events,
                 durability,
             });
         }
@@ -160,6 +168,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             writes: Some(writes),
             readers,
+            events: EventReaders::new(&path, options.readers),
             durability,
         })
     }
@@ -269,7 +278,7 @@ impl EventStore for SqliteStore {
         to: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        Reads::events(&self.readers, game_id, Events::Range { from, to, limit }).await
+        self.events.range(game_id, from, to, limit).await
     }
 
     async fn read_since(
@@ -316,6 +325,7 @@ impl EventStore for SqliteStore {
     }
 
     async fn close(&self) {
+        self.events.close();
         if self.writes.is_none() {
             // The last connection to close removes the WAL files, so the
             // only reader is closed here, not left to Pool::close, which
