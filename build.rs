@@ -20,6 +20,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     tonic_prost_build::configure()
         .codec_path("crate::api::codec::Codec")
+        // Written by hand so a server can send stored events as they are
+        // (src/proto/replay.rs); the same message on the wire.
+        .extern_path(
+            ".plylog.v1.GetReplayResponse",
+            "crate::proto::replay::GetReplayResponse",
+        )
         .build_client(true)
         .build_server(true)
         .compile_fds(descriptors)?;

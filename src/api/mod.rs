@@ -18,7 +18,7 @@ use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
 use tonic::{Request, Response, Status};
 
 use crate::game::{Command, GameState, decide, evolve};
-use crate::proto::convert::{self, FieldError};
+use crate::proto::convert::{self, FieldError, View};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
     AnalysisReply, AnalysisRequest, Answer, CommandReply, Credential, Registry, ReplayPositions,
@@ -565,7 +565,10 @@ impl GameService for GameApi {
         let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
-        let game = self.registry.game(&req.game_id, req.at_sequence).await?;
+        let game = self
+            .registry
+            .game(&req.game_id, req.at_sequence, View::Full)
+            .await?;
         Ok(Response::new(pb::GetGameResponse { game: Some(game) }))
     }
 
@@ -760,6 +763,11 @@ impl GameService for GameApi {
             )
             .into());
         }
+        // Unspecified is the full view, as GetReplay always answered.
+        let view = match req.view {
+            0 => View::Full,
+            view => convert::view_from_proto(view, "view")?,
+        };
         let mut at = req.position_at;
         at.sort_unstable();
         let positions = ReplayPositions {
@@ -768,7 +776,7 @@ impl GameService for GameApi {
         };
         let (mut reply, next) = self
             .registry
-            .replay(&req.game_id, from, limit, req.round, &positions)
+            .replay(&req.game_id, from, limit, req.round, &positions, view)
             .await?;
         reply.next_page_token = next.map(|s| s.to_string()).unwrap_or_default();
         Ok(Response::new(reply))

@@ -6,8 +6,10 @@
 //! then its whole replay is read `--rounds` times each way, every page
 //! (`page_size` 10,000) one after the other: with every step's position
 //! (`position_every` absent, the default) and with the events only
-//! (`position_every: 0`). For each way: the steps, pages and encoded bytes
-//! of one whole replay, the median time it took, and steps per second.
+//! (`position_every: 0`), the latter with the game's full view (its board
+//! on every page, the default) and with its basic view. For each way: the
+//! steps, pages and encoded bytes of one whole replay, the median time it
+//! took, and steps per second.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -87,7 +89,12 @@ pub async fn run(args: &ReplayArgs, out: &mut impl Write) -> Result<(), BenchErr
     }
     writeln!(out, "played in {:.2} s", filling.elapsed().as_secs_f64())?;
     writeln!(out, "load average before: {}", load_average())?;
-    for (label, every) in [("every position", None), ("events only", Some(0))] {
+    let basic = pb::GameView::Basic as i32;
+    for (label, every, view) in [
+        ("every position", None, 0),
+        ("events only", Some(0), 0),
+        ("events only, basic view", Some(0), basic),
+    ] {
         let mut times = Latencies::default();
         let (mut steps, mut pages, mut bytes) = (0, 0, 0);
         for _ in 0..args.rounds {
@@ -101,6 +108,7 @@ pub async fn run(args: &ReplayArgs, out: &mut impl Write) -> Result<(), BenchErr
                         page_size: 10_000,
                         page_token,
                         position_every: every,
+                        view,
                         ..pb::GetReplayRequest::default()
                     })
                     .await

@@ -7,8 +7,10 @@ mod generated {
 }
 
 pub mod convert;
+mod replay;
 
 pub use generated::*;
+pub use replay::GetReplayResponse;
 
 /// The encoded file descriptor set of proto/, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

@@ -58,6 +58,7 @@ pub(super) enum Msg {
     },
     View {
         at: Option<u64>,
+        view: View,
         reply: Reply<pb::Game>,
     },
     /// The game's state, the latest or right after event `at`.
@@ -535,8 +536,8 @@ impl Actor {
             } => {
                 let _ = reply.send(self.decide_fresh(command, &request).await);
             }
-            Msg::View { at, reply } => {
-                let _ = reply.send(self.view(at, View::Full).await);
+            Msg::View { at, view, reply } => {
+                let _ = reply.send(self.view(at, view).await);
             }
             Msg::State { at, reply } => {
                 let _ = reply.send(self.state_at(at).await);

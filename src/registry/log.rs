@@ -24,22 +24,57 @@ pub fn decode(stored: &StoredEvent) -> Result<(pb::GameEvent, Event), ReplayErro
     Ok((wire, event))
 }
 
-/// Decodes a stored event into its wire form only, for a reader that
-/// passes it on without applying it (GetReplay's events).
+/// Decodes a stored event into its wire form.
 ///
 /// # Errors
 /// [`ReplayError`] at the event's sequence: a payload that does not decode
 /// or that names another sequence.
-pub fn decode_wire(stored: &StoredEvent) -> Result<pb::GameEvent, ReplayError> {
-    let bad = |why: String| ReplayError {
+fn decode_wire(stored: &StoredEvent) -> Result<pb::GameEvent, ReplayError> {
+    let wire = pb::GameEvent::decode(stored.payload.as_slice())
+        .map_err(|e| malformed(stored, e.to_string()))?;
+    check_sequence(stored, wire.sequence)?;
+    Ok(wire)
+}
+
+/// The two fields of a `plylog.v1.GameEvent` that GetReplay needs of an
+/// event it passes on as stored: decoding only these reads the event's
+/// fields' framing and skips their contents.
+#[derive(Clone, Copy, PartialEq, Eq, prost::Message)]
+struct EventHeader {
+    #[prost(uint64, tag = "2")]
+    sequence: u64,
+    #[prost(uint32, tag = "4")]
+    round: u32,
+}
+
+/// The round of a stored event that is passed on as it is (GetReplay's
+/// events only), after checking that its fields are well framed and that
+/// it names its own sequence. Its contents are not decoded: `plylog
+/// verify`, and every load of the game, decode them all.
+///
+/// # Errors
+/// [`ReplayError`] at the event's sequence: a payload whose fields do not
+/// frame, or that names another sequence.
+pub fn stored_round(stored: &StoredEvent) -> Result<u32, ReplayError> {
+    let header = EventHeader::decode(stored.payload.as_slice())
+        .map_err(|e| malformed(stored, e.to_string()))?;
+    check_sequence(stored, header.sequence)?;
+    Ok(header.round)
+}
+
+fn malformed(stored: &StoredEvent, why: String) -> ReplayError {
+    ReplayError {
         sequence: stored.sequence,
         why,
-    };
-    let wire = pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| bad(e.to_string()))?;
-    if wire.sequence != stored.sequence {
-        return Err(bad(format!("payload says sequence {}", wire.sequence)));
     }
-    Ok(wire)
+}
+
+fn check_sequence(stored: &StoredEvent, named: u64) -> Result<(), ReplayError> {
+    if named == stored.sequence {
+        Ok(())
+    } else {
+        Err(malformed(stored, format!("payload says sequence {named}")))
+    }
 }
 
 /// The time a stored event was recorded at, Unix epoch milliseconds.

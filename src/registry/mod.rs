@@ -40,6 +40,7 @@ pub use thinking::EngineSettings;
 
 use crate::game::{Command, GameConfig, GameState, SeatLimits};
 use crate::metrics::Metrics;
+use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
 use crate::store::{EventStore, ListOrder, LoadFrom, NewEvent, NewGame, TokenHash};
 use crate::tokens::SeatTokenKeys;
@@ -641,7 +642,7 @@ impl Registry {
                 request_id: request.request_id.clone(),
             });
         }
-        let mut game = self.game(&found.game_id, Some(1)).await?;
+        let mut game = self.game(&found.game_id, Some(1), View::Full).await?;
         // The original reply, exactly: as the log stood right after it.
         game.last_sequence = 1;
         let seat_tokens = self.recover_tokens(&found.game_id, 1, &found.seat_token_hashes);
@@ -690,13 +691,20 @@ impl Registry {
         .await
     }
 
-    /// The game at its latest position, or right after event `at`.
+    /// The game at its latest position, or right after event `at`, as
+    /// `view` shows it.
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::SequenceOutOfRange`],
     /// store failures.
-    pub async fn game(&self, game_id: &str, at: Option<u64>) -> Result<pb::Game, RegistryError> {
-        self.ask(game_id, |reply| Msg::View { at, reply }).await
+    pub async fn game(
+        &self,
+        game_id: &str,
+        at: Option<u64>,
+        view: View,
+    ) -> Result<pb::Game, RegistryError> {
+        self.ask(game_id, |reply| Msg::View { at, view, reply })
+            .await
     }
 
     /// A game's state: the latest, or right after event `at`.
@@ -824,8 +832,9 @@ impl Registry {
         limit: usize,
         round: Option<u32>,
         positions: &ReplayPositions,
+        view: View,
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
-        let game = self.game(game_id, None).await?;
+        let game = self.game(game_id, None, view).await?;
         let last = game.last_sequence;
         let corrupt =
             |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
@@ -839,8 +848,9 @@ impl Registry {
             _ => None,
         };
         let chunk = u32::try_from(limit.clamp(1, 10_000)).unwrap_or(10_000);
-        let mut steps = Vec::new();
-        let (mut pieces, mut bytes) = (0, 0);
+        let mut reply = pb::GetReplayResponse::default();
+        reply.game = Some(game);
+        let (mut steps, mut pieces, mut bytes) = (0, 0, 0);
         let mut next = None;
         let mut cursor = from.max(1);
         'pages: while cursor <= last {
@@ -849,50 +859,44 @@ impl Registry {
                 break;
             };
             for s in &stored {
-                // Events only: passed on as stored, not converted to the
-                // domain's form.
-                let wire = if with_positions {
+                // Each event is checked (and decoded and applied while
+                // positions are to come), then sent as stored.
+                let sequence = s.sequence;
+                let event_round = if with_positions {
                     let (wire, event) = actor::decode(game_id, s)?;
                     let at = convert::timestamp_ms(wire.recorded_at.as_ref());
                     match state.as_mut() {
                         Some(state) => state.apply_stored(&event, at).map_err(corrupt)?,
                         None => state = Some(GameState::replay([(event, at)]).map_err(corrupt)?),
                     }
-                    wire
+                    wire.round
                 } else {
-                    log::decode_wire(s).map_err(corrupt)?
+                    log::stored_round(s).map_err(corrupt)?
                 };
-                if round.is_some_and(|r| r != wire.round) {
+                if round.is_some_and(|r| r != event_round) {
                     continue;
                 }
-                if steps.len() >= limit || (pieces >= REPLAY_PIECE_BUDGET && !steps.is_empty()) {
-                    next = Some(wire.sequence);
-                    break 'pages;
-                }
-                let sequence = wire.sequence;
-                let position = state.as_ref().filter(|_| positions.wants(sequence, last));
-                let step = pb::ReplayStep {
-                    event: Some(wire),
-                    position: position.map(convert::position_to_proto),
-                };
-                let size = step.encoded_len();
-                if bytes + size > PAGE_BYTES && !steps.is_empty() {
+                if steps >= limit || (pieces >= REPLAY_PIECE_BUDGET && steps > 0) {
                     next = Some(sequence);
                     break 'pages;
                 }
-                if let Some(state) = position {
+                let shown = state.as_ref().filter(|_| positions.wants(sequence, last));
+                let position = shown.map(convert::position_to_proto);
+                let size =
+                    pb::GetReplayResponse::encoded_step_len(s.payload.len(), position.as_ref());
+                if bytes + size > PAGE_BYTES && steps > 0 {
+                    next = Some(sequence);
+                    break 'pages;
+                }
+                if let Some(state) = shown {
                     pieces += state.moves().len();
                 }
                 bytes += size;
-                steps.push(step);
+                steps += 1;
+                reply.push_encoded_step(&s.payload, position.as_ref());
             }
             cursor = end + 1;
         }
-        let reply = pb::GetReplayResponse {
-            game: Some(game),
-            steps,
-            next_page_token: String::new(),
-        };
         Ok((reply, next))
     }
 
@@ -1033,7 +1037,7 @@ impl Registry {
                     })
                     .unwrap_or(false);
                 if in_progress && timed {
-                    match self.game(&record.game_id, None).await {
+                    match self.game(&record.game_id, None, View::Basic).await {
                         Ok(_) => loaded += 1,
                         Err(error) => tracing::warn!(
                             game_id = %record.game_id,

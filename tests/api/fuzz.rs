@@ -277,6 +277,7 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
             position_at: (0..rng.random_range(0..4))
                 .map(|_| rng.random_range(0..40))
                 .collect(),
+            view: rng.random_range(-1..4),
         }
         .encode_to_vec(),
         "ListLegalMoves" => pb::ListLegalMovesRequest {

@@ -64,6 +64,33 @@ pub(crate) struct TestDatabase {
     _dir: tempfile::TempDir,
 }
 
+/// Runs `sql` on the test database directly (SQLite file or PostgreSQL
+/// schema) and returns the rows it changed.
+pub(crate) async fn execute(db: &TestDatabase, sql: &str) -> u64 {
+    match &db.file {
+        Some(_) => {
+            let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&db.url)
+                .await
+                .unwrap();
+            sqlx::query(sql)
+                .execute(&mut conn)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+        None => {
+            let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&db.url)
+                .await
+                .unwrap();
+            sqlx::query(sql)
+                .execute(&mut conn)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+    }
+}
+
 impl TestDatabase {
     /// The seat token secret file of this database's servers, written on
     /// first use.

@@ -309,3 +309,108 @@ async fn get_replay_carries_positions_only_where_asked() {
         "INVALID_REQUEST",
     );
 }
+
+#[tokio::test]
+async fn get_replay_basic_view_leaves_out_the_configuration_and_the_board() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "viewed", mnk(3, 3, 3)).await;
+    play_all(c, "viewed", &[place(0, 0), place(1, 1), place(2, 2)]).await;
+    let latest = get_game(c, "viewed").await;
+    let replay = |view: i32| {
+        let mut c = c.clone();
+        async move {
+            c.get_replay(pb::GetReplayRequest {
+                game_id: "viewed".into(),
+                position_every: Some(0),
+                view,
+                ..Default::default()
+            })
+            .await
+        }
+    };
+    // Unspecified is the full view: GetGame's game.
+    let full = replay(pb::GameView::Unspecified as i32)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(full.game.as_ref(), Some(&latest));
+    assert_eq!(board_text(&latest), ["X..", ".O.", "..X"]);
+    let explicit = replay(pb::GameView::Full as i32)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(explicit, full);
+    let basic = replay(pb::GameView::Basic as i32)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(basic.steps, full.steps);
+    assert_eq!(basic.steps.len(), 4);
+    let game = basic.game.unwrap();
+    assert_eq!(game.rules, None);
+    assert!(game.seats.is_empty());
+    let mut position = latest.position.clone().unwrap();
+    position.board = None;
+    assert_eq!(game.position, Some(position));
+    assert_eq!(game.last_sequence, latest.last_sequence);
+    assert_rejected(replay(7).await, Code::InvalidArgument, "INVALID_REQUEST");
+}
+
+/// GetReplay sends stored events as they are stored, after checking each
+/// one: a payload that does not frame, or that names another sequence, is
+/// INTERNAL (the log is corrupt), never passed on.
+#[tokio::test]
+async fn get_replay_refuses_a_stored_event_that_is_not_its_own() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "bad", mnk(3, 3, 3)).await;
+    play_all(c, "bad", &[place(0, 0), place(1, 1), place(2, 2)]).await;
+    let db = std::sync::Arc::clone(&server.db);
+    let replay = |every: Option<u32>| {
+        let mut c = c.clone();
+        async move {
+            c.get_replay(pb::GetReplayRequest {
+                game_id: "bad".into(),
+                position_every: every,
+                ..Default::default()
+            })
+            .await
+        }
+    };
+    let whole = replay(Some(0)).await.unwrap().into_inner();
+    assert_eq!(whole.steps.len(), 4);
+    let corruptions = [
+        // Event 2's payload stored as event 3.
+        "UPDATE events SET payload = (SELECT payload FROM events \
+         WHERE game_id = 'bad' AND sequence = 2) WHERE game_id = 'bad' AND sequence = 3",
+        // Event 3's payload cut short inside its first field.
+        "UPDATE events SET payload = substr(payload, 1, 3) \
+         WHERE game_id = 'bad' AND sequence = 3",
+    ];
+    for sql in corruptions {
+        let saved = "CREATE TABLE saved AS SELECT * FROM events WHERE game_id = 'bad'";
+        execute(&db, saved).await;
+        assert_eq!(execute(&db, sql).await, 1);
+        for every in [Some(0), None] {
+            let status = replay(every).await.unwrap_err();
+            assert_eq!(
+                status.code(),
+                Code::Internal,
+                "{sql}, every {every:?}: {status:?}"
+            );
+        }
+        execute(
+            &db,
+            "DELETE FROM events WHERE game_id = 'bad' AND sequence = 3",
+        )
+        .await;
+        execute(
+            &db,
+            "INSERT INTO events SELECT * FROM saved WHERE sequence = 3",
+        )
+        .await;
+        execute(&db, "DROP TABLE saved").await;
+        assert_eq!(replay(Some(0)).await.unwrap().into_inner(), whole);
+    }
+}

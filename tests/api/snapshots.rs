@@ -8,29 +8,6 @@ use sqlx::Connection;
 
 use crate::helpers::*;
 
-/// Runs `sql` on the test database directly (SQLite file or PostgreSQL
-/// schema) and returns the rows it changed.
-async fn execute(db: &TestDatabase, sql: &str) -> u64 {
-    match &db.file {
-        Some(_) => {
-            let mut conn = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query(sql)
-                .execute(&mut conn)
-                .await
-                .unwrap()
-                .rows_affected()
-        }
-        None => {
-            let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            sqlx::query(sql)
-                .execute(&mut conn)
-                .await
-                .unwrap()
-                .rows_affected()
-        }
-    }
-}
-
 /// The game's stored snapshot: its sequence and payload, if it has one.
 async fn stored_snapshot(db: &TestDatabase, game_id: &str) -> Option<(i64, Vec<u8>)> {
     let sql = "SELECT sequence, payload FROM snapshots WHERE game_id = $1";
