@@ -272,6 +272,40 @@ pub struct Clocks {
     pub turn_started: Millis,
 }
 
+/// Most moves a decoded stack reserves room for at once (one entry each).
+const STACK_RESERVE: usize = 1 << 20;
+
+/// Decodes a move stack into a vector of its announced length (postcard
+/// announces it), up to [`STACK_RESERVE`] entries, where serde's own `Vec`
+/// reserves at most 1 MiB and then grows: a 100,000-move stack was copied
+/// over and over, the largest cost of a cold load from a snapshot (issue
+/// 15's profile).
+fn stack<'de, D>(deserializer: D) -> Result<Vec<PlayedMove>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Stack;
+    impl<'de> serde::de::Visitor<'de> for Stack {
+        type Value = Vec<PlayedMove>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a sequence of played moves")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut stack = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(STACK_RESERVE));
+            while let Some(played) = seq.next_element()? {
+                stack.push(played);
+            }
+            Ok(stack)
+        }
+    }
+    deserializer.deserialize_seq(Stack)
+}
+
 /// A game as the fold of its events: configuration, position, whose turn it
 /// is, the moves on the board (the undo stack) and the moves undone since
 /// the last move (the redo stack), the clocks, the seats out of play, any
@@ -282,7 +316,9 @@ pub struct GameState {
     config: Arc<GameConfig>,
     position: Position,
     to_move: Seat,
+    #[serde(deserialize_with = "stack")]
     moves: Vec<PlayedMove>,
+    #[serde(deserialize_with = "stack")]
     redo: Vec<PlayedMove>,
     outcome: Option<Outcome>,
     /// Why the game ended; `Some` exactly when it has.
