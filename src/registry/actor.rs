@@ -209,7 +209,14 @@ impl Actor {
         // A root span: as a child of the call that loaded the game, it would
         // hold that call's span open for as long as the game is in memory.
         let span = tracing::info_span!(parent: None, "game", game_id = %game_id);
-        let run = Actor::run(registry, game_id, id, state, Arc::clone(&shared), queue);
+        let run = Actor::run(
+            registry,
+            game_id,
+            id,
+            state.map(Box::new),
+            Arc::clone(&shared),
+            queue,
+        );
         tokio::spawn(run.instrument(span));
         Handle {
             id,
@@ -218,17 +225,25 @@ impl Actor {
         }
     }
 
+    /// The actor task: loads the game (unless given), then serves it.
+    ///
+    /// The task's future lives as long as the game is in memory, so it is
+    /// kept small (issue 15's memory per live game): the state comes boxed,
+    /// and the actor is built in a block of its own, so the loaded values
+    /// it was made of take no room while [`Actor::serve`] runs.
     async fn run(
         registry: Registry,
         game_id: String,
         id: u64,
-        state: Option<Loaded>,
+        state: Option<Box<Loaded>>,
         shared: Arc<ActorShared>,
         mut queue: mpsc::Receiver<Box<(Msg, Span)>>,
     ) {
         let loaded = match state {
             Some(loaded) => Ok(loaded),
-            None => Box::pin(Actor::load(&registry, &game_id)).await,
+            None => Box::pin(Actor::load(&registry, &game_id))
+                .await
+                .map(Box::new),
         };
         let loaded = match loaded {
             Ok(loaded) => loaded,
@@ -252,9 +267,16 @@ impl Actor {
             }
         };
         shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
+        Actor::new(registry, game_id, *loaded, shared)
+            .serve(id, queue)
+            .await;
+    }
+
+    /// The actor of a loaded game.
+    fn new(registry: Registry, game_id: String, loaded: Loaded, shared: Arc<ActorShared>) -> Self {
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
-        let registry_clock = registry.settings().clock.clone();
-        let mut actor = Actor {
+        let loaded_at = registry.settings().clock.now_ms();
+        let actor = Actor {
             registry,
             game_id,
             state: loaded.state,
@@ -262,7 +284,7 @@ impl Actor {
             requests: loaded.requests,
             request_bytes,
             seat_token_hashes: loaded.seat_token_hashes,
-            loaded_at: registry_clock.now_ms(),
+            loaded_at,
             reported_absence: None,
             absence_check: None,
             thinking: None,
@@ -271,6 +293,13 @@ impl Actor {
             shared,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
+        actor
+    }
+
+    /// Serves the game's messages, timers and bot answers until it is
+    /// evicted or dropped as idle.
+    async fn serve(mut self, id: u64, mut queue: mpsc::Receiver<Box<(Msg, Span)>>) {
+        let actor = &mut self;
         actor.report_weight();
         let idle = actor.registry.settings().idle_timeout;
         let clock = actor.registry.settings().clock.clone();
