@@ -229,8 +229,9 @@ impl Actor {
     ///
     /// The task's future lives as long as the game is in memory, so it is
     /// kept small (issue 15's memory per live game): the state comes boxed,
-    /// and the actor is built in a block of its own, so the loaded values
-    /// it was made of take no room while [`Actor::serve`] runs.
+    /// and [`Actor::new`] builds the actor outside this future, so the
+    /// loaded values it was made of take no room while [`Actor::serve`]
+    /// runs.
     async fn run(
         registry: Registry,
         game_id: String,

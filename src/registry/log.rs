@@ -17,10 +17,7 @@ use crate::store::StoredEvent;
 /// that names another sequence, or that is not a well-formed event.
 pub fn decode(stored: &StoredEvent) -> Result<(pb::GameEvent, Event), ReplayError> {
     let wire = decode_wire(stored)?;
-    let event = convert::event_from_proto(&wire).map_err(|e| ReplayError {
-        sequence: stored.sequence,
-        why: e.to_string(),
-    })?;
+    let event = convert::event_from_proto(&wire).map_err(|e| malformed(stored, e.to_string()))?;
     Ok((wire, event))
 }
 

@@ -26,6 +26,24 @@ use super::{
 
 /// Writes waiting for the writer before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
+/// How long a connection waits for a lock held by another before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens a rusqlite connection (the writer's, or an event reader's) on the
+/// existing file at `path`, read-write and without SQLite's own mutex (one
+/// thread uses it at a time), with a [`BUSY_TIMEOUT`].
+///
+/// # Errors
+/// The file cannot be opened.
+fn open_connection(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(conn)
+}
+
 /// Rows a reader's worker thread may run ahead of the task reading them
 /// (sqlx's default, 50, makes a long log's read a thread switch every few
 /// rows).
@@ -78,7 +96,7 @@ impl SqliteOptions {
         };
         let connect = SqliteConnectOptions::from_str(&url)?
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(BUSY_TIMEOUT);
         if self.read_only {
             return Ok(connect.create_if_missing(false).pragma("query_only", "ON"));
         }

@@ -9,9 +9,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, params};
 use tokio::sync::Semaphore;
 
 use crate::store::reads::sequence;
@@ -109,15 +108,11 @@ impl EventReaders {
     }
 }
 
-/// Opens a reader: `query_only`, a 10 s busy timeout. It opens the file
-/// for writing all the same, as the sqlx readers do, so that the last
-/// connection to close removes the WAL files.
+/// Opens a reader: `query_only`. It opens the file for writing all the
+/// same, as the sqlx readers do, so that the last connection to close
+/// removes the WAL files.
 fn open(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    let conn = super::open_connection(path)?;
     conn.pragma_update(None, "query_only", "ON")?;
     Ok(conn)
 }

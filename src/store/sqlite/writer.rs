@@ -11,9 +11,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, params};
+use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::store::{Append, NewEvent, NewGame, RestoredGame, Snapshot, StoreError};
@@ -52,11 +51,7 @@ pub(super) fn open(
     path: &Path,
     synchronous_normal: bool,
 ) -> rusqlite::Result<(Connection, Vec<(String, String)>)> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    let conn = super::open_connection(path)?;
     let synchronous = if synchronous_normal { "NORMAL" } else { "FULL" };
     conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
