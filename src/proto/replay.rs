@@ -11,7 +11,7 @@ use bytes::{Buf, BufMut};
 use prost::encoding::{DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint};
 use prost::{DecodeError, Message};
 
-use super::{Game, Position, ReplayStep};
+use super::{Game, ReplayStep};
 
 /// `ReplayStep.event` and `GetReplayResponse.steps`: field 1 and field 2,
 /// length-delimited.
@@ -38,32 +38,36 @@ pub struct GetReplayResponse {
 
 impl GetReplayResponse {
     /// Appends a step made of an encoded `GameEvent` (as stored) and the
-    /// position after it, if any. The event's bytes are copied as they are:
-    /// the caller vouches that they decode.
-    pub fn push_encoded_step(&mut self, event: &[u8], position: Option<&Position>) {
-        let step_len = field_len(EVENT_KEY, event.len())
-            + position.map_or(0, |p| field_len(POSITION_KEY, p.encoded_len()));
+    /// encoded `Position` after it, if any. The bytes are copied as they
+    /// are: the caller vouches that they decode.
+    pub fn push_encoded_step(&mut self, event: &[u8], position: Option<&[u8]>) {
         let buf = &mut self.encoded_steps;
-        buf.reserve(field_len(STEPS_KEY, step_len));
+        buf.reserve(Self::encoded_step_len(
+            event.len(),
+            position.map(<[u8]>::len),
+        ));
         encode_key(STEPS_KEY, WireType::LengthDelimited, buf);
-        encode_varint(step_len as u64, buf);
-        encode_key(EVENT_KEY, WireType::LengthDelimited, buf);
-        encode_varint(event.len() as u64, buf);
-        buf.put_slice(event);
-        if let Some(position) = position {
-            prost::encoding::message::encode(POSITION_KEY, position, buf);
+        encode_varint(step_len(event.len(), position.map(<[u8]>::len)) as u64, buf);
+        for (key, bytes) in [(EVENT_KEY, Some(event)), (POSITION_KEY, position)] {
+            if let Some(bytes) = bytes {
+                encode_key(key, WireType::LengthDelimited, buf);
+                encode_varint(bytes.len() as u64, buf);
+                buf.put_slice(bytes);
+            }
         }
     }
 
     /// The bytes [`GetReplayResponse::push_encoded_step`] adds for an event
-    /// of `event_len` bytes and that position.
-    pub fn encoded_step_len(event_len: usize, position: Option<&Position>) -> usize {
-        field_len(
-            STEPS_KEY,
-            field_len(EVENT_KEY, event_len)
-                + position.map_or(0, |p| field_len(POSITION_KEY, p.encoded_len())),
-        )
+    /// of `event_len` bytes and a position of `position_len` bytes, if any.
+    pub fn encoded_step_len(event_len: usize, position_len: Option<usize>) -> usize {
+        field_len(STEPS_KEY, step_len(event_len, position_len))
     }
+}
+
+/// The bytes of a `ReplayStep` of an event of `event_len` bytes and a
+/// position of `position_len` bytes, if any.
+fn step_len(event_len: usize, position_len: Option<usize>) -> usize {
+    field_len(EVENT_KEY, event_len) + position_len.map_or(0, |len| field_len(POSITION_KEY, len))
 }
 
 impl std::fmt::Debug for GetReplayResponse {
@@ -146,7 +150,7 @@ impl Message for GetReplayResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::GameEvent;
+    use crate::proto::{GameEvent, Position};
 
     /// Steps pushed encoded read back as the same steps, between a game and
     /// a token, and their reported lengths are what they added.
@@ -171,10 +175,11 @@ mod tests {
             ..GetReplayResponse::default()
         };
         let mut added = 0;
-        for (event, position) in [(event(7), None), (event(8), Some(&position))] {
+        let position_bytes = position.encode_to_vec();
+        for (event, position) in [(event(7), None), (event(8), Some(&position_bytes))] {
             let event = event.encode_to_vec();
-            reply.push_encoded_step(&event, position);
-            added += GetReplayResponse::encoded_step_len(event.len(), position);
+            reply.push_encoded_step(&event, position.map(Vec::as_slice));
+            added += GetReplayResponse::encoded_step_len(event.len(), position.map(Vec::len));
         }
         let bytes = reply.encode_to_vec();
         assert_eq!(bytes.len(), reply.encoded_len());

@@ -881,9 +881,12 @@ impl Registry {
                     break 'pages;
                 }
                 let shown = state.as_ref().filter(|_| positions.wants(sequence, last));
-                let position = shown.map(convert::position_to_proto);
-                let size =
-                    pb::GetReplayResponse::encoded_step_len(s.payload.len(), position.as_ref());
+                // Encoded once: its length decides whether it fits the page.
+                let position = shown.map(|state| convert::position_to_proto(state).encode_to_vec());
+                let size = pb::GetReplayResponse::encoded_step_len(
+                    s.payload.len(),
+                    position.as_ref().map(Vec::len),
+                );
                 if bytes + size > PAGE_BYTES && steps > 0 {
                     next = Some(sequence);
                     break 'pages;
@@ -893,7 +896,7 @@ impl Registry {
                 }
                 bytes += size;
                 steps += 1;
-                reply.push_encoded_step(&s.payload, position.as_ref());
+                reply.push_encoded_step(&s.payload, position.as_deref());
             }
             cursor = end + 1;
         }
