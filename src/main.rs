@@ -166,9 +166,10 @@ struct ServeArgs {
     /// closed (a half-open connection goes within keepalive + this).
     #[arg(long, env = "PLYLOG_KEEPALIVE_TIMEOUT_SECS", default_value_t = 20)]
     keepalive_timeout_secs: u64,
-    /// KiB buffered per event stream towards a client that does not read:
-    /// this many of events waiting, and as many in HTTP/2's send buffer,
-    /// whatever window the client advertises.
+    /// KiB buffered per event stream in HTTP/2's send buffer towards a
+    /// client that does not read, whatever window the client advertises
+    /// (events further behind wait in the game's live buffer, shared by all
+    /// its streams, or in the store).
     #[arg(long, env = "PLYLOG_STREAM_BUFFER_KIB", default_value_t = 64)]
     stream_buffer_kib: usize,
     /// Calls (streams included) one connection may have open at once.
@@ -253,7 +254,6 @@ impl ServeArgs {
                 max_live_bytes: self.max_live_memory_mb.max(1).saturating_mul(1 << 20),
                 mailbox: self.mailbox.max(1),
                 catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
-                stream_buffer_bytes: self.stream_buffer_kib.max(1) * 1024,
                 snapshot_every: self.snapshot_every,
                 engines: EngineSettings {
                     bot_threads: self

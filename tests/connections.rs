@@ -478,10 +478,10 @@ fn rss(pid: u32) -> usize {
 const STREAMS_PER_CONNECTION: usize = 50;
 /// Connections of never-reading streams.
 const CONNECTIONS: usize = 4;
-/// The documented bound per stream at the defaults: 64 KiB of events
-/// waiting, 64 KiB in HTTP/2's send buffer, up to 32 KiB being encoded,
-/// with room for the allocator's overhead.
-const PER_STREAM_BOUND: usize = 256 * 1024;
+/// The documented bound per stream at the defaults: 64 KiB in HTTP/2's
+/// send buffer and up to 32 KiB being encoded, with room for the
+/// allocator's overhead.
+const PER_STREAM_BOUND: usize = 160 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_reads_holds_no_more_than_the_stream_buffers() {

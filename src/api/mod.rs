@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use prost::Message;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use crate::game::{Command, GameState, decide, evolve};
@@ -742,8 +742,7 @@ impl GameService for GameApi {
             round: req.round,
             credential,
         })?;
-        // Each item gives its share of the stream's buffer back as it goes.
-        let stream = ReceiverStream::new(items).map(|buffered| buffered.item.map_err(to_status));
+        let stream = items.map(|item| item.map_err(to_status));
         Ok(Response::new(Box::pin(stream)))
     }
 

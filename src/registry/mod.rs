@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use clock::Clock;
 pub use error::RegistryError;
-pub use stream::Buffered;
+pub use stream::EventStream;
 pub use thinking::Answer;
 pub use thinking::EngineSettings;
 
@@ -62,9 +62,6 @@ pub struct RegistrySettings {
     /// Live events buffered per game for subscribers; a subscriber further
     /// behind catches up from the store.
     pub broadcast_capacity: usize,
-    /// Bytes of events buffered per stream towards a client that is not
-    /// reading (default 64 KiB; an event larger than this is sent alone).
-    pub stream_buffer_bytes: usize,
     /// How long a followed stream stays silent before a heartbeat.
     pub heartbeat_interval: Duration,
     /// Event streams open at once on this server (default 10,000).
@@ -104,7 +101,6 @@ impl Default for RegistrySettings {
             idle_timeout: Duration::from_secs(300),
             mailbox: 1024,
             broadcast_capacity: 1024,
-            stream_buffer_bytes: 64 * 1024,
             heartbeat_interval: Duration::from_secs(15),
             max_streams: 10_000,
             max_streams_per_game: 1_000,
@@ -1064,10 +1060,7 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::LimitReached`] when `max_streams` streams are open.
-    pub fn stream(
-        &self,
-        request: StreamRequest,
-    ) -> Result<mpsc::Receiver<Box<Buffered>>, RegistryError> {
+    pub fn stream(&self, request: StreamRequest) -> Result<stream::EventStream, RegistryError> {
         let max = self.inner.settings.max_streams;
         let taken = self
             .inner
@@ -1082,7 +1075,7 @@ impl Registry {
             });
         }
         let slot = StreamSlot(self.clone());
-        Ok(stream::spawn(slot, request))
+        Ok(stream::open(slot, request))
     }
 
     /// How many event streams are open.
@@ -1127,7 +1120,9 @@ pub struct StreamRequest {
     pub credential: Credential,
 }
 
-/// One of the server's `max_streams` stream slots, given back when dropped.
+/// One of the server's `max_streams` stream slots, given back when dropped
+/// (with its stream's subscription gone, the game may be idle now: the
+/// registry settles its memory budget then).
 struct StreamSlot(Registry);
 
 impl std::ops::Deref for StreamSlot {
@@ -1140,6 +1135,7 @@ impl std::ops::Deref for StreamSlot {
 impl Drop for StreamSlot {
     fn drop(&mut self) {
         self.0.inner.streams.fetch_sub(1, Ordering::AcqRel);
+        self.0.settle();
     }
 }
 

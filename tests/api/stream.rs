@@ -200,7 +200,6 @@ async fn a_subscriber_that_falls_behind_the_live_buffer_still_gets_every_event_f
     // is tiny: the stream cannot keep up and really falls behind.
     let registry = RegistrySettings {
         broadcast_capacity: 2,
-        stream_buffer_bytes: 256,
         ..settings()
     };
     let mut server = TestServer::start_with(registry).await;
