@@ -339,6 +339,10 @@ impl GameConfig {
                 );
             }
         }
+        // A config lives as long as its game: no spare room (a collected
+        // Vec of two seats holds four).
+        let mut seats = seats;
+        seats.shrink_to_fit();
         Ok(GameConfig {
             rules,
             seats,

@@ -32,9 +32,8 @@ const CONFLICT_RETRIES: usize = 3;
 const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A bot's answer: the sequence of the position it searched, its seat,
-/// and its move (`None`: stopped, or no move found). Boxed: the channel
-/// allocates its slots 32 at a time when the actor starts.
-type BotAnswer = Box<(u64, Seat, Option<Choice>)>;
+/// and its move (`None`: stopped, or no move found).
+type BotAnswer = (u64, Seat, Option<Choice>);
 
 /// Events read from the store per query while catching up.
 const CATCH_UP_PAGE: u32 = 512;
@@ -229,9 +228,10 @@ impl Actor {
     ///
     /// The task's future lives as long as the game is in memory, so it is
     /// kept small (issue 15's memory per live game): the state comes boxed,
-    /// and [`Actor::new`] builds the actor outside this future, so the
-    /// loaded values it was made of take no room while [`Actor::serve`]
-    /// runs.
+    /// [`Actor::new`] unboxes it (freeing the box, which a move out of it
+    /// here would keep until the task ends), and the actor is boxed, since
+    /// a future keeps a `self` argument apart from the local it is moved
+    /// into: an actor served inline took its size twice.
     async fn run(
         registry: Registry,
         game_id: String,
@@ -268,13 +268,19 @@ impl Actor {
             }
         };
         shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
-        Actor::new(registry, game_id, *loaded, shared)
+        Box::new(Actor::new(registry, game_id, loaded, shared))
             .serve(id, queue)
             .await;
     }
 
     /// The actor of a loaded game.
-    fn new(registry: Registry, game_id: String, loaded: Loaded, shared: Arc<ActorShared>) -> Self {
+    fn new(
+        registry: Registry,
+        game_id: String,
+        loaded: Box<Loaded>,
+        shared: Arc<ActorShared>,
+    ) -> Self {
+        let loaded = *loaded;
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
         let loaded_at = registry.settings().clock.now_ms();
         let actor = Actor {
@@ -299,22 +305,26 @@ impl Actor {
 
     /// Serves the game's messages, timers and bot answers until it is
     /// evicted or dropped as idle.
-    async fn serve(mut self, id: u64, mut queue: mpsc::Receiver<Box<(Msg, Span)>>) {
-        let actor = &mut self;
+    async fn serve(mut self: Box<Self>, id: u64, mut queue: mpsc::Receiver<Box<(Msg, Span)>>) {
+        let actor = &mut *self;
         actor.report_weight();
         let idle = actor.registry.settings().idle_timeout;
         let clock = actor.registry.settings().clock.clone();
         let mut deadline = Instant::now() + idle;
         // After a timeout that could not be appended, when to try again.
         let mut retry_at = None;
-        let (bots, mut answers) = mpsc::unbounded_channel::<BotAnswer>();
+        // The answer of the bot move being decided, if any.
+        let mut answer = None;
         loop {
             // The turn's deadline, armed afresh after every message (and so
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
             // A bot to move starts thinking (once per position).
-            let bot_to_move = actor.think(&bots);
+            let (bot_to_move, started) = actor.think();
+            if started.is_some() {
+                answer = started;
+            }
             // A game waiting on a deadline or a bot is neither idle nor
             // evicted.
             actor
@@ -371,9 +381,13 @@ impl Actor {
                     actor.report_weight();
                     actor.registry.settle();
                 }
-                Some(answer) = answers.recv() => {
-                    let (sequence, seat, choice) = *answer;
-                    Box::pin(actor.play_bot(sequence, seat, choice)).await;
+                answered = async { answer.as_mut().expect("a bot is thinking").await }, if answer.is_some() => {
+                    answer = None;
+                    // No answer: the decision was dropped (it cannot be,
+                    // but then the next position is decided afresh).
+                    if let Ok((sequence, seat, choice)) = answered {
+                        Box::pin(actor.play_bot(sequence, seat, choice)).await;
+                    }
                     actor.report_weight();
                     actor.registry.settle();
                 }
@@ -644,8 +658,10 @@ impl Actor {
 
     /// Starts deciding the move of the bot seat to move, unless it is
     /// already being decided on this position; stops a decision on an
-    /// earlier position. Returns whether a bot is to move.
-    fn think(&mut self, answers: &mpsc::UnboundedSender<BotAnswer>) -> bool {
+    /// earlier position. Returns whether a bot is to move, and where the
+    /// answer of a decision it started will come (one channel per decision:
+    /// a game without bots holds none).
+    fn think(&mut self) -> (bool, Option<oneshot::Receiver<BotAnswer>>) {
         let sequence = self.state.sequence();
         let bot = self
             .state
@@ -653,13 +669,13 @@ impl Actor {
             .and_then(|seat| Some((seat, *self.state.config().bot(seat)?)));
         if let Some((at, stop)) = &self.thinking {
             if *at == sequence && bot.is_some() {
-                return true;
+                return (true, None);
             }
             stop.store(true, Ordering::Relaxed);
             self.thinking = None;
         }
         let Some((seat, bot)) = bot else {
-            return false;
+            return (false, None);
         };
         let stop = Arc::new(AtomicBool::new(false));
         self.thinking = Some((sequence, Arc::clone(&stop)));
@@ -670,7 +686,7 @@ impl Actor {
             thinking.settings().bot_nodes,
         );
         let registry = self.registry.clone();
-        let answers = answers.clone();
+        let (answers, answer) = oneshot::channel();
         let pause = self.bot_failed.take() == Some(sequence);
         tokio::spawn(
             async move {
@@ -683,11 +699,11 @@ impl Actor {
                 if choice.is_some() {
                     registry.metrics().bot_moved(engine, started.elapsed());
                 }
-                let _ = answers.send(Box::new((sequence, seat, choice)));
+                let _ = answers.send((sequence, seat, choice));
             }
             .in_current_span(),
         );
-        true
+        (true, Some(answer))
     }
 
     /// Appends the bot's move decided on the position after `sequence`,
