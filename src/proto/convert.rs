@@ -956,7 +956,7 @@ fn played_to_proto(
             .as_ref()
             .map(|o| outcome_to_proto(Some(o), rules.end_reason(o))),
         flipped: played.flips.iter().copied().map(cell_to_proto).collect(),
-        roll: played.roll.as_ref().map(roll_to_proto),
+        roll: played.roll.as_deref().map(roll_to_proto),
     }
 }
 
@@ -1181,7 +1181,12 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
 /// A move and what it did, from a MovePlayed or move_redone at `field`.
 fn played_from_proto(m: &pb::MovePlayed, field: &str) -> Result<(Seat, u32, Played), FieldError> {
     let mv = move_from_proto(m.r#move.as_ref(), &format!("{field}.move"))?;
-    let roll = m.roll.as_ref().map(roll_from_proto).transpose()?;
+    let roll = m
+        .roll
+        .as_ref()
+        .map(roll_from_proto)
+        .transpose()?
+        .map(Box::new);
     let placement = cell_from_proto(m.placement.as_ref(), &format!("{field}.placement"))?;
     // A roll's placement on the wire is its square: see above.
     let placement = match (mv, &roll) {
@@ -1532,7 +1537,7 @@ mod tests {
                 mv: Move::Roll,
                 placement: None,
                 flips: Vec::new(),
-                roll: Some(roll),
+                roll: Some(Box::new(roll)),
                 passes: Vec::new(),
                 outcome: None,
             },

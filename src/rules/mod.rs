@@ -223,8 +223,10 @@ pub struct Played {
     /// Discs that changed to the mover's colour (Othello), in no particular
     /// order.
     pub flips: Vec<Coord>,
-    /// The dice and the token's path (snakes and ladders).
-    pub roll: Option<Roll>,
+    /// The dice and the token's path (snakes and ladders). Boxed: every
+    /// move of every game keeps a `Played` on its undo stack, and a roll
+    /// inline would make each 88 bytes larger.
+    pub roll: Option<Box<Roll>>,
     /// Seats that have no move after this one and must pass, in turn order
     /// (Othello). The game layer records each as its own event, so a
     /// recorded move holds none.

@@ -495,7 +495,7 @@ impl SnakesLaddersRules {
             placement: None,
             flips: Vec::new(),
             passes: Vec::new(),
-            roll: Some(Roll {
+            roll: Some(Box::new(Roll {
                 dice,
                 from,
                 passed,
@@ -504,7 +504,7 @@ impl SnakesLaddersRules {
                 sixes_before,
                 extra_turn: six && !third_six && outcome.is_none(),
                 forfeit,
-            }),
+            })),
             outcome,
         }
     }

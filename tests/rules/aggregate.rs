@@ -322,14 +322,14 @@ fn replay_refuses_a_roll_that_does_not_fit_the_position() {
     let Some(Event::MovePlayed { played, .. }) = log.last().cloned() else {
         panic!("a roll")
     };
-    let roll = played.roll.clone().expect("a roll records its dice");
+    let roll = *played.roll.clone().expect("a roll records its dice");
     let replayed = |roll: Option<Roll>| {
         let mut corrupt = log[..1].to_vec();
         corrupt.push(Event::MovePlayed {
             seat: Seat(0),
             ply: 1,
             played: Played {
-                roll,
+                roll: roll.map(Box::new),
                 ..played.clone()
             },
             chosen_by: None,
