@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prost::Message;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
@@ -203,7 +203,7 @@ impl Actor {
     pub(super) fn spawn(registry: Registry, game_id: String, state: Option<Loaded>) -> Handle {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let (mailbox, queue) = mpsc::channel(registry.settings().mailbox);
+        let (mailbox, queue) = flume::bounded(registry.settings().mailbox);
         let shared = Arc::new(ActorShared::new());
         // A root span: as a child of the call that loaded the game, it would
         // hold that call's span open for as long as the game is in memory.
@@ -238,7 +238,7 @@ impl Actor {
         id: u64,
         state: Option<Box<Loaded>>,
         shared: Arc<ActorShared>,
-        mut queue: mpsc::Receiver<Box<(Msg, Span)>>,
+        queue: flume::Receiver<Box<(Msg, Span)>>,
     ) {
         let loaded = match state {
             Some(loaded) => Ok(loaded),
@@ -252,8 +252,11 @@ impl Actor {
                 // Answer everything queued, then leave; later requests load anew.
                 let text = error.to_string();
                 registry.forget(&game_id, id);
-                queue.close();
-                while let Some(queued) = queue.recv().await {
+                // Messages are queued under the registry's lock through the
+                // handle in its map: once it is forgotten nothing more
+                // arrives (a caller whose message the dropped receiver takes
+                // with it sends it again, to a new actor).
+                for queued in queue.drain() {
                     let (msg, _) = *queued;
                     msg.fail(match &error {
                         RegistryError::NotFound { game_id } => RegistryError::NotFound {
@@ -305,7 +308,7 @@ impl Actor {
 
     /// Serves the game's messages, timers and bot answers until it is
     /// evicted or dropped as idle.
-    async fn serve(mut self: Box<Self>, id: u64, mut queue: mpsc::Receiver<Box<(Msg, Span)>>) {
+    async fn serve(mut self: Box<Self>, id: u64, queue: flume::Receiver<Box<(Msg, Span)>>) {
         let actor = &mut *self;
         actor.report_weight();
         let idle = actor.registry.settings().idle_timeout;
@@ -330,13 +333,19 @@ impl Actor {
             actor
                 .shared
                 .arm(turn_ends.is_some() || grace_ends.is_some() || bot_to_move);
+            // Boxed once polled: a timer that is not armed (most games
+            // have no clock) then takes a pointer's room in the task, which
+            // lives as long as the game, instead of two sleeps'.
             let after = |deadline: Option<i64>| {
                 let clock = &clock;
                 async move {
-                    clock.sleep_until(deadline.unwrap_or_default()).await;
-                    if let Some(at) = retry_at {
-                        sleep_until(at).await;
-                    }
+                    Box::pin(async move {
+                        clock.sleep_until(deadline.unwrap_or_default()).await;
+                        if let Some(at) = retry_at {
+                            sleep_until(at).await;
+                        }
+                    })
+                    .await;
                 }
             };
             let timer = after(turn_ends);
@@ -346,8 +355,8 @@ impl Actor {
                 // after the deadline is refused as too late, and appends the
                 // timeout itself.
                 biased;
-                msg = queue.recv() => match msg {
-                    Some(queued) => {
+                msg = queue.recv_async() => match msg {
+                    Ok(queued) => {
                         let (msg, caller) = *queued;
                         // The actor's work is a child of the call that asked
                         // for it (when one did), so a trace shows both.
@@ -366,7 +375,7 @@ impl Actor {
                         deadline = Instant::now() + idle;
                     }
                     // Evicted: the registry dropped the last sender.
-                    None => break,
+                    Err(flume::RecvError::Disconnected) => break,
                 },
                 () = timer, if turn_ends.is_some() => {
                     retry_at = (!Box::pin(actor.time_out()).await).then(|| Instant::now() + TIMEOUT_RETRY);

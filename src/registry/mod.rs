@@ -211,9 +211,9 @@ pub struct LegalMovesPage {
 struct Handle {
     /// Tells this actor from an earlier or later one of the same game.
     id: u64,
-    /// Boxed messages: the channel allocates its slots 32 at a time, up
-    /// front, so a slot holds a pointer rather than a whole message.
-    mailbox: mpsc::Sender<Box<(Msg, tracing::Span)>>,
+    /// Boxed messages: a queue keeps its capacity after a burst, so a
+    /// slot holds a pointer rather than a whole message.
+    mailbox: flume::Sender<Box<(Msg, tracing::Span)>>,
     shared: Arc<ActorShared>,
 }
 
@@ -235,11 +235,11 @@ impl Handle {
             .map_err(|e| {
                 self.shared.done();
                 match e {
-                    mpsc::error::TrySendError::Full(_) => {
+                    flume::TrySendError::Full(_) => {
                         metrics.shed("mailbox");
                         RegistryError::Overloaded
                     }
-                    mpsc::error::TrySendError::Closed(_) => {
+                    flume::TrySendError::Disconnected(_) => {
                         RegistryError::Internal("game actor mailbox closed".into())
                     }
                 }
@@ -486,7 +486,7 @@ impl Registry {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         let tick = self.inner.budget.tick();
         let handle = match actors.get(game_id) {
-            Some(handle) if !handle.mailbox.is_closed() => handle.clone(),
+            Some(handle) if !handle.mailbox.is_disconnected() => handle.clone(),
             _ => {
                 if !make_room(&mut actors, &self.inner.budget, self.limits(), 1, None) {
                     tracing::debug!(
