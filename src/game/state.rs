@@ -1383,4 +1383,10 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
         Event::RematchRequested { seat, rotate } => state.rematch = Some((*seat, *rotate)),
         Event::RoundStarted { round, first } => state.start_round(*round, *first, at),
     }
+    // A finished game stays in memory for a while and seldom grows again:
+    // its undo stack keeps no spare room (up to half its size otherwise,
+    // at 128 bytes a move). Once shrunk this costs a comparison per event.
+    if state.ended.is_some() && state.moves.capacity() > state.moves.len() {
+        state.moves.shrink_to_fit();
+    }
 }
