@@ -392,10 +392,18 @@ impl Actor {
                 }
                 answered = async { answer.as_mut().expect("a bot is thinking").await }, if answer.is_some() => {
                     answer = None;
-                    // No answer: the decision was dropped (it cannot be,
-                    // but then the next position is decided afresh).
-                    if let Ok((sequence, seat, choice)) = answered {
-                        Box::pin(actor.play_bot(sequence, seat, choice)).await;
+                    match answered {
+                        Ok((sequence, seat, choice)) => {
+                            Box::pin(actor.play_bot(sequence, seat, choice)).await;
+                        }
+                        // The decision's task ended without an answer (it
+                        // panicked): the position is decided afresh, after
+                        // the pause of a bot move that failed.
+                        Err(_) => {
+                            if let Some((sequence, _)) = actor.thinking.take() {
+                                actor.bot_failed = Some(sequence);
+                            }
+                        }
                     }
                     actor.report_weight();
                     actor.registry.settle();
