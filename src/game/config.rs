@@ -247,7 +247,7 @@ impl GameConfig {
     /// [`MAX_STRENGTH`] or whose engine cannot play these rules.
     pub fn new(
         rules: RuleSet,
-        seats: Vec<SeatInfo>,
+        mut seats: Vec<SeatInfo>,
         limits: SeatLimits,
     ) -> Result<Self, InvalidSeats> {
         let invalid = |field: String, why: String| Err(InvalidSeats { field, why });
@@ -341,7 +341,6 @@ impl GameConfig {
         }
         // A config lives as long as its game: no spare room (a collected
         // Vec of two seats holds four).
-        let mut seats = seats;
         seats.shrink_to_fit();
         Ok(GameConfig {
             rules,

@@ -28,10 +28,10 @@ pub(super) type Item = Result<pb::StreamEventsResponse, RegistryError>;
 
 /// An open event stream (see [`super::Registry::stream`]), polled by the
 /// transport itself: no task and no buffer of its own stand between the
-/// game's broadcast and the client's HTTP/2 stream. The transport polls it only while the
-/// client's window and HTTP/2's send buffer have room, so a follower that
-/// does not read stops taking events, falls behind the broadcast, and
-/// later reads what it missed from the store. Dropping it (the client went
+/// game's broadcast and the client's HTTP/2 stream. The transport polls it
+/// only while the client's window and HTTP/2's send buffer have room, so a
+/// follower that does not read stops taking events, falls behind the
+/// broadcast, and later reads what it missed from the store. Dropping it (the client went
 /// away) drops its subscription and gives back its stream slot.
 ///
 /// Items are `StreamEventsResponse` messages in order, or a
