@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{AbsenceAction, EMPTY_CELL, Event, ExpiryPolicy, GameConfig, UndoPolicy};
 use crate::engine::random_move;
-use crate::rules::{EndReason, IllegalMove, Move, Outcome, Played, Position, Seat};
+use crate::rules::{Coord, EndReason, IllegalMove, Move, Outcome, Played, Position, Roll, Seat};
 
 /// A reading of the server's clock: Unix epoch milliseconds. The shell
 /// reads the clock and passes it in; nothing here reads one.
@@ -237,15 +237,144 @@ pub enum GameStatus {
 }
 
 /// A move on the board, as the undo stack keeps it: who played it, the
-/// sequence of its MovePlayed event, and what it did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// sequence of its MovePlayed event, the move, its placement, and whatever
+/// else it did (flips, a roll, passes, an outcome) only when it did any.
+///
+/// Every move of every live game sits on an undo stack, and most do nothing
+/// but put a piece down: such a move takes 48 bytes here, where a whole
+/// [`Played`] inline took 128 (issue 15's memory per game). It serializes
+/// exactly as `{ seat, sequence, played: Played }`, so snapshots keep their
+/// format.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "RecordedMove")]
 pub struct PlayedMove {
     /// Who played it.
     pub seat: Seat,
     /// The sequence of its MovePlayed event.
     pub sequence: u64,
-    /// What it did, as the rules recorded it.
-    pub played: Played,
+    /// The move as requested.
+    pub mv: Move,
+    /// The cell whose piece it put down or took away, as
+    /// [`Played::placement`].
+    pub placement: Option<Coord>,
+    /// The rest of its [`Played`], `None` when all of it is empty.
+    effects: Option<Box<Effects>>,
+}
+
+/// What a move did besides putting down or taking away a piece: the fields
+/// of [`Played`] an m,n,k move leaves empty until the last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Effects {
+    flips: Vec<Coord>,
+    roll: Option<Box<Roll>>,
+    passes: Vec<Seat>,
+    outcome: Option<Outcome>,
+}
+
+impl PlayedMove {
+    /// The undo-stack entry of `played`, played by `seat` as event
+    /// `sequence`.
+    pub fn new(seat: Seat, sequence: u64, played: Played) -> Self {
+        let Played {
+            mv,
+            placement,
+            flips,
+            roll,
+            passes,
+            outcome,
+        } = played;
+        let effects =
+            (!flips.is_empty() || roll.is_some() || !passes.is_empty() || outcome.is_some()).then(
+                || {
+                    Box::new(Effects {
+                        flips,
+                        roll,
+                        passes,
+                        outcome,
+                    })
+                },
+            );
+        PlayedMove {
+            seat,
+            sequence,
+            mv,
+            placement,
+            effects,
+        }
+    }
+
+    /// What the move did, as the rules recorded it (a copy).
+    pub fn played(&self) -> Played {
+        let (flips, roll, passes, outcome) = match self.effects.as_deref() {
+            Some(e) => (
+                e.flips.clone(),
+                e.roll.clone(),
+                e.passes.clone(),
+                e.outcome.clone(),
+            ),
+            None => Default::default(),
+        };
+        Played {
+            mv: self.mv,
+            placement: self.placement,
+            flips,
+            roll,
+            passes,
+            outcome,
+        }
+    }
+}
+
+/// [`PlayedMove`] as it is serialized: the whole [`Played`].
+#[derive(serde::Deserialize)]
+#[serde(rename = "PlayedMove")]
+struct RecordedMove {
+    seat: Seat,
+    sequence: u64,
+    played: Played,
+}
+
+impl From<RecordedMove> for PlayedMove {
+    fn from(recorded: RecordedMove) -> Self {
+        PlayedMove::new(recorded.seat, recorded.sequence, recorded.played)
+    }
+}
+
+impl serde::Serialize for PlayedMove {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// [`Played`]'s fields, borrowed, in its order and under its names.
+        #[derive(serde::Serialize)]
+        #[serde(rename = "Played")]
+        struct PlayedRef<'a> {
+            mv: Move,
+            placement: Option<Coord>,
+            flips: &'a [Coord],
+            roll: Option<&'a Roll>,
+            passes: &'a [Seat],
+            outcome: Option<&'a Outcome>,
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename = "PlayedMove")]
+        struct Ref<'a> {
+            seat: Seat,
+            sequence: u64,
+            played: PlayedRef<'a>,
+        }
+        let effects = self.effects.as_deref();
+        Ref {
+            seat: self.seat,
+            sequence: self.sequence,
+            played: PlayedRef {
+                mv: self.mv,
+                placement: self.placement,
+                flips: effects.map_or(&[], |e| &e.flips),
+                roll: effects.and_then(|e| e.roll.as_deref()),
+                passes: effects.map_or(&[], |e| &e.passes),
+                outcome: effects.and_then(|e| e.outcome.as_ref()),
+            },
+        }
+        .serialize(serializer)
+    }
 }
 
 /// A pending draw offer or takeback request: who made it and which seats
@@ -459,7 +588,7 @@ impl GameState {
                 let rules = self.config.rules();
                 rules.check_move(played.mv).map_err(|e| e.to_string())?;
                 if matches!(event, Event::MoveRedone { .. })
-                    && self.redo.last().is_none_or(|m| m.played.mv != played.mv)
+                    && self.redo.last().is_none_or(|m| m.mv != played.mv)
                 {
                     return Err("a redo of a move that was not undone last".into());
                 }
@@ -485,8 +614,7 @@ impl GameState {
                 // square as its placement: the sequence names the move.
                 Some(last)
                     if last.sequence == *undone_sequence
-                        && (last.played.placement.is_none()
-                            || last.played.placement == *placement) =>
+                        && (last.placement.is_none() || last.placement == *placement) =>
                 {
                     Ok(())
                 }
@@ -955,7 +1083,7 @@ fn decide_round(
             if next.seat != state.to_move {
                 return Err(GameError::NothingToRedo);
             }
-            play(state, next.seat, next.played.mv, true)
+            play(state, next.seat, next.mv, true)
         }
         Command::Act { seat, action } => {
             let seat = state.human(seat.ok_or(GameError::SeatRequired)?)?;
@@ -991,7 +1119,7 @@ fn undo(last: &PlayedMove, requested_by: Option<Seat>) -> Event {
     Event::MoveUndone {
         seat: last.seat,
         undone_sequence: last.sequence,
-        placement: last.played.placement,
+        placement: last.placement,
         requested_by,
     }
 }
@@ -1302,12 +1430,9 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             }
             state.outcome = played.outcome.clone();
             state.to_move = state.next_after(*seat, played);
-            let record = PlayedMove {
-                seat: *seat,
-                sequence: state.sequence,
-                played: played.clone(),
-            };
-            state.moves.push(record);
+            state
+                .moves
+                .push(PlayedMove::new(*seat, state.sequence, played.clone()));
             if matches!(event, Event::MoveRedone { .. }) {
                 state.redo.pop();
             } else {
@@ -1333,7 +1458,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.charge(at);
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
-                rules.undo(&mut state.position, undone.seat, &undone.played);
+                rules.undo(&mut state.position, undone.seat, &undone.played());
                 // The increment the move earned goes with it (a redo earns
                 // it again).
                 if let (Some(left), Some(clock)) = (
@@ -1385,7 +1510,7 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
     }
     // A finished game stays in memory for a while and seldom grows again:
     // its undo stack keeps no spare room (up to half its size otherwise,
-    // at 128 bytes a move). Once shrunk this costs a comparison per event.
+    // at 48 bytes a move). Once shrunk this costs a comparison per event.
     if state.ended.is_some() && state.moves.capacity() > state.moves.len() {
         state.moves.shrink_to_fit();
     }

@@ -1277,7 +1277,7 @@ pub fn board_to_proto(state: &GameState) -> pb::Board {
         let mut pieces: Vec<_> = state
             .moves()
             .iter()
-            .filter_map(|m| Some((m.played.placement?, m.played.mv.piece(m.seat))))
+            .filter_map(|m| Some((m.placement?, m.mv.piece(m.seat))))
             .collect();
         pieces.sort_unstable_by_key(|(at, _)| *at);
         pieces

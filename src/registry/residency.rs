@@ -33,10 +33,11 @@ pub(super) const ACTOR_OVERHEAD_BYTES: usize = 4 * 1024;
 /// Bytes one live-broadcast slot costs (a lock, a counter and an `Arc`).
 const BROADCAST_SLOT_BYTES: usize = 48;
 
-/// Bytes a move on the board costs in the state, beyond the board itself
-/// (the undo stack entry, a move's flips or a roll's path, a
-/// repetition count), on average.
-const MOVE_BYTES: usize = 128;
+/// Bytes a move on the board costs in the state, beyond the board itself,
+/// on average: its undo-stack entry (48 bytes, and as much again of spare
+/// room while the stack grows), a move's flips or a roll's path, a
+/// repetition count.
+const MOVE_BYTES: usize = 96;
 
 /// Bytes one recorded request id costs beyond its id and fingerprint.
 const REQUEST_BYTES: usize = 96;

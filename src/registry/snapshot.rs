@@ -159,16 +159,25 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    use std::collections::HashMap;
+
     use super::*;
-    use crate::game::{Command, GameConfig, SeatInfo, SeatLimits, decide, evolve};
+    use crate::game::{
+        Command, Event, GameConfig, PlayedMove, SeatInfo, SeatLimits, decide, evolve,
+    };
     use crate::rules::{
-        ConnectFourRules, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Overline,
+        ConnectFourRules, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Overline, Played,
         PopBothLines, RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
     };
 
     /// A game of `rules` for two seats after `plies` uniformly random legal
     /// moves (fewer if it ends), seeded by `seed`, with one undo halfway.
     fn played(rules: RuleSet, plies: usize, seed: u64) -> GameState {
+        played_with_log(rules, plies, seed).0
+    }
+
+    /// [`played`], and its events with their sequences.
+    fn played_with_log(rules: RuleSet, plies: usize, seed: u64) -> (GameState, Vec<(u64, Event)>) {
         let seat = |id: &str, symbol: &str| SeatInfo {
             player_id: id.into(),
             display_name: String::new(),
@@ -179,6 +188,7 @@ mod tests {
         let config = GameConfig::new(rules, seats, SeatLimits::default()).expect("seats");
         let mut state = GameState::new(config, 1_000);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut log = Vec::new();
         for ply in 0..plies {
             let at = 1_000 + ply as i64;
             let command = match state.to_move() {
@@ -195,9 +205,10 @@ mod tests {
             };
             for event in decide(&state, &command, at).expect("a legal command") {
                 evolve(&mut state, &event, at);
+                log.push((state.sequence(), event));
             }
         }
-        state
+        (state, log)
     }
 
     use crate::rules::Seat;
@@ -217,11 +228,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_game_kind_comes_back_whole() {
-        let seed = 15;
-        println!("seed {seed}");
-        let kinds = [
+    /// One rule set of every game kind.
+    fn every_kind() -> Vec<RuleSet> {
+        vec![
             RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()),
             RuleSet::Gomoku(
                 GomokuRules::new(None, None, None, Overline::DoesNotWin, 1_000).unwrap(),
@@ -243,8 +252,14 @@ mod tests {
                 )
                 .unwrap(),
             ),
-        ];
-        for rules in kinds {
+        ]
+    }
+
+    #[test]
+    fn every_game_kind_comes_back_whole() {
+        let seed = 15;
+        println!("seed {seed}");
+        for rules in every_kind() {
             for plies in [0, 1, 7, 40] {
                 let state = played(rules.clone(), plies, seed);
                 let snapshot = snapshot_of(&state, b"event");
@@ -319,6 +334,64 @@ mod tests {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(FORMAT, 1);
         assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
+    }
+
+    #[test]
+    fn undo_stack_entries_keep_and_serialize_the_whole_played_move() {
+        /// An undo-stack entry as it was kept before it was made compact.
+        #[derive(Serialize)]
+        #[serde(rename = "PlayedMove")]
+        struct Whole<'a> {
+            seat: Seat,
+            sequence: u64,
+            played: &'a Played,
+        }
+        // An m,n,k move but the last is 48 bytes, not a whole `Played`.
+        assert_eq!(std::mem::size_of::<PlayedMove>(), 48);
+        let seed = 15;
+        println!("seed {seed}");
+        let mut with_effects = 0;
+        for rules in every_kind() {
+            for plies in [1, 7, 40, 200] {
+                let (state, log) = played_with_log(rules.clone(), plies, seed);
+                let recorded: HashMap<u64, &Played> = log
+                    .iter()
+                    .filter_map(|(sequence, event)| match event {
+                        Event::MovePlayed { played, .. } | Event::MoveRedone { played, .. } => {
+                            Some((*sequence, played))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                assert!(!state.moves().is_empty(), "{rules:?}: no move on the board");
+                for entry in state.moves() {
+                    let played = recorded[&entry.sequence];
+                    assert_eq!(&entry.played(), played, "{rules:?} after {plies} plies");
+                    with_effects += usize::from(
+                        !played.flips.is_empty()
+                            || played.roll.is_some()
+                            || played.outcome.is_some(),
+                    );
+                    let whole = Whole {
+                        seat: entry.seat,
+                        sequence: entry.sequence,
+                        played,
+                    };
+                    assert_eq!(
+                        postcard::to_allocvec(entry).expect("encodes"),
+                        postcard::to_allocvec(&whole).expect("encodes"),
+                        "{rules:?} after {plies} plies"
+                    );
+                    assert_eq!(
+                        serde_json::to_value(entry).expect("encodes"),
+                        serde_json::to_value(&whole).expect("encodes"),
+                        "{rules:?} after {plies} plies"
+                    );
+                }
+            }
+        }
+        // Flips, rolls and outcomes were among them.
+        assert!(with_effects > 20, "{with_effects} moves with effects");
     }
 
     const GOLDEN: &str = concat!(

@@ -303,7 +303,7 @@ fn every_uci_endgame_board_is_reached_by_legal_play_and_ends_as_labelled() {
         let ended_as_labelled = match state.outcome() {
             Some(Outcome::Win { seat, line: run }) => {
                 let run_is_the_winners = run.len() >= K as usize
-                    && last.played.placement.is_some_and(|at| run.contains(&at))
+                    && last.placement.is_some_and(|at| run.contains(&at))
                     && run.iter().all(|&at| {
                         state.position().board().expect("a board").at(at) == Some(*seat)
                     });
