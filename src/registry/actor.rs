@@ -1,6 +1,7 @@
 //! The actor that owns one live game.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -197,6 +198,15 @@ fn record_bytes(record: &RequestRecord) -> usize {
     record.request_id.len() + record.fingerprint.len()
 }
 
+/// A loaded game's actor and its mailbox, or `None` when it did not load.
+type Prepared = Option<(Box<Actor>, flume::Receiver<Box<(Msg, Span)>>)>;
+
+/// A root span named `game` with `game_id`: the span of an actor's own work
+/// (see [`Actor::span`]).
+fn game_span(game_id: &str) -> Span {
+    tracing::info_span!(parent: None, "game", game_id = %game_id)
+}
+
 impl Actor {
     /// Starts the actor task of `game_id`, with its state when the caller
     /// has it (a new game) or to be loaded from the store.
@@ -205,10 +215,13 @@ impl Actor {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let (mailbox, queue) = flume::bounded(registry.settings().mailbox);
         let shared = Arc::new(ActorShared::new());
-        // A root span: as a child of the call that loaded the game, it would
-        // hold that call's span open for as long as the game is in memory.
-        let span = tracing::info_span!(parent: None, "game", game_id = %game_id);
-        let run = Actor::run(
+        // The task's future lives as long as the game is in memory, so it
+        // is kept small (issue 15's memory per live game): it holds no span
+        // (see `Actor::span`), and loading runs in a future of its own,
+        // boxed and freed once done, so the task keeps neither it nor its
+        // arguments.
+        let span = game_span(&game_id);
+        let prepared = Actor::prepare(
             registry,
             game_id,
             id,
@@ -216,7 +229,7 @@ impl Actor {
             Arc::clone(&shared),
             queue,
         );
-        tokio::spawn(run.instrument(span));
+        tokio::spawn(Actor::run(Box::pin(prepared.instrument(span)), id));
         Handle {
             id,
             mailbox,
@@ -224,27 +237,32 @@ impl Actor {
         }
     }
 
-    /// The actor task: loads the game (unless given), then serves it.
-    ///
-    /// The task's future lives as long as the game is in memory, so it is
-    /// kept small (issue 15's memory per live game): the state comes boxed,
-    /// [`Actor::new`] unboxes it (freeing the box, which a move out of it
-    /// here would keep until the task ends), and the actor is boxed, since
-    /// a future keeps a `self` argument apart from the local it is moved
-    /// into: an actor served inline took its size twice.
-    async fn run(
+    /// The actor task: waits for the game to be `prepared`, then serves it.
+    /// The actor is boxed, since a future keeps a `self` argument apart from
+    /// the local it is moved into: served inline, it took its size twice.
+    async fn run(prepared: Pin<Box<dyn Future<Output = Prepared> + Send>>, id: u64) {
+        let Some((actor, queue)) = prepared.await else {
+            return;
+        };
+        actor.serve(id, queue).await;
+    }
+
+    /// The actor of the game, loaded unless `state` is given, and its
+    /// mailbox; `None` when the game cannot load (everything queued is then
+    /// answered with the error). The state comes boxed, and [`Actor::new`]
+    /// unboxes it, which frees the box (a move out of it would keep it as
+    /// long as the task).
+    async fn prepare(
         registry: Registry,
         game_id: String,
         id: u64,
         state: Option<Box<Loaded>>,
         shared: Arc<ActorShared>,
         queue: flume::Receiver<Box<(Msg, Span)>>,
-    ) {
+    ) -> Prepared {
         let loaded = match state {
             Some(loaded) => Ok(loaded),
-            None => Box::pin(Actor::load(&registry, &game_id))
-                .await
-                .map(Box::new),
+            None => Actor::load(&registry, &game_id).await.map(Box::new),
         };
         let loaded = match loaded {
             Ok(loaded) => loaded,
@@ -267,13 +285,23 @@ impl Actor {
                     shared.done();
                 }
                 registry.inner.budget.release(&shared);
-                return;
+                return None;
             }
         };
         shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
-        Box::new(Actor::new(registry, game_id, loaded, shared))
-            .serve(id, queue)
-            .await;
+        Some((
+            Box::new(Actor::new(registry, game_id, loaded, shared)),
+            queue,
+        ))
+    }
+
+    /// The span of the actor's own work (loading, timers, bots), which no
+    /// call asked for: `game`, with the game's id, a root span. One is made
+    /// for each piece of work: a span held for as long as the game is in
+    /// memory cost about 400 bytes per live game (issue 15), and would reach
+    /// a trace collector only when the game left memory.
+    fn span(&self) -> Span {
+        game_span(&self.game_id)
     }
 
     /// The actor of a loaded game.
@@ -357,18 +385,7 @@ impl Actor {
                 biased;
                 msg = queue.recv_async() => match msg {
                     Ok(queued) => {
-                        let (msg, caller) = *queued;
-                        // The actor's work is a child of the call that asked
-                        // for it (when one did), so a trace shows both.
-                        let span = if caller.is_none() {
-                            tracing::info_span!("actor", msg = msg.name())
-                        } else {
-                            tracing::info_span!(parent: &caller, "actor", msg = msg.name(), game_id = %actor.game_id)
-                        };
-                        // Boxed, as every handler below: the task between
-                        // messages then holds only this loop's state, not
-                        // the largest handler's (a few KB per live game).
-                        Box::pin(actor.handle(msg).instrument(span)).await;
+                        actor.dispatch(*queued).await;
                         actor.report_weight();
                         actor.shared.done();
                         actor.registry.settle();
@@ -378,13 +395,16 @@ impl Actor {
                     Err(flume::RecvError::Disconnected) => break,
                 },
                 () = timer, if turn_ends.is_some() => {
-                    retry_at = (!Box::pin(actor.time_out()).await).then(|| Instant::now() + TIMEOUT_RETRY);
+                    let span = actor.span();
+                    let settled = Box::pin(actor.time_out().instrument(span)).await;
+                    retry_at = (!settled).then(|| Instant::now() + TIMEOUT_RETRY);
                     actor.report_weight();
                     actor.registry.settle();
                 }
                 () = grace, if grace_ends.is_some() => {
                     if let Some((seat, _)) = grace_ends {
-                        let settled = Box::pin(actor.report_absence(seat)).await;
+                        let span = actor.span();
+                        let settled = Box::pin(actor.report_absence(seat).instrument(span)).await;
                         retry_at = (!settled).then(|| Instant::now() + TIMEOUT_RETRY);
                     }
                     actor.report_weight();
@@ -394,7 +414,8 @@ impl Actor {
                     answer = None;
                     match answered {
                         Ok((sequence, seat, choice)) => {
-                            Box::pin(actor.play_bot(sequence, seat, choice)).await;
+                            let span = actor.span();
+                            Box::pin(actor.play_bot(sequence, seat, choice).instrument(span)).await;
                         }
                         // The decision's task ended without an answer (it
                         // panicked): the position is decided afresh, after
@@ -414,7 +435,7 @@ impl Actor {
                     // A game whose clock runs is not idle: it stays, to time
                     // out when due (so does one waiting out an absence).
                     if actor.registry.leave(&actor.game_id, id, &actor.shared) {
-                        tracing::debug!("idle game dropped from memory");
+                        tracing::debug!(game_id = %actor.game_id, "idle game dropped from memory");
                         break;
                     }
                     deadline = Instant::now() + idle;
@@ -579,6 +600,21 @@ impl Actor {
             .unwrap_or_default()
     }
 
+    /// The handling of a queued message, in an `actor` span with the game's
+    /// id, a child of the calling request's span when a call sent it (so a
+    /// trace shows both), a root span otherwise.
+    ///
+    /// Boxed, as every handler [`Actor::serve`] awaits, and made outside it:
+    /// the task between messages then holds only the serving loop's state,
+    /// not the largest handler's nor the message (a few KB per live game).
+    fn dispatch(
+        &mut self,
+        (msg, caller): (Msg, Span),
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let span = tracing::info_span!(parent: &caller, "actor", msg = msg.name(), game_id = %self.game_id);
+        Box::pin(self.handle(msg).instrument(span))
+    }
+
     async fn handle(&mut self, msg: Msg) {
         // Whatever a caller asks of a game on a shared store, it is answered
         // from the log as it stands, not from what this node last saw (a
@@ -718,7 +754,7 @@ impl Actor {
                 }
                 let _ = answers.send((sequence, seat, choice));
             }
-            .in_current_span(),
+            .instrument(self.span()),
         );
         (true, Some(answer))
     }
