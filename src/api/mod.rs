@@ -268,7 +268,9 @@ impl GameApi {
 /// different request (REQUEST_ID_REUSED), not a retry to be answered with
 /// the first seat's reply.
 fn with_credential(mut meta: RequestMeta, credential: Credential) -> RequestMeta {
-    if let Credential::Token(hash) = &credential {
+    if let Credential::Token(hash) = &credential
+        && !meta.request_id.is_empty()
+    {
         meta.fingerprint.extend_from_slice(b"|seat-token:");
         meta.fingerprint.extend_from_slice(hash);
     }
@@ -423,11 +425,18 @@ fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
     if !request.request_id().is_empty() {
         tracing::Span::current().record("request_id", request.request_id());
     }
-    let mut rest = request.clone();
-    rest.clear_keys();
-    let mut fingerprint = M::RPC.to_vec();
-    rest.encode(&mut fingerprint)
-        .expect("a Vec grows as needed");
+    // Only a request id is ever checked against a fingerprint: without one
+    // the call makes none (a copy and an encoding of the request saved).
+    let fingerprint = if request.request_id().is_empty() {
+        Vec::new()
+    } else {
+        let mut rest = request.clone();
+        rest.clear_keys();
+        let mut fingerprint = M::RPC.to_vec();
+        rest.encode(&mut fingerprint)
+            .expect("a Vec grows as needed");
+        fingerprint
+    };
     Ok(RequestMeta {
         request_id: request.request_id().to_owned(),
         fingerprint,

@@ -164,7 +164,9 @@ pub enum Credential {
 pub struct RequestMeta {
     /// The caller's request id; empty means no deduplication.
     pub request_id: String,
-    /// The request as received, with id and turn token cleared.
+    /// The request as received, with id and turn token cleared (and the
+    /// seat token's hash); empty when `request_id` is, since nothing
+    /// compares it then.
     pub fingerprint: Vec<u8>,
     /// The sequence the caller expects the game to be at.
     pub expected_sequence: Option<u64>,
