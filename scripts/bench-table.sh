@@ -6,7 +6,8 @@
 #   scripts/bench-table.sh BINARY OUTDIR [ROUNDS]
 #
 # BINARY is a release plylog; OUTDIR gets one JSON or text file per run
-# and summary.tsv (medians). PostgreSQL rows need DATABASE_URL pointing
+# and summary.md (medians). BENCH_ONLY=play measures only the play rows
+# (no fan-out, no cold loads): a few minutes a round instead of ten. PostgreSQL rows need DATABASE_URL pointing
 # at a server where this script may create and drop the database
 # plylog_bench (default postgres://postgres@127.0.0.1:5432/test).
 set -euo pipefail
@@ -59,6 +60,7 @@ for round in $(seq "$rounds"); do
   play_row sqlite-normal-g64 "$round" "${lite[@]}" --sqlite-synchronous-normal -- --slots 64
   play_row pg-g1 "$round" --database-url "$pg_url" -- --slots 1
   play_row pg-g64 "$round" --database-url "$pg_url" -- --slots 64
+  [ "${BENCH_ONLY:-}" = play ] && continue
   rm -f "$work"/bench.db*
   serve follow "${lite[@]}" --max-streams-per-game 1000
   "$bin" bench follow --url "$url" --followers 1000 >"$out/follow-1000.r$round.txt"
