@@ -3,9 +3,10 @@
 //! [`init`] installs the process's `tracing` subscriber: text or JSON logs
 //! on stdout filtered by `RUST_LOG` (default `info`), and, with the `otlp`
 //! feature and an endpoint, an OpenTelemetry OTLP/gRPC span exporter.
-//! [`CallLayer`] wraps the gRPC routes: one span per call, named after its
-//! method, which the handlers' shared helpers fill with `game_id`, `seat`
-//! and `request_id`, and which ends with the call's status code (a stream's
+//! [`CallLayer`] wraps the gRPC routes: one span per call (DEBUG: the logs
+//! show it only with `RUST_LOG=plylog=debug`, the OTLP export always), named
+//! after its method, which the handlers' shared helpers fill with `game_id`,
+//! `seat` and `request_id`, and which ends with the call's status code (a stream's
 //! when it ends); with OTLP, a caller's W3C `traceparent` metadata makes the
 //! span a child of the caller's. The game actor's work and the store's
 //! appends are child spans of the call that asked for them. The same layer
@@ -83,7 +84,9 @@ impl Telemetry {
 
 /// Installs the global subscriber: logs in `format` filtered by `RUST_LOG`
 /// (default `info`), and spans exported over OTLP/gRPC to `otlp_endpoint`
-/// (e.g. `http://127.0.0.1:4317`) when given, with service name `plylog`.
+/// (e.g. `http://127.0.0.1:4317`) when given, with service name `plylog`,
+/// filtered on their own (plylog's spans down to DEBUG, the rest at INFO
+/// and above), so `RUST_LOG` does not decide what is exported.
 /// Call inside the tokio runtime.
 ///
 /// # Errors
@@ -91,14 +94,18 @@ impl Telemetry {
 /// the `otlp` feature, or a subscriber already installed.
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry, TelemetryError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(log_layer(format, Output::Stdout));
+    // Each output has its own filter: the logs RUST_LOG's, the export
+    // `otlp::exported`, so a call's span (DEBUG) is made only when one of
+    // them takes it.
+    let registry =
+        tracing_subscriber::registry().with(log_layer(format, Output::Stdout).with_filter(filter));
     #[cfg(feature = "otlp")]
     {
         let (layer, provider) = match otlp_endpoint {
             Some(endpoint) => {
                 let (layer, provider) = otlp::layer(endpoint)?;
+                let layer =
+                    layer.with_filter(tracing_subscriber::filter::filter_fn(otlp::exported));
                 (Some(layer), Some(provider))
             }
             None => (None, None),
@@ -220,6 +227,16 @@ mod otlp {
         Ok((tracing_opentelemetry::layer().with_tracer(tracer), provider))
     }
 
+    /// What the exporter takes, whatever `RUST_LOG` says: plylog's own
+    /// spans down to DEBUG (a call's span and the store's append are DEBUG,
+    /// so that the logs leave them out at the default `info`: making them
+    /// cost about 15% of a move's CPU), and other spans and every event at
+    /// INFO and above (more verbose levels are greater in `tracing`).
+    pub(super) fn exported(meta: &tracing::Metadata<'_>) -> bool {
+        *meta.level() <= tracing::Level::INFO
+            || (meta.is_span() && meta.target().starts_with("plylog"))
+    }
+
     /// Reads trace context from HTTP/2 headers (gRPC metadata).
     struct Headers<'a>(&'a http::HeaderMap);
 
@@ -335,7 +352,10 @@ where
         let method = method_label(request.uri().path());
         // OpenTelemetry's conventions for RPC spans; `otel.*` fields name
         // the span and set its kind and status in the export.
-        let span = tracing::info_span!(
+        // DEBUG: made only for an OTLP export or `RUST_LOG=plylog=debug`
+        // (see `otlp::exported`); its fields, formatted for the logs on
+        // every call, cost more than the call's own decoding.
+        let span = tracing::debug_span!(
             "grpc",
             otel.name = method,
             otel.kind = "server",

@@ -1140,7 +1140,7 @@ impl Actor {
                 .inner
                 .store
                 .append(append)
-                .instrument(tracing::info_span!("store.append", events = events.len()))
+                .instrument(tracing::debug_span!("store.append", events = events.len()))
                 .await;
             match appended {
                 Ok(()) => {
