@@ -7,9 +7,10 @@
 #
 # BINARY is a release plylog; OUTDIR gets one JSON or text file per run
 # and summary.md (medians). BENCH_ONLY=play measures only the play rows
-# (no fan-out, no cold loads): a few minutes a round instead of ten. PostgreSQL rows need DATABASE_URL pointing
-# at a server where this script may create and drop the database
-# plylog_bench (default postgres://postgres@127.0.0.1:5432/test).
+# (no fan-out, no cold loads): a few minutes a round instead of ten.
+# PostgreSQL rows need DATABASE_URL pointing at a server where this
+# script may create and drop the database plylog_bench (default
+# postgres://postgres@127.0.0.1:5432/test).
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; rounds=${3:-3}
 secs=${BENCH_SECS:-5}

@@ -1196,7 +1196,6 @@ async fn follow_changes(
     }
 }
 
-/// The ListGames line of a stored game.
 /// A new game's id when the caller names none: a UUID version 7 (RFC 9562,
 /// section 5.7), whose first 48 bits are `now_ms` (Unix epoch milliseconds,
 /// the server's clock) and the other 74 random, in its hyphenated text
@@ -1214,6 +1213,7 @@ fn time_ordered_id(now_ms: crate::game::Millis) -> String {
     uuid::Uuid::new_v7(at).to_string()
 }
 
+/// The ListGames line of a stored game.
 fn summary_of(record: crate::store::GameRecord) -> Result<pb::GameSummary, RegistryError> {
     let wire = pb::GameEvent::decode(record.created_payload.as_slice())
         .map_err(|e| RegistryError::Internal(format!("game {}: {e}", record.game_id)))?;

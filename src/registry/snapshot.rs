@@ -156,10 +156,10 @@ fn decode_error(error: postcard::Error) -> Unusable {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    use std::collections::HashMap;
 
     use super::*;
     use crate::game::{
