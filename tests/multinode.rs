@@ -89,6 +89,11 @@ fn main() -> ExitCode {
             a_store_closes_while_its_notification_listener_is_connected,
         ),
         trial(
+            "writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
+            &postgres,
+            writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes,
+        ),
+        trial(
             "a_clock_that_runs_out_on_two_nodes_times_out_once",
             &postgres,
             a_clock_that_runs_out_on_two_nodes_times_out_once,
@@ -745,6 +750,133 @@ async fn a_store_closes_while_its_notification_listener_is_connected() {
         .await
         .expect("the store closes within 10 s while its listener is connected");
     drop(changes);
+}
+
+/// Waits until `changes` reports a notification sent now with a payload
+/// of no node (`<probe>:1`), and returns what it reported before: every
+/// notification sent before the probe reached the listener first.
+async fn changes_until_probe(
+    url: &str,
+    probe: &str,
+    changes: &mut tokio::sync::mpsc::Receiver<plylog::store::Change>,
+) -> Vec<plylog::store::Change> {
+    use plylog::store::Change;
+    use sqlx::Connection;
+    let mut notifier = sqlx::PgConnection::connect(url).await.unwrap();
+    let mut before = Vec::new();
+    let heard = async {
+        loop {
+            sqlx::query("SELECT pg_notify('plylog_events', $1 || ':1')")
+                .bind(probe)
+                .execute(&mut notifier)
+                .await
+                .unwrap();
+            while let Ok(Some(change)) =
+                tokio::time::timeout(Duration::from_millis(200), changes.recv()).await
+            {
+                match change {
+                    Change::Appended { game_id, .. } if game_id == probe => return,
+                    change => before.push(change),
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), heard)
+        .await
+        .expect("the listener hears the probe within 10 s");
+    let _ = notifier.close().await;
+    before
+}
+
+/// Two stores (nodes) on one database. Node A is given, all at once (so
+/// they queue for its writer together), a new game for each of 20 ids twice
+/// over and an append to a game it made before: each id is created once,
+/// by the first of its two writes (the second finds it taken), and the
+/// append lands. Node B hears of every game A wrote, with its last
+/// sequence; A's own listener hears of none of them.
+async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes() {
+    use plylog::store::{Append, Change, EventStore, NewEvent, NewGame, PostgresStore, StoreError};
+    let schema = fresh_postgres_schema().await;
+    let a = PostgresStore::open(&schema.url, 4).await.unwrap();
+    let b = PostgresStore::open(&schema.url, 4).await.unwrap();
+    let mut heard_by_a = a.changes().expect("a shared store reports changes");
+    let mut heard_by_b = b.changes().expect("a shared store reports changes");
+    changes_until_probe(&schema.url, "probe-a", &mut heard_by_a).await;
+    changes_until_probe(&schema.url, "probe-b", &mut heard_by_b).await;
+    let event = |sequence| NewEvent {
+        sequence,
+        event_type: "game_created",
+        payload: vec![sequence as u8],
+        recorded_at_ms: 1,
+    };
+    let game = |id: String| NewGame {
+        game_id: id,
+        created: event(1),
+        request: None,
+        status: 1,
+        seat_token_hashes: Vec::new(),
+    };
+    // Notifications are database-wide, and other tests' nodes send theirs
+    // meanwhile: this test's games share a prefix.
+    a.create(game("grouped-before".into())).await.unwrap();
+    let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();
+    let creates = ids.iter().chain(&ids).map(|id| a.create(game(id.clone())));
+    let append = a.append(Append {
+        game_id: "grouped-before".into(),
+        expected: 1,
+        events: vec![NewEvent {
+            event_type: "move_played",
+            ..event(2)
+        }],
+        request: None,
+        status: 1,
+        seat_token_hashes: None,
+    });
+    let (created, appended) = tokio::join!(futures::future::join_all(creates), append);
+    appended.expect("the append lands");
+    let (first, again) = created.split_at(ids.len());
+    for (id, (first, again)) in ids.iter().zip(first.iter().zip(again)) {
+        assert!(first.is_ok(), "{id}: {first:?}");
+        assert!(
+            matches!(again, Err(StoreError::GameExists)),
+            "{id} again: {again:?}"
+        );
+    }
+    let mut db = {
+        use sqlx::Connection;
+        sqlx::PgConnection::connect(&schema.url).await.unwrap()
+    };
+    let games: i64 = sqlx::query_scalar("SELECT count(*) FROM games")
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+    assert_eq!(games, 21);
+
+    let appended = |changes: Vec<Change>| -> Vec<(String, u64)> {
+        let mut games: Vec<_> = changes
+            .into_iter()
+            .filter_map(|change| match change {
+                Change::Appended { game_id, sequence } if game_id.starts_with("grouped-") => {
+                    Some((game_id, sequence))
+                }
+                Change::Appended { .. } | Change::Missed => None,
+            })
+            .collect();
+        games.sort();
+        games
+    };
+    let mut expected: Vec<(String, u64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    expected.extend([
+        ("grouped-before".to_owned(), 1),
+        ("grouped-before".to_owned(), 2),
+    ]);
+    expected.sort();
+    let by_b = appended(changes_until_probe(&schema.url, "probe-b", &mut heard_by_b).await);
+    assert_eq!(by_b, expected, "node B hears of every game A wrote");
+    let by_a = appended(changes_until_probe(&schema.url, "probe-a", &mut heard_by_a).await);
+    assert_eq!(by_a, vec![], "node A hears none of its own writes");
+    a.close().await;
+    b.close().await;
 }
 
 async fn three_nodes_on_one_database_agree_on_every_game() {

@@ -1,19 +1,21 @@
 //! The PostgreSQL event store, for several plylog nodes on one database.
 //!
-//! Appends are group-committed: a writer task takes every queued append
-//! (up to 512) and commits them as one statement ([`APPEND`]), in one round
-//! trip (up to four writers per node take turns). The statement advances
-//! each game row only from its expected sequence (the row lock decides a
-//! race between nodes: the loser's row is not updated, reported as
-//! [`StoreError::Conflict`]) and writes the events, requests and seat token
-//! hashes of the rows it moved; it calls `pg_notify` for each of them
-//! (`plylog_events`, payload `<game_id>:<last_sequence>`), delivered only
-//! when it commits. PostgreSQL serialises the commits of transactions that
-//! notified behind one lock, so a node takes it once per group, not once
-//! per move. Notifications are a wake-up call, not the data:
-//! a node reads the rows from the table, and catches up periodically in
-//! case a notification was lost while its listening connection was down.
+//! New games and appends are group-committed: a writer task takes every
+//! queued write (up to 512) and commits them as one statement
+//! ([`WRITE_GROUP`]), in one round trip. The statement inserts the new games whose ids are free, and
+//! advances each appended game's row only from its expected sequence (the
+//! row lock decides a race between nodes: the loser's row is not updated,
+//! reported as [`StoreError::Conflict`]) and writes the events, requests and
+//! seat token hashes of the rows it moved; it calls `pg_notify` for each
+//! game it wrote (`plylog_events`, payload `<game_id>:<last_sequence>`),
+//! delivered only when it commits. PostgreSQL serialises the commits of
+//! transactions that notified behind one lock, so a node takes it once per
+//! group, not once per move or per new game. Notifications are a wake-up
+//! call, not the data: a node reads the rows from the table, and catches up
+//! periodically in case a notification was lost while its listening
+//! connection was down.
 
+use std::collections::HashSet;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,27 +35,53 @@ use super::{
 
 /// The notification channel nodes wake each other on.
 const CHANNEL: &str = "plylog_events";
+/// Most games one notification names: with ids of up to
+/// [`crate::api::MAX_ID_CHARS`] characters and 20-digit sequences, 50 stay
+/// under PostgreSQL's 8,000-byte payload.
+const GAMES_PER_NOTICE: i64 = 50;
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i32 = 1;
 
 /// Most appends one transaction commits together.
 const MAX_GROUP: usize = 512;
-/// Appends waiting for the writers before callers wait for room.
+/// Writes waiting for the writer before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
-/// Writer tasks per node at most (half the pool's connections, at least
-/// one).
-const MAX_WRITERS: u32 = 4;
 
-/// A group of appends as one statement, committed on its own (no explicit
-/// transaction: one round trip). Each append (`$1..$10`, one array element
-/// per append) moves its game row from `expected` to `next` only where the
-/// row still stands at `expected` (a row another writer moved first is not
-/// in `moved`: that append conflicts, raising no error); then the events of
-/// the appends that moved (`$12..$16`, one element per event), their
-/// requests and seat token hashes are written, and `pg_notify` tells the
-/// other nodes about each game that moved (`$17`). The rows returned are
-/// the games that moved.
-const APPEND: &str = "WITH a AS ( \
+/// A group of writes as one statement, committed on its own (no explicit
+/// transaction: one round trip): new games and appends to games that exist.
+///
+/// Each new game (`$18..$25`, one array element per game) gets its row and
+/// its GameCreated event (sequence 1); a game whose id or creation request
+/// id is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in
+/// `created`.
+///
+/// Each append (`$1..$10`, one array element per append) moves its game row
+/// from `expected` to `next` only where the row still stands at `expected`
+/// (a row another writer moved first is not in `moved`: that append
+/// conflicts, raising no error). Then the events of the appends that moved
+/// (`$12..$16`, one element per event), their requests and seat token
+/// hashes are written.
+///
+/// `pg_notify` tells the other nodes about the games created or moved: one
+/// notification on channel `$17` for up to `$27` games (see [`Notice`]),
+/// from node `$26`. The rows returned are those games, each with whether it
+/// was created (else it moved).
+const WRITE_GROUP: &str = "WITH c AS ( \
+         SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[], \
+             $22::bytea[], $23::bytea[], $24::text[], $25::bytea[]) \
+           AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type, \
+             payload)), \
+     created AS ( \
+         INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, \
+           create_fingerprint, seat_token_hashes) \
+         SELECT game_id, created_at_ms, 1, status, request_id, fingerprint, hashes FROM c \
+         ON CONFLICT DO NOTHING \
+         RETURNING game_id), \
+     created_events AS ( \
+         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
+         SELECT c.game_id, 1, c.event_type, $11, c.payload, c.created_at_ms \
+         FROM c JOIN created ON created.game_id = c.game_id), \
+     a AS ( \
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], \
              $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[]) \
            AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint, \
@@ -73,13 +101,37 @@ const APPEND: &str = "WITH a AS ( \
      requested AS ( \
          INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
          SELECT game_id, request_id, fingerprint, first_sequence, last_sequence \
-         FROM moved WHERE request_id IS NOT NULL) \
-     SELECT moved.game_id FROM moved, \
-       LATERAL (SELECT pg_notify($17, moved.game_id || ':' || moved.next)) AS notified";
+         FROM moved WHERE request_id IS NOT NULL), \
+     wrote AS ( \
+         SELECT game_id, next, false AS created FROM moved \
+         UNION ALL SELECT game_id, 1, true FROM created), \
+     notified AS ( \
+         SELECT count(pg_notify($17, $26 || ';' || changes)) FROM ( \
+           SELECT string_agg(game_id || ':' || next, ',') AS changes \
+           FROM (SELECT game_id, next, (row_number() OVER ()) / $27 AS chunk FROM wrote) w \
+           GROUP BY chunk) c) \
+     SELECT wrote.game_id, wrote.created FROM wrote, notified";
 
-/// An append waiting for the writer task, and where its result goes.
-struct AppendJob {
-    append: Append,
+/// A write for the writer tasks.
+enum Write {
+    /// A new game ([`EventStore::create`]).
+    Create(NewGame),
+    /// An append to a game that exists ([`EventStore::append`]).
+    Append(Append),
+}
+
+impl Write {
+    fn game_id(&self) -> &str {
+        match self {
+            Write::Create(game) => &game.game_id,
+            Write::Append(append) => &append.game_id,
+        }
+    }
+}
+
+/// A write waiting for the writer tasks, and where its result goes.
+struct WriteJob {
+    write: Write,
     reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -87,8 +139,11 @@ struct AppendJob {
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
-    /// The writer task's queue of appends.
-    appends: mpsc::Sender<AppendJob>,
+    /// This store's tag in the notifications it sends (random), so that
+    /// its listener skips them: this node's games are current already.
+    node: Arc<str>,
+    /// The writer tasks' queue of new games and appends.
+    writes: mpsc::Sender<WriteJob>,
 }
 
 /// The migrations under `migrations/postgres/`, built into the binary.
@@ -127,13 +182,10 @@ impl PostgresStore {
 
     /// The store on `pool`, with its writer task started.
     fn with_writer(pool: PgPool) -> Self {
-        let (appends, queue) = mpsc::channel(WRITE_QUEUE);
-        let queue = Arc::new(tokio::sync::Mutex::new(queue));
-        let writers = (pool.options().get_max_connections() / 2).clamp(1, MAX_WRITERS);
-        for _ in 0..writers {
-            tokio::spawn(run_writer(pool.clone(), Arc::clone(&queue)));
-        }
-        PostgresStore { pool, appends }
+        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        let node: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
+        tokio::spawn(run_writer(pool.clone(), Arc::clone(&node), queue));
+        PostgresStore { pool, node, writes }
     }
 
     /// Applies the migrations the database lacks and says which they were
@@ -153,15 +205,28 @@ impl PostgresStore {
         Ok(missing)
     }
 
-    /// Tells the other nodes, when `tx` commits, that each game of
-    /// `appended` (`<game_id>:<last_sequence>`) moved on: one statement.
-    async fn notify(
+    /// Queues `write` for the writer tasks and waits for its result (after
+    /// the commit).
+    async fn write(&self, write: Write) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.writes
+            .send(WriteJob { write, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Tells the other nodes, when `tx` commits, that game `game_id` was
+    /// created (its log reaches sequence 1).
+    async fn notify_created(
+        &self,
         tx: &mut Transaction<'_, Postgres>,
-        appended: &[String],
+        game_id: &str,
     ) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
+        sqlx::query("SELECT pg_notify($1, $2 || ';' || $3 || ':1')")
             .bind(CHANNEL)
-            .bind(appended)
+            .bind(&*self.node)
+            .bind(game_id)
             .execute(&mut **tx)
             .await?;
         Ok(())
@@ -169,10 +234,17 @@ impl PostgresStore {
 }
 
 /// A pool on `url` whose sessions wait for every commit to be flushed
-/// (whatever the server's default) and, when `read_only`, start only
-/// read-only transactions.
+/// (whatever the server's default), plan no sequential scan where an index
+/// serves, and, when `read_only`, start only read-only transactions.
 async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgPool, StoreError> {
-    let mut settings = vec![("synchronous_commit", "on")];
+    // Every statement here looks rows up by a key. While a table is small
+    // by its statistics (a new database, which fills faster than
+    // autovacuum analyses it), the planner would rather scan it whole and
+    // hash-join: a group append then read every game, comparing ids, and
+    // PostgreSQL spent about 240 µs of CPU per move instead of 160 (issue
+    // 15's profile of the G=64 workload). Sequential scans are left for
+    // statements that have no index to use.
+    let mut settings = vec![("synchronous_commit", "on"), ("enable_seqscan", "off")];
     if read_only {
         settings.push(("default_transaction_read_only", "on"));
     }
@@ -214,129 +286,149 @@ async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Resu
         .map_err(|e| classify(e, StoreError::GameExists))
 }
 
-/// Runs [`APPEND`] for `appends` on `executor`: the ids of the games that
-/// moved (the others conflicted).
-async fn append_all<'c, E>(
+/// One statement parameter: `f` of each item, as an array.
+fn column<'a, T, U>(items: &'a [T], f: impl Fn(&'a T) -> U) -> Vec<U> {
+    items.iter().map(f).collect()
+}
+
+/// The games a [`WRITE_GROUP`] wrote: those created, those that moved.
+#[derive(Debug, Default)]
+struct Wrote {
+    created: HashSet<String>,
+    moved: HashSet<String>,
+}
+
+/// Runs [`WRITE_GROUP`] for `creates` and `appends` on `executor` (the ids
+/// of `creates` distinct), notifying as `node`: which games it created (the others existed) and
+/// which moved (the others conflicted).
+async fn write_all<'c, E>(
     executor: E,
+    node: &str,
+    creates: &[&NewGame],
     appends: &[&Append],
-) -> Result<std::collections::HashSet<String>, sqlx::Error>
+) -> Result<Wrote, sqlx::Error>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    let each = |f: &dyn Fn(&Append) -> i64| appends.iter().map(|a| f(a)).collect::<Vec<_>>();
     let requests: Vec<_> = appends.iter().map(|a| a.request.as_ref()).collect();
     let events: Vec<(&str, &NewEvent)> = appends
         .iter()
         .flat_map(|a| a.events.iter().map(|e| (a.game_id.as_str(), e)))
         .collect();
-    let moved: Vec<String> = sqlx::query_scalar(APPEND)
-        .bind(
-            appends
-                .iter()
-                .map(|a| a.game_id.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(each(&|a| a.expected as i64))
-        .bind(each(&|a| (a.expected + a.events.len() as u64) as i64))
-        .bind(appends.iter().map(|a| a.status).collect::<Vec<_>>())
-        .bind(
-            appends
-                .iter()
-                .map(|a| a.seat_token_hashes.is_some())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            appends
-                .iter()
-                .map(|a| a.seat_token_hashes.as_deref().and_then(super::join_hashes))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            requests
-                .iter()
-                .map(|r| r.map(|r| r.request_id.as_str()))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            requests
-                .iter()
-                .map(|r| r.map(|r| r.fingerprint.as_slice()))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            requests
-                .iter()
-                .map(|r| r.map(|r| r.first_sequence as i64))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            requests
-                .iter()
-                .map(|r| r.map(|r| r.last_sequence as i64))
-                .collect::<Vec<_>>(),
-        )
+    let create_requests: Vec<_> = creates.iter().map(|g| g.request.as_ref()).collect();
+    let rows: Vec<(String, bool)> = sqlx::query_as(WRITE_GROUP)
+        .bind(column(appends, |a| a.game_id.as_str()))
+        .bind(column(appends, |a| a.expected as i64))
+        .bind(column(appends, |a| {
+            (a.expected + a.events.len() as u64) as i64
+        }))
+        .bind(column(appends, |a| a.status))
+        .bind(column(appends, |a| a.seat_token_hashes.is_some()))
+        .bind(column(appends, |a| {
+            a.seat_token_hashes.as_deref().and_then(super::join_hashes)
+        }))
+        .bind(column(&requests, |r| r.map(|r| r.request_id.as_str())))
+        .bind(column(&requests, |r| r.map(|r| r.fingerprint.as_slice())))
+        .bind(column(&requests, |r| r.map(|r| r.first_sequence as i64)))
+        .bind(column(&requests, |r| r.map(|r| r.last_sequence as i64)))
         .bind(EVENT_VERSION)
-        .bind(events.iter().map(|(game, _)| *game).collect::<Vec<_>>())
-        .bind(
-            events
-                .iter()
-                .map(|(_, e)| e.sequence as i64)
-                .collect::<Vec<_>>(),
-        )
-        .bind(events.iter().map(|(_, e)| e.event_type).collect::<Vec<_>>())
-        .bind(
-            events
-                .iter()
-                .map(|(_, e)| e.payload.as_slice())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            events
-                .iter()
-                .map(|(_, e)| e.recorded_at_ms)
-                .collect::<Vec<_>>(),
-        )
+        .bind(column(&events, |(game, _)| *game))
+        .bind(column(&events, |(_, e)| e.sequence as i64))
+        .bind(column(&events, |(_, e)| e.event_type))
+        .bind(column(&events, |(_, e)| e.payload.as_slice()))
+        .bind(column(&events, |(_, e)| e.recorded_at_ms))
         .bind(CHANNEL)
+        .bind(column(creates, |g| g.game_id.as_str()))
+        .bind(column(creates, |g| g.created.recorded_at_ms))
+        .bind(column(creates, |g| g.status))
+        .bind(column(&create_requests, |r| r.map(|(id, _)| id.as_str())))
+        .bind(column(&create_requests, |r| {
+            r.map(|(_, fingerprint)| fingerprint.as_slice())
+        }))
+        .bind(column(creates, |g| {
+            super::join_hashes(&g.seat_token_hashes)
+        }))
+        .bind(column(creates, |g| g.created.event_type))
+        .bind(column(creates, |g| g.created.payload.as_slice()))
+        .bind(node)
+        .bind(GAMES_PER_NOTICE)
         .fetch_all(executor)
         .await?;
-    Ok(moved.into_iter().collect())
+    let mut wrote = Wrote::default();
+    for (game_id, created) in rows {
+        if created {
+            wrote.created.insert(game_id);
+        } else {
+            wrote.moved.insert(game_id);
+        }
+    }
+    Ok(wrote)
 }
 
-/// The writer loop: one group of queued appends per transaction.
+/// The writer loop: one group of queued writes per statement.
 ///
-/// Several writers share the queue: one takes what is queued while the
-/// others commit theirs, so a group's round trips overlap the next group's
-/// gathering (one game never has two appends in flight, so the groups of
-/// different writers touch different rows).
-async fn run_writer(pool: PgPool, queue: Arc<tokio::sync::Mutex<mpsc::Receiver<AppendJob>>>) {
+/// One writer per node: what queues while a group is in flight makes the
+/// next group. Four writers taking turns (each group's round trip overlapping
+/// the next one's gathering) made groups a quarter the size and cost more
+/// than they saved: at G=64 on a 2-core machine shared with PostgreSQL, 4,011
+/// to 4,675 moves/s against 5,977 to 6,196 with one writer (0.17–0.20 of
+/// the no-op handler against 0.26, measured alternately in one session),
+/// since PostgreSQL's CPU per statement is mostly fixed.
+async fn run_writer(pool: PgPool, node: Arc<str>, mut queue: mpsc::Receiver<WriteJob>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.lock().await.recv_many(&mut group, MAX_GROUP).await > 0 {
-        match commit_group(&pool, &group).await {
-            Ok(results) => {
-                for (job, result) in group.drain(..).zip(results) {
-                    let _ = job.reply.send(result);
-                }
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        // Two new games with one id in a statement: the insert keeps one,
+        // but both would join its row and write event 1 twice, failing the
+        // whole group (then retried one write at a time). A repeated id
+        // waits for a statement of its own, and finds the id taken.
+        while !group.is_empty() {
+            let later = take_repeated_creates(&mut group);
+            commit_and_answer(&pool, &node, &mut group).await;
+            group = later;
+        }
+    }
+}
+
+/// Takes out of `group` each new game whose id an earlier new game of the
+/// group has, in order.
+fn take_repeated_creates(group: &mut Vec<WriteJob>) -> Vec<WriteJob> {
+    let mut ids = HashSet::new();
+    let (now, later) = group.drain(..).partition(|job| match &job.write {
+        Write::Create(game) => ids.insert(game.game_id.clone()),
+        Write::Append(_) => true,
+    });
+    *group = now;
+    later
+}
+
+/// Commits `group` as one statement and answers each of its callers,
+/// leaving `group` empty.
+async fn commit_and_answer(pool: &PgPool, node: &str, group: &mut Vec<WriteJob>) {
+    match commit_group(pool, node, group).await {
+        Ok(results) => {
+            for (job, result) in group.drain(..).zip(results) {
+                let _ = job.reply.send(result);
             }
-            // Nothing of the group was committed: each append is tried
-            // alone, so that one that fails fails only itself.
-            Err(GroupError::Before(error)) if group.len() > 1 => {
-                tracing::warn!(error = %error, appends = group.len(), "group append failed; appending one by one");
-                for job in group.drain(..) {
-                    let result = match commit_group(&pool, std::slice::from_ref(&job)).await {
-                        Ok(mut results) => results.pop().unwrap_or(Err(StoreError::Closed)),
-                        Err(GroupError::Before(error) | GroupError::Commit(error)) => Err(error),
-                    };
-                    let _ = job.reply.send(result);
-                }
+        }
+        // Nothing of the group was committed: each write is tried alone,
+        // so that one that fails fails only itself.
+        Err(GroupError::Before(error)) if group.len() > 1 => {
+            tracing::warn!(error = %error, writes = group.len(), "group write failed; writing one by one");
+            for job in group.drain(..) {
+                let result = match commit_group(pool, node, std::slice::from_ref(&job)).await {
+                    Ok(mut results) => results.pop().unwrap_or(Err(StoreError::Closed)),
+                    Err(GroupError::Before(error) | GroupError::Commit(error)) => Err(error),
+                };
+                let _ = job.reply.send(result);
             }
-            // Whether the COMMIT landed is unknown (or the lone append
-            // failed): every caller is told, and catches up from the log.
-            Err(GroupError::Before(error) | GroupError::Commit(error)) => {
-                tracing::error!(error = %crate::api::cause_chain(&error), appends = group.len(), "group commit failed");
-                let error = Arc::new(error);
-                for job in group.drain(..) {
-                    let _ = job.reply.send(Err(StoreError::Commit(Arc::clone(&error))));
-                }
+        }
+        // Whether the commit landed is unknown (or the lone write failed):
+        // every caller is told, and catches up from the log.
+        Err(GroupError::Before(error) | GroupError::Commit(error)) => {
+            tracing::error!(error = %crate::api::cause_chain(&error), writes = group.len(), "group commit failed");
+            let error = Arc::new(error);
+            for job in group.drain(..) {
+                let _ = job.reply.send(Err(StoreError::Commit(Arc::clone(&error))));
             }
         }
     }
@@ -350,28 +442,47 @@ enum GroupError {
     Commit(StoreError),
 }
 
-/// Runs `group` as one [`APPEND`] statement, committed on its own. Returns
-/// each append's own result (`Ok`, or [`StoreError::Conflict`]).
+/// Runs `group` (no two new games with one id) as one [`WRITE_GROUP`]
+/// statement, committed on its own. Returns each write's own result: `Ok`,
+/// [`StoreError::GameExists`] for a new game whose id or request id was
+/// taken, [`StoreError::Conflict`] for an append that lost a race.
 async fn commit_group(
     pool: &PgPool,
-    group: &[AppendJob],
+    node: &str,
+    group: &[WriteJob],
 ) -> Result<Vec<Result<(), StoreError>>, GroupError> {
-    let appends: Vec<&Append> = group.iter().map(|job| &job.append).collect();
-    let moved = match append_all(pool, &appends).await {
-        Ok(moved) => moved,
+    let mut creates = Vec::new();
+    let mut appends = Vec::new();
+    for job in group {
+        match &job.write {
+            Write::Create(game) => creates.push(game),
+            Write::Append(append) => appends.push(append),
+        }
+    }
+    let wrote = match write_all(pool, node, &creates, &appends).await {
+        Ok(wrote) => wrote,
         Err(error @ sqlx::Error::Database(_)) => {
-            return Err(GroupError::Before(classify(error, StoreError::Conflict)));
+            // A unique violation of a lone new game means it exists.
+            let on_unique = match group {
+                [
+                    WriteJob {
+                        write: Write::Create(_),
+                        ..
+                    },
+                ] => StoreError::GameExists,
+                _ => StoreError::Conflict,
+            };
+            return Err(GroupError::Before(classify(error, on_unique)));
         }
         Err(error) => return Err(GroupError::Commit(error.into())),
     };
-    Ok(appends
+    Ok(group
         .iter()
-        .map(|a| {
-            if moved.contains(&a.game_id) {
-                Ok(())
-            } else {
-                Err(StoreError::Conflict)
-            }
+        .map(|job| match &job.write {
+            Write::Create(_) if wrote.created.contains(job.write.game_id()) => Ok(()),
+            Write::Create(_) => Err(StoreError::GameExists),
+            Write::Append(_) if wrote.moved.contains(job.write.game_id()) => Ok(()),
+            Write::Append(_) => Err(StoreError::Conflict),
         })
         .collect())
 }
@@ -396,21 +507,43 @@ async fn insert_event(
     Ok(())
 }
 
+/// The changes a notification on [`CHANNEL`] tells of, unless node `own`
+/// sent it (none then: this node's games are current already).
+///
+/// A payload is `<node>;<game_id>:<sequence>,<game_id>:<sequence>...`: the
+/// sending store's tag, then each game it wrote with its last sequence
+/// (game ids hold no `;`, `,` or `:`; see [`crate::api::MAX_ID_CHARS`]). A
+/// payload without a tag (`<game_id>:<sequence>`, as nodes before the tag
+/// sent) comes from another node. An entry that does not parse is skipped.
+fn notice_changes(payload: &str, own: &str) -> Vec<Change> {
+    let entries = match payload.split_once(';') {
+        Some((node, _)) if node == own => return Vec::new(),
+        Some((_, entries)) => entries,
+        None => payload,
+    };
+    entries
+        .split(',')
+        .filter_map(|entry| {
+            let (game_id, last) = entry.rsplit_once(':')?;
+            Some(Change::Appended {
+                game_id: game_id.to_owned(),
+                sequence: last.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
 #[async_trait]
 impl EventStore for PostgresStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        insert_game(&mut tx, &game).await?;
-        PostgresStore::notify(&mut tx, &[format!("{}:1", game.game_id)]).await?;
-        tx.commit().await?;
-        Ok(())
+        self.write(Write::Create(game)).await
     }
 
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         insert_game(&mut tx, &game.game).await?;
         if game.events.is_empty() {
-            PostgresStore::notify(&mut tx, &[format!("{}:1", game.game.game_id)]).await?;
+            self.notify_created(&mut tx, &game.game.game_id).await?;
         } else {
             let rest = Append {
                 game_id: game.game.game_id.clone(),
@@ -420,10 +553,10 @@ impl EventStore for PostgresStore {
                 status: game.game.status,
                 seat_token_hashes: None,
             };
-            let moved = append_all(&mut *tx, &[&rest])
+            let wrote = write_all(&mut *tx, &self.node, &[], &[&rest])
                 .await
                 .map_err(|e| classify(e, StoreError::Conflict))?;
-            if moved.is_empty() {
+            if wrote.moved.is_empty() {
                 return Err(StoreError::Conflict);
             }
         }
@@ -432,12 +565,7 @@ impl EventStore for PostgresStore {
     }
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.appends
-            .send(AppendJob { append, reply })
-            .await
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+        self.write(Write::Append(append)).await
     }
 
     async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
@@ -530,6 +658,7 @@ impl EventStore for PostgresStore {
     fn changes(&self) -> Option<mpsc::Receiver<Change>> {
         let (tx, rx) = mpsc::channel(4096);
         let pool = self.pool.clone();
+        let node = Arc::clone(&self.node);
         tokio::spawn(async move {
             let mut listener = loop {
                 match PgListener::connect_with(&pool).await {
@@ -551,31 +680,24 @@ impl EventStore for PostgresStore {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             };
             loop {
-                let change = match listener.try_recv().await {
-                    Ok(Some(notification)) => match notification.payload().rsplit_once(':') {
-                        Some((game_id, last)) => match last.parse() {
-                            Ok(sequence) => Change::Appended {
-                                game_id: game_id.to_owned(),
-                                sequence,
-                            },
-                            Err(_) => continue,
-                        },
-                        None => continue,
-                    },
+                let changes = match listener.try_recv().await {
+                    Ok(Some(notification)) => notice_changes(notification.payload(), &node),
                     // The connection dropped: it reconnects on the next call,
                     // and what was sent meanwhile is lost.
-                    Ok(None) => Change::Missed,
+                    Ok(None) => vec![Change::Missed],
                     // The store is closing, and Pool::close waits for every
                     // connection: the listener's goes back now, or never.
                     Err(sqlx::Error::PoolClosed) => return,
                     Err(error) => {
                         tracing::warn!(error = %error, "notification listener failed; retrying");
                         tokio::time::sleep(Duration::from_millis(500)).await;
-                        Change::Missed
+                        vec![Change::Missed]
                     }
                 };
-                if tx.send(change).await.is_err() {
-                    return;
+                for change in changes {
+                    if tx.send(change).await.is_err() {
+                        return;
+                    }
                 }
             }
         });
@@ -643,5 +765,45 @@ impl EventStore for PostgresStore {
 
     async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn appended(game_id: &str, sequence: u64) -> Change {
+        Change::Appended {
+            game_id: game_id.to_owned(),
+            sequence,
+        }
+    }
+
+    /// A notice names every game it lists, with its last sequence; a
+    /// node's own notices name none; an untagged payload (as nodes sent
+    /// before the tag) is another node's; a bad entry is skipped alone.
+    #[test]
+    fn notices_name_their_games_unless_this_node_sent_them() {
+        assert_eq!(
+            notice_changes("n2;g-1:7,g.2:1", "n1"),
+            vec![appended("g-1", 7), appended("g.2", 1)]
+        );
+        assert_eq!(notice_changes("n1;g-1:7,g.2:1", "n1"), vec![]);
+        assert_eq!(notice_changes("g-1:7", "n1"), vec![appended("g-1", 7)]);
+        assert_eq!(
+            notice_changes("n2;g-1:x,g2,g3:4", "n1"),
+            vec![appended("g3", 4)]
+        );
+    }
+
+    /// The longest notice a group sends fits PostgreSQL's payload limit
+    /// (under 8,000 bytes).
+    #[test]
+    fn a_full_notice_fits_the_payload_limit() {
+        let node = uuid::Uuid::new_v4().simple().to_string();
+        let entry = format!("{}:{}", "g".repeat(crate::api::MAX_ID_CHARS), u64::MAX);
+        let entries = vec![entry; GAMES_PER_NOTICE as usize];
+        let payload = format!("{node};{}", entries.join(","));
+        assert!(payload.len() < 8_000, "{} bytes", payload.len());
     }
 }
