@@ -1,17 +1,18 @@
 //! The PostgreSQL event store, for several plylog nodes on one database.
 //!
-//! New games and appends are group-committed: a writer task takes every
-//! queued write (up to 512) and commits them as one statement
-//! ([`WRITE_GROUP`]), in one round trip. The statement inserts the new games whose ids are free, and
-//! advances each appended game's row only from its expected sequence (the
-//! row lock decides a race between nodes: the loser's row is not updated,
-//! reported as [`StoreError::Conflict`]) and writes the events, requests and
-//! seat token hashes of the rows it moved; it calls `pg_notify` for each
-//! game it wrote (`plylog_events`, payload `<game_id>:<last_sequence>`),
-//! delivered only when it commits. PostgreSQL serialises the commits of
-//! transactions that notified behind one lock, so a node takes it once per
-//! group, not once per move or per new game. Notifications are a wake-up
-//! call, not the data: a node reads the rows from the table, and catches up
+//! New games and appends are group-committed: the node's writer task takes
+//! every queued write (up to 512) and commits them as one statement
+//! ([`WRITE_GROUP`]), in one round trip. The statement inserts the new games
+//! whose ids are free, and advances each appended game's row only from its
+//! expected sequence (the row lock decides a race between nodes: the
+//! loser's row is not updated, reported as [`StoreError::Conflict`]) and
+//! writes the events, requests and seat token hashes of the rows it moved.
+//! It notifies channel `plylog_events` of the games it wrote, 50 to a
+//! notification ([`notice_changes`] gives the payload), delivered only when
+//! it commits. PostgreSQL serialises the commits of transactions that
+//! notified behind one lock, so a node takes it once per group, not once
+//! per move or per new game. Notifications are a wake-up call, not the
+//! data: another node reads the rows from the table, and catches up
 //! periodically in case a notification was lost while its listening
 //! connection was down.
 
@@ -42,7 +43,7 @@ const GAMES_PER_NOTICE: i64 = 50;
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i32 = 1;
 
-/// Most appends one transaction commits together.
+/// Most writes one statement commits together.
 const MAX_GROUP: usize = 512;
 /// Writes waiting for the writer before callers wait for room.
 const WRITE_QUEUE: usize = 4096;
@@ -63,8 +64,8 @@ const WRITE_QUEUE: usize = 4096;
 /// hashes are written.
 ///
 /// `pg_notify` tells the other nodes about the games created or moved: one
-/// notification on channel `$17` for up to `$27` games (see [`Notice`]),
-/// from node `$26`. The rows returned are those games, each with whether it
+/// notification on channel `$17` for up to `$27` games, from node `$26`
+/// (see [`notice_changes`]). The rows returned are those games, each with whether it
 /// was created (else it moved).
 const WRITE_GROUP: &str = "WITH c AS ( \
          SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[], \
@@ -112,7 +113,7 @@ const WRITE_GROUP: &str = "WITH c AS ( \
            GROUP BY chunk) c) \
      SELECT wrote.game_id, wrote.created FROM wrote, notified";
 
-/// A write for the writer tasks.
+/// A write for the writer task.
 enum Write {
     /// A new game ([`EventStore::create`]).
     Create(NewGame),
@@ -129,7 +130,7 @@ impl Write {
     }
 }
 
-/// A write waiting for the writer tasks, and where its result goes.
+/// A write waiting for the writer task, and where its result goes.
 struct WriteJob {
     write: Write,
     reply: oneshot::Sender<Result<(), StoreError>>,
@@ -142,7 +143,7 @@ pub struct PostgresStore {
     /// This store's tag in the notifications it sends (random), so that
     /// its listener skips them: this node's games are current already.
     node: Arc<str>,
-    /// The writer tasks' queue of new games and appends.
+    /// The writer task's queue of new games and appends.
     writes: mpsc::Sender<WriteJob>,
 }
 
@@ -205,7 +206,7 @@ impl PostgresStore {
         Ok(missing)
     }
 
-    /// Queues `write` for the writer tasks and waits for its result (after
+    /// Queues `write` for the writer task and waits for its result (after
     /// the commit).
     async fn write(&self, write: Write) -> Result<(), StoreError> {
         let (reply, answer) = oneshot::channel();
@@ -299,8 +300,8 @@ struct Wrote {
 }
 
 /// Runs [`WRITE_GROUP`] for `creates` and `appends` on `executor` (the ids
-/// of `creates` distinct), notifying as `node`: which games it created (the others existed) and
-/// which moved (the others conflicted).
+/// of `creates` distinct), notifying as `node`: which games it created (the
+/// others existed) and which moved (the others conflicted).
 async fn write_all<'c, E>(
     executor: E,
     node: &str,
