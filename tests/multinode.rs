@@ -15,7 +15,8 @@
 //! ignored, with the reason printed above them. With
 //! `PLYLOG_REQUIRE_POSTGRES=1` (as in `.ci/run`) a missing PostgreSQL fails
 //! them instead. Run with `--nocapture` to see the figures. Randomness is
-//! seeded (`PLYLOG_TEST_SEED` repeats a run).
+//! seeded (`PLYLOG_TEST_SEED` repeats a run). `TEST_LOG=1` shows the
+//! nodes' logs.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -64,6 +65,11 @@ const CUT_AT: usize = 800;
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
+    if std::env::var_os("TEST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter("plylog=debug,info")
+            .init();
+    }
     let available =
         on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(
@@ -1160,6 +1166,11 @@ async fn health(addr: std::net::SocketAddr) -> i32 {
         .map_or(-1, |r| r.into_inner().status)
 }
 
+/// While the node cannot reach PostgreSQL, health says NOT_SERVING and
+/// calls are UNAVAILABLE / STORE_UNAVAILABLE: a move on a game in memory,
+/// and a call on a game that must first be loaded (the failed load answers
+/// every call queued on it alike, never INTERNAL). Once the database is
+/// back, the move's retry is played once.
 async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later() {
     use tonic_types::StatusExt;
     const SERVING: i32 = 1;
@@ -1228,6 +1239,33 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
         details.retry_info().and_then(|r| r.retry_delay).is_some(),
         "UNAVAILABLE carries RetryInfo: {refused:?}"
     );
+    // Calls on a game not in memory wait for its load, which fails.
+    let loads: Vec<_> = (0..3)
+        .map(|_| {
+            let mut c = c.clone();
+            tokio::spawn(async move {
+                c.get_game(pb::GetGameRequest {
+                    game_id: "not-in-memory".into(),
+                    at_sequence: None,
+                })
+                .await
+            })
+        })
+        .collect();
+    for load in loads {
+        let refused = load.await.unwrap().expect_err("no database, no load");
+        assert_eq!(
+            (
+                refused.code(),
+                refused
+                    .get_error_details()
+                    .error_info()
+                    .map(|i| i.reason.clone())
+            ),
+            (Code::Unavailable, Some("STORE_UNAVAILABLE".to_owned())),
+            "a failed load is retried later: {refused:?}"
+        );
+    }
 
     proxy.restore();
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -268,7 +268,6 @@ impl Actor {
             Ok(loaded) => loaded,
             Err(error) => {
                 // Answer everything queued, then leave; later requests load anew.
-                let text = error.to_string();
                 registry.forget(&game_id, id);
                 // Messages are queued under the registry's lock through the
                 // handle in its map: once it is forgotten nothing more
@@ -276,12 +275,7 @@ impl Actor {
                 // with it sends it again, to a new actor).
                 for queued in queue.drain() {
                     let (msg, _) = *queued;
-                    msg.fail(match &error {
-                        RegistryError::NotFound { game_id } => RegistryError::NotFound {
-                            game_id: game_id.clone(),
-                        },
-                        _ => RegistryError::Internal(text.clone()),
-                    });
+                    msg.fail(error.for_another_caller());
                     shared.done();
                 }
                 registry.inner.budget.release(&shared);

@@ -1,5 +1,7 @@
 //! The registry's error type.
 
+use std::sync::Arc;
+
 use crate::game::GameError;
 use crate::store::StoreError;
 
@@ -101,8 +103,9 @@ pub enum RegistryError {
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,
     /// The database cannot be reached now; retry (with the request id).
+    /// Shared, since one failed load answers every caller waiting on it.
     #[error("the event store is unavailable; retry with backoff")]
-    StoreUnavailable(#[source] StoreError),
+    StoreUnavailable(#[source] Arc<StoreError>),
     /// The store failed otherwise.
     #[error("the event store failed")]
     Store(#[source] StoreError),
@@ -119,12 +122,32 @@ impl From<StoreError> for RegistryError {
         match error {
             StoreError::Closed => RegistryError::ShuttingDown,
             unavailable @ StoreError::Unavailable(_) => {
-                RegistryError::StoreUnavailable(unavailable)
+                RegistryError::StoreUnavailable(Arc::new(unavailable))
             }
             StoreError::Commit(cause) if matches!(*cause, StoreError::Unavailable(_)) => {
-                RegistryError::StoreUnavailable(StoreError::Commit(cause))
+                RegistryError::StoreUnavailable(Arc::new(StoreError::Commit(cause)))
             }
             other => RegistryError::Store(other),
+        }
+    }
+}
+
+impl RegistryError {
+    /// This error again, for another caller of the work that failed with
+    /// it (a game's load answers every call queued on it): the same error
+    /// where the caller acts on which it is (a missing game; a store that
+    /// is unavailable or closing, which the caller retries), otherwise
+    /// [`RegistryError::Internal`] with its text.
+    pub(crate) fn for_another_caller(&self) -> RegistryError {
+        match self {
+            RegistryError::NotFound { game_id } => RegistryError::NotFound {
+                game_id: game_id.clone(),
+            },
+            RegistryError::StoreUnavailable(cause) => {
+                RegistryError::StoreUnavailable(Arc::clone(cause))
+            }
+            RegistryError::ShuttingDown => RegistryError::ShuttingDown,
+            other => RegistryError::Internal(other.to_string()),
         }
     }
 }
