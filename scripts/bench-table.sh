@@ -8,11 +8,16 @@
 # BINARY is a release plylog; OUTDIR gets one JSON or text file per run
 # and summary.md (medians). BENCH_ONLY=play measures only the play rows
 # (no fan-out, no cold loads): a few minutes a round instead of ten.
+# BENCH_SERVER=<binary> serves the play and fan-out rows with another
+# build (an older commit's, say) while BINARY's load generator measures
+# it, so two builds are measured by one tool (`bench cold` runs
+# BINARY's own server, in its process).
 # PostgreSQL rows need DATABASE_URL pointing at a server where this
 # script may create and drop the database plylog_bench (default
 # postgres://postgres@127.0.0.1:5432/test).
 set -euo pipefail
 bin=$(realpath "$1"); out=$2; rounds=${3:-3}
+server_bin=$(realpath "${BENCH_SERVER:-$1}")
 secs=${BENCH_SECS:-5}
 pg_admin=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 pg_url=${pg_admin%/*}/plylog_bench
@@ -30,7 +35,7 @@ wait_up() {
 
 serve() { # serve NAME ARGS...: a fresh server on a fresh database
   local name=$1; shift
-  "$bin" serve --listen 127.0.0.1:$port --no-seat-tokens "$@" >"$work/$name.log" 2>&1 &
+  "$server_bin" serve --listen 127.0.0.1:$port --no-seat-tokens "$@" >"$work/$name.log" 2>&1 &
   server=$!
   wait_up
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
-use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{self, Events, Reads, Requests};
@@ -42,6 +42,10 @@ const CHANNEL: &str = "plylog_events";
 const GAMES_PER_NOTICE: i64 = 50;
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i32 = 1;
+
+/// How long a connection may sit in the pool and still be handed out
+/// without a ping first.
+const PING_AFTER_IDLE: Duration = Duration::from_millis(500);
 
 /// Most writes one statement commits together.
 const MAX_GROUP: usize = 512;
@@ -253,6 +257,21 @@ async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgP
     Ok(PgPoolOptions::new()
         .max_connections(max_connections.max(2))
         .acquire_timeout(Duration::from_secs(5))
+        // sqlx pings every connection it hands out by default: a round trip,
+        // and a wake-up of its backend, before each statement (each group
+        // commit included). A connection back in the pool for less than
+        // PING_AFTER_IDLE is taken as alive, as HikariCP's
+        // aliveBypassWindowMs does (500 ms); one that fails anyway fails its
+        // statement, as a connection lost mid-statement does.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_with(options)
         .await?)
 }
