@@ -37,6 +37,8 @@ use tonic::transport::Channel;
 
 #[path = "support/games.rs"]
 mod games;
+#[path = "support/logs.rs"]
+mod logs;
 #[path = "support/optional.rs"]
 mod optional;
 #[path = "support/postgres.rs"]
@@ -65,11 +67,7 @@ const CUT_AT: usize = 800;
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    if std::env::var_os("TEST_LOG").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter("plylog=debug,info")
-            .init();
-    }
+    logs::init();
     let available =
         on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(

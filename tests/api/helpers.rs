@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use plylog::api::auth::AccessSettings;
@@ -18,18 +18,6 @@ use tonic_types::StatusExt;
 
 pub(crate) type Client = GameServiceClient<Channel>;
 
-fn init_logs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("TEST_LOG").is_some() {
-            tracing_subscriber::fmt()
-                .with_env_filter("plylog=debug,info")
-                .with_test_writer()
-                .init();
-        }
-    });
-}
-
 /// Test settings: fast heartbeats so stream tests need not wait long.
 pub(crate) fn settings() -> RegistrySettings {
     RegistrySettings {
@@ -41,6 +29,8 @@ pub(crate) fn settings() -> RegistrySettings {
 /// The server's default limit on calls served at once.
 const MAX_IN_FLIGHT: usize = 4096;
 
+#[path = "../support/logs.rs"]
+mod logs;
 #[path = "../support/postgres.rs"]
 mod postgres_support;
 #[path = "../support/seed.rs"]
@@ -207,7 +197,7 @@ impl TestServer {
         max_in_flight: usize,
         web: WebSettings,
     ) -> Self {
-        init_logs();
+        logs::init();
         let mut access = access;
         if access.seat_token_secret_file.is_none() && db.file.is_none() {
             // PostgreSQL needs a secret file (SQLite makes its own beside
