@@ -853,8 +853,9 @@ impl Actor {
     /// Whether `seat` has been away from every node for the grace period of
     /// turn `key`. On a store only this node writes, this node's count is
     /// all there is (the timer fired: yes). On a shared store it asks the
-    /// store; when another node serves the seat, or served it too recently,
-    /// it notes when to look again.
+    /// store for the other nodes' counts (its own row may lag behind its
+    /// count by a queued write); when another node serves the seat, or
+    /// served it too recently, it notes when to look again.
     async fn absent_everywhere(
         &mut self,
         seat: Seat,
@@ -863,8 +864,12 @@ impl Actor {
         let Some(grace) = self.state.config().absence().map(|p| p.grace_ms as i64) else {
             return Ok(false);
         };
+        let Some(sink) = self.registry.inner.presence.as_ref() else {
+            return Ok(true);
+        };
         let store = Arc::clone(&self.registry.inner.store);
-        let Some(everywhere) = store.presence(&self.game_id, seat.0).await? else {
+        let node = sink.node();
+        let Some(everywhere) = store.presence(&self.game_id, seat.0, node).await? else {
             return Ok(true);
         };
         let settings = self.registry.settings();

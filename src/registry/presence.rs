@@ -2,7 +2,9 @@
 //! of a seat's token-bearing streams to the store when it changes, and
 //! refreshes the counts above 0 every third of [`PRESENCE_TTL`], so a node
 //! that died stops counting once its rows are stale. The node holding a
-//! game reads the sum when a seat's grace period may have run out.
+//! game reads the other nodes' counts when a seat's grace period may have
+//! run out; its own count it holds exactly in memory, while its row in the
+//! store may lag behind by a write still queued.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,14 +24,23 @@ pub(super) struct PresenceChange {
     pub(super) now: SeatPresence,
 }
 
-/// Where the stream side reports presence changes, in order.
+/// Where the stream side reports presence changes, in order, and the name
+/// of this node's rows in the store.
 #[derive(Clone)]
-pub(crate) struct PresenceSink(mpsc::UnboundedSender<PresenceChange>);
+pub(crate) struct PresenceSink {
+    changes: mpsc::UnboundedSender<PresenceChange>,
+    node: Arc<str>,
+}
 
 impl PresenceSink {
     pub(super) fn send(&self, change: PresenceChange) {
         // The writer stops only at shutdown; a change after it is moot.
-        let _ = self.0.send(change);
+        let _ = self.changes.send(change);
+    }
+
+    /// This node's name in the store's presence rows.
+    pub(super) fn node(&self) -> &str {
+        &self.node
     }
 }
 
@@ -41,6 +52,10 @@ pub(super) fn spawn_writer(
     shutdown: CancellationToken,
 ) -> PresenceSink {
     let (tx, mut rx) = mpsc::unbounded_channel::<PresenceChange>();
+    let sink = PresenceSink {
+        changes: tx,
+        node: Arc::from(node.as_str()),
+    };
     tokio::spawn(async move {
         // The latest count of every seat present on this node.
         let mut present: HashMap<(String, Seat), SeatPresence> = HashMap::new();
@@ -82,5 +97,5 @@ pub(super) fn spawn_writer(
             }
         }
     });
-    PresenceSink(tx)
+    sink
 }

@@ -477,9 +477,11 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(())
     }
 
-    /// A seat's presence over every node, `None` for a store only this
-    /// process writes (its own count is all there is). A node's count is
-    /// live for [`PRESENCE_TTL`] after its last refresh.
+    /// A seat's presence over every node but `except_node` (the caller,
+    /// which knows its own count better than its row, whose write may
+    /// still be queued); `None` for a store only this process writes (its
+    /// own count is all there is). A node's count is live for
+    /// [`PRESENCE_TTL`] after its last refresh.
     ///
     /// # Errors
     /// Database errors.
@@ -487,8 +489,9 @@ pub trait EventStore: Send + Sync + 'static {
         &self,
         game_id: &str,
         seat: u8,
+        except_node: &str,
     ) -> Result<Option<SharedPresence>, StoreError> {
-        let _ = (game_id, seat);
+        let _ = (game_id, seat, except_node);
         Ok(None)
     }
 

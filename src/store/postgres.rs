@@ -748,16 +748,18 @@ impl EventStore for PostgresStore {
         &self,
         game_id: &str,
         seat: u8,
+        except_node: &str,
     ) -> Result<Option<SharedPresence>, StoreError> {
         let (present, absent_since_ms): (Option<bool>, Option<i64>) = sqlx::query_as(
             "SELECT \
              bool_or(streams > 0 AND refreshed_at > now() - make_interval(secs => $3)), \
              max(CASE WHEN streams > 0 THEN refreshed_at_ms ELSE absent_since_ms END) \
-             FROM seat_presence WHERE game_id = $1 AND seat = $2",
+             FROM seat_presence WHERE game_id = $1 AND seat = $2 AND node <> $4",
         )
         .bind(game_id)
         .bind(i32::from(seat))
         .bind(PRESENCE_TTL.as_secs_f64())
+        .bind(except_node)
         .fetch_one(&self.pool)
         .await?;
         Ok(Some(SharedPresence {
