@@ -771,9 +771,13 @@ impl GameService for GameApi {
             )
             .into());
         }
-        // Unspecified is the full view, as GetReplay always answered.
+        // Unspecified is the full view on the first page, as GetReplay
+        // always answered, and the basic view on later pages: a client has
+        // the configuration and the board once per replay, not once per
+        // page (a page of events then costs nothing per piece).
         let view = match req.view {
-            0 => View::Full,
+            0 if req.page_token.is_empty() => View::Full,
+            0 => View::Basic,
             view => convert::view_from_proto(view, "view")?,
         };
         let mut at = req.position_at;

@@ -153,9 +153,22 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
         .unwrap()
         .into_inner();
     assert_eq!((whole.steps.len(), whole.next_page_token.as_str()), (5, ""));
+    // The pages after the first carry the game in the basic view.
+    let full = whole.game.clone().unwrap();
+    let basic = pb::Game {
+        position: full.position.clone().map(|position| pb::Position {
+            board: None,
+            ..position
+        }),
+        game_id: full.game_id.clone(),
+        created_at: full.created_at,
+        last_sequence: full.last_sequence,
+        ..pb::Game::default()
+    };
     let mut steps = Vec::new();
     let mut token = String::new();
     loop {
+        let expected = if token.is_empty() { &full } else { &basic };
         let page = c
             .get_replay(pb::GetReplayRequest {
                 game_id: "pages".into(),
@@ -168,7 +181,7 @@ async fn get_replay_pages_join_up_to_the_whole_log() {
             .unwrap()
             .into_inner();
         assert!(page.steps.len() <= 2);
-        assert_eq!(page.game, whole.game);
+        assert_eq!(page.game.as_ref(), Some(expected));
         steps.extend(page.steps);
         if page.next_page_token.is_empty() {
             break;
@@ -347,7 +360,7 @@ async fn get_replay_basic_view_leaves_out_the_configuration_and_the_board() {
         .into_inner();
     assert_eq!(basic.steps, full.steps);
     assert_eq!(basic.steps.len(), 4);
-    let game = basic.game.unwrap();
+    let game = basic.game.clone().unwrap();
     assert_eq!(game.rules, None);
     assert!(game.seats.is_empty());
     let mut position = latest.position.clone().unwrap();
@@ -355,6 +368,34 @@ async fn get_replay_basic_view_leaves_out_the_configuration_and_the_board() {
     assert_eq!(game.position, Some(position));
     assert_eq!(game.last_sequence, latest.last_sequence);
     assert_rejected(replay(7).await, Code::InvalidArgument, "INVALID_REQUEST");
+    // Unspecified is the full view on the first page only: a page after it
+    // carries the basic view, unless the full one is asked for.
+    let page = |view: i32, page_token: &str| {
+        let mut c = c.clone();
+        let page_token = page_token.to_owned();
+        async move {
+            c.get_replay(pb::GetReplayRequest {
+                game_id: "viewed".into(),
+                page_size: 2,
+                page_token,
+                position_every: Some(0),
+                view,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+        }
+    };
+    let first = page(pb::GameView::Unspecified as i32, "").await;
+    assert_eq!(first.game.as_ref(), Some(&latest));
+    let token = first.next_page_token;
+    assert!(!token.is_empty(), "two pages");
+    let second = page(pb::GameView::Unspecified as i32, &token).await;
+    assert_eq!(second.game, Some(game));
+    assert_eq!(second.steps, full.steps[2..]);
+    let second = page(pb::GameView::Full as i32, &token).await;
+    assert_eq!(second.game.as_ref(), Some(&latest));
 }
 
 /// GetReplay sends stored events as they are stored, after checking each

@@ -1033,10 +1033,12 @@ export type GetReplayRequest = Message<"plylog.v1.GetReplayRequest"> & {
 
   /**
    * How much of the game the reply's `game` carries (AIP-157): unspecified
-   * means GAME_VIEW_FULL, as GetReplay always did (the configuration and
-   * the latest board, on every page); GAME_VIEW_BASIC leaves out the
-   * configuration and the board, so a page of events only costs nothing
-   * per piece on the board.
+   * means GAME_VIEW_FULL on the first page (the configuration and the latest
+   * board, as GetReplay always sent) and GAME_VIEW_BASIC on the pages after
+   * it, so a replay carries its board once, not once per page;
+   * GAME_VIEW_FULL asks for the full view on every page; GAME_VIEW_BASIC
+   * leaves out the configuration and the board on every page, so a page of
+   * events only costs nothing per piece on the board.
    *
    * @generated from field: plylog.v1.GameView view = 7;
    */
