@@ -56,7 +56,10 @@ impl Stream for EventStream {
 /// Opens the stream `request` asks for, holding `slot` for as long as it
 /// is open.
 pub(super) fn open(slot: StreamSlot, request: StreamRequest) -> EventStream {
-    let span = tracing::info_span!(
+    // DEBUG, as a call's span: the stream enters it on every poll, and at
+    // INFO that took about 7% of the server's CPU when 10,000 followers
+    // each took one event (issue 15).
+    let span = tracing::debug_span!(
         "stream",
         game_id = %request.game_id,
         from_sequence = request.from_sequence,
