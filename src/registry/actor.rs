@@ -597,7 +597,7 @@ impl Actor {
     /// The handling of a queued message, in an `actor` span with the game's
     /// id, a child of the calling request's span when a call sent it (so a
     /// trace shows both), a root span otherwise. The span is DEBUG, as the
-    /// call's: made on every call, at INFO it cost about 4% of a move's
+    /// call's: made on every call, at INFO it cost about 5% of a move's
     /// throughput at G=64 (issue 15), so the log lines of a call's handling
     /// name their game themselves.
     ///
