@@ -727,35 +727,33 @@ async fn a_seat_that_follows_through_another_node_is_present_until_it_leaves() {
 
 /// The node holding a game knows its own count of a seat's streams
 /// exactly; its row in the store may still say 1 while the write of 0 is
-/// queued. Asked for the seat's presence, the store counts only the other
-/// nodes' rows, so that lagging row cannot hold the seat present (it did:
-/// the grace timer then waited for a recheck that a busy machine's test
-/// clock never reached).
+/// queued. Asked for the seat's presence, a node's store counts only the
+/// other nodes' rows, so that lagging row cannot hold the seat present (it
+/// did: the grace timer then waited for a recheck that a busy machine's
+/// test clock never reached).
 async fn a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows() {
     use plylog::store::{EventStore, PostgresStore, PresenceRecord, SharedPresence};
     const NOW: i64 = 1_800_000_000_000;
     let schema = fresh_postgres_schema().await;
-    let store = PostgresStore::open(&schema.url, 2).await.unwrap();
-    let record = |node: &str, streams: u32, absent_since_ms: Option<i64>| PresenceRecord {
+    // Two nodes' stores on one database: each names its own rows.
+    let holder = PostgresStore::open(&schema.url, 2).await.unwrap();
+    let other = PostgresStore::open(&schema.url, 2).await.unwrap();
+    let record = |streams: u32, absent_since_ms: Option<i64>| PresenceRecord {
         game_id: "away".into(),
         seat: 0,
-        node: node.into(),
         streams,
         absent_since_ms,
         now_ms: NOW,
     };
     // The holder's row still counts a stream; the other node's seat left
     // it a second ago.
-    store
-        .record_presence(record("holder", 1, None))
-        .await
-        .unwrap();
-    store
-        .record_presence(record("other", 0, Some(NOW - 1_000)))
+    holder.record_presence(record(1, None)).await.unwrap();
+    other
+        .record_presence(record(0, Some(NOW - 1_000)))
         .await
         .unwrap();
     assert_eq!(
-        store.presence("away", 0, "holder").await.unwrap(),
+        holder.presence("away", 0).await.unwrap(),
         Some(SharedPresence {
             present: false,
             absent_since_ms: Some(NOW - 1_000),
@@ -763,7 +761,7 @@ async fn a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows() {
         "the holder's own row does not count"
     );
     assert_eq!(
-        store.presence("away", 0, "other").await.unwrap(),
+        other.presence("away", 0).await.unwrap(),
         Some(SharedPresence {
             present: true,
             absent_since_ms: Some(NOW),
@@ -771,14 +769,15 @@ async fn a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows() {
         "to the other node, the holder's stream counts"
     );
     assert_eq!(
-        store.presence("away", 1, "holder").await.unwrap(),
+        holder.presence("away", 1).await.unwrap(),
         Some(SharedPresence {
             present: false,
             absent_since_ms: None,
         }),
         "a seat never recorded"
     );
-    store.close().await;
+    holder.close().await;
+    other.close().await;
 }
 
 /// Closing the store must not wait for the notification listener, which

@@ -867,12 +867,8 @@ impl Actor {
         let Some(grace) = self.state.config().absence().map(|p| p.grace_ms as i64) else {
             return Ok(false);
         };
-        let Some(sink) = self.registry.inner.presence.as_ref() else {
-            return Ok(true);
-        };
         let store = Arc::clone(&self.registry.inner.store);
-        let node = sink.node();
-        let Some(everywhere) = store.presence(&self.game_id, seat.0, node).await? else {
+        let Some(everywhere) = store.presence(&self.game_id, seat.0).await? else {
             return Ok(true);
         };
         let settings = self.registry.settings();

@@ -324,13 +324,7 @@ impl Registry {
         let shutdown = CancellationToken::new();
         let settings_engines = settings.engines;
         let presence = store.shared().then(|| {
-            let node = uuid::Uuid::new_v4().to_string();
-            presence::spawn_writer(
-                Arc::clone(&store),
-                node,
-                settings.clock.clone(),
-                shutdown.clone(),
-            )
+            presence::spawn_writer(Arc::clone(&store), settings.clock.clone(), shutdown.clone())
         });
         let registry = Registry {
             inner: Arc::new(Inner {

@@ -24,38 +24,24 @@ pub(super) struct PresenceChange {
     pub(super) now: SeatPresence,
 }
 
-/// Where the stream side reports presence changes, in order, and the name
-/// of this node's rows in the store.
+/// Where the stream side reports presence changes, in order.
 #[derive(Clone)]
-pub(crate) struct PresenceSink {
-    changes: mpsc::UnboundedSender<PresenceChange>,
-    node: Arc<str>,
-}
+pub(crate) struct PresenceSink(mpsc::UnboundedSender<PresenceChange>);
 
 impl PresenceSink {
     pub(super) fn send(&self, change: PresenceChange) {
         // The writer stops only at shutdown; a change after it is moot.
-        let _ = self.changes.send(change);
-    }
-
-    /// This node's name in the store's presence rows.
-    pub(super) fn node(&self) -> &str {
-        &self.node
+        let _ = self.0.send(change);
     }
 }
 
-/// Starts this node's presence writer on `store`, as node `node`.
+/// Starts this node's presence writer on `store` (which names the node).
 pub(super) fn spawn_writer(
     store: Arc<dyn EventStore>,
-    node: String,
     clock: Clock,
     shutdown: CancellationToken,
 ) -> PresenceSink {
     let (tx, mut rx) = mpsc::unbounded_channel::<PresenceChange>();
-    let sink = PresenceSink {
-        changes: tx,
-        node: Arc::from(node.as_str()),
-    };
     tokio::spawn(async move {
         // The latest count of every seat present on this node.
         let mut present: HashMap<(String, Seat), SeatPresence> = HashMap::new();
@@ -65,7 +51,6 @@ pub(super) fn spawn_writer(
             let record = PresenceRecord {
                 game_id,
                 seat: seat.0,
-                node: node.clone(),
                 streams: now.streams,
                 absent_since_ms: now.absent_since,
                 now_ms: clock.now_ms(),
@@ -97,5 +82,5 @@ pub(super) fn spawn_writer(
             }
         }
     });
-    sink
+    PresenceSink(tx)
 }

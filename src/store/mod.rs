@@ -99,19 +99,17 @@ pub struct Append {
     pub seat_token_hashes: Option<Vec<TokenHash>>,
 }
 
-/// One node's presence count for a seat of a game (see
-/// [`EventStore::record_presence`]).
+/// This node's presence count for a seat of a game (see
+/// [`EventStore::record_presence`]; the store names the node).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PresenceRecord {
     /// The game.
     pub game_id: String,
     /// The seat.
     pub seat: u8,
-    /// The node that serves the streams (random per process).
-    pub node: String,
-    /// The seat's streams open on that node.
+    /// The seat's streams open on this node.
     pub streams: u32,
-    /// When its last stream there closed (Unix epoch milliseconds).
+    /// When its last stream here closed (Unix epoch milliseconds).
     pub absent_since_ms: Option<i64>,
     /// The server's clock now (Unix epoch milliseconds).
     pub now_ms: i64,
@@ -466,9 +464,9 @@ pub trait EventStore: Send + Sync + 'static {
         None
     }
 
-    /// Records this node's presence count for a seat (a shared store; a
-    /// store only this process writes keeps presence in memory and records
-    /// nothing).
+    /// Records this node's presence count for a seat, under the store's
+    /// own name for this node (a shared store; a store only this process
+    /// writes keeps presence in memory and records nothing).
     ///
     /// # Errors
     /// Database errors.
@@ -477,11 +475,11 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(())
     }
 
-    /// A seat's presence over every node but `except_node` (the caller,
-    /// which knows its own count better than its row, whose write may
-    /// still be queued); `None` for a store only this process writes (its
-    /// own count is all there is). A node's count is live for
-    /// [`PRESENCE_TTL`] after its last refresh.
+    /// A seat's presence over every node but this one (which knows its own
+    /// count better than its row, whose write may still be queued); `None`
+    /// for a store only this process writes (its own count is all there
+    /// is). A node's count is live for [`PRESENCE_TTL`] after its last
+    /// refresh.
     ///
     /// # Errors
     /// Database errors.
@@ -489,9 +487,8 @@ pub trait EventStore: Send + Sync + 'static {
         &self,
         game_id: &str,
         seat: u8,
-        except_node: &str,
     ) -> Result<Option<SharedPresence>, StoreError> {
-        let _ = (game_id, seat, except_node);
+        let _ = (game_id, seat);
         Ok(None)
     }
 

@@ -145,7 +145,8 @@ struct WriteJob {
 pub struct PostgresStore {
     pool: PgPool,
     /// This store's tag in the notifications it sends (random), so that
-    /// its listener skips them: this node's games are current already.
+    /// its listener skips them: this node's games are current already; and
+    /// this node's name in the presence rows it writes.
     node: Arc<str>,
     /// The writer task's queue of new games and appends.
     writes: mpsc::Sender<WriteJob>,
@@ -735,7 +736,7 @@ impl EventStore for PostgresStore {
         )
         .bind(&record.game_id)
         .bind(i32::from(record.seat))
-        .bind(&record.node)
+        .bind(&*self.node)
         .bind(i32::try_from(record.streams).unwrap_or(i32::MAX))
         .bind(record.absent_since_ms)
         .bind(record.now_ms)
@@ -748,7 +749,6 @@ impl EventStore for PostgresStore {
         &self,
         game_id: &str,
         seat: u8,
-        except_node: &str,
     ) -> Result<Option<SharedPresence>, StoreError> {
         let (present, absent_since_ms): (Option<bool>, Option<i64>) = sqlx::query_as(
             "SELECT \
@@ -759,7 +759,7 @@ impl EventStore for PostgresStore {
         .bind(game_id)
         .bind(i32::from(seat))
         .bind(PRESENCE_TTL.as_secs_f64())
-        .bind(except_node)
+        .bind(&*self.node)
         .fetch_one(&self.pool)
         .await?;
         Ok(Some(SharedPresence {
