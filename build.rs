@@ -26,6 +26,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ".plylog.v1.GetReplayResponse",
             "crate::proto::replay::GetReplayResponse",
         )
+        // Written by hand so a server can send an event as the bytes it
+        // already holds, once for all followers (src/proto/stream.rs).
+        .extern_path(
+            ".plylog.v1.StreamEventsResponse",
+            "crate::proto::stream::StreamEventsResponse",
+        )
         .build_client(true)
         .build_server(true)
         .compile_fds(descriptors)?;

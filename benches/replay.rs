@@ -147,7 +147,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
     let new = |s: &StoredEvent| NewEvent {
         sequence: s.sequence,
         event_type: "bench",
-        payload: s.payload.clone(),
+        payload: s.payload.clone().into(),
         recorded_at_ms: AT,
     };
     store

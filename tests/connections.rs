@@ -410,7 +410,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
             created: NewEvent {
                 sequence: 1,
                 event_type: "game_created",
-                payload: created.encode_to_vec(),
+                payload: created.encode_to_vec().into(),
                 recorded_at_ms: 0,
             },
             request: None,
@@ -442,7 +442,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
             NewEvent {
                 sequence: ply + 2,
                 event_type: "move_played",
-                payload: played.encode_to_vec(),
+                payload: played.encode_to_vec().into(),
                 recorded_at_ms: 0,
             }
         })

@@ -870,7 +870,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
     let event = |sequence| NewEvent {
         sequence,
         event_type: "game_created",
-        payload: vec![sequence as u8],
+        payload: vec![sequence as u8].into(),
         recorded_at_ms: 1,
     };
     let game = |id: String| NewGame {

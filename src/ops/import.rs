@@ -284,7 +284,7 @@ impl Import<'_> {
             events.push(NewEvent {
                 sequence: s.sequence,
                 event_type: convert::event_type(&event),
-                payload: s.payload,
+                payload: s.payload.into(),
                 recorded_at_ms: log::recorded_at(&wire),
             });
         }

@@ -8,9 +8,11 @@ mod generated {
 
 pub mod convert;
 mod replay;
+mod stream;
 
 pub use generated::*;
 pub use replay::GetReplayResponse;
+pub use stream::{StreamEventsResponse, stream_events_response};
 
 /// The encoded file descriptor set of proto/, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

@@ -50,9 +50,7 @@ impl GetReplayResponse {
         encode_varint(step_len(event.len(), position.map(<[u8]>::len)) as u64, buf);
         for (key, bytes) in [(EVENT_KEY, Some(event)), (POSITION_KEY, position)] {
             if let Some(bytes) = bytes {
-                encode_key(key, WireType::LengthDelimited, buf);
-                encode_varint(bytes.len() as u64, buf);
-                buf.put_slice(bytes);
+                put_field(key, bytes, buf);
             }
         }
     }
@@ -82,8 +80,15 @@ impl std::fmt::Debug for GetReplayResponse {
 }
 
 /// The bytes of a length-delimited field (key, length, `len` bytes).
-fn field_len(tag: u32, len: usize) -> usize {
+pub(super) fn field_len(tag: u32, len: usize) -> usize {
     prost::encoding::key_len(tag) + encoded_len_varint(len as u64) + len
+}
+
+/// Writes `bytes` as length-delimited field `tag`: key, length, bytes.
+pub(super) fn put_field(tag: u32, bytes: &[u8], buf: &mut impl BufMut) {
+    encode_key(tag, WireType::LengthDelimited, buf);
+    encode_varint(bytes.len() as u64, buf);
+    buf.put_slice(bytes);
 }
 
 impl Message for GetReplayResponse {

@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
-use super::residency::{self, ActorShared, PresenceGuard};
+use super::residency::{self, ActorShared, LiveEvent, PresenceGuard};
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
@@ -43,11 +43,7 @@ type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
 
 /// A stream's subscription: the live events, the sequence it starts after,
 /// and the seat it keeps present, if any.
-pub(super) type Subscription = (
-    broadcast::Receiver<Arc<pb::GameEvent>>,
-    u64,
-    Option<PresenceGuard>,
-);
+pub(super) type Subscription = (broadcast::Receiver<LiveEvent>, u64, Option<PresenceGuard>);
 
 /// What an actor is asked to do.
 pub(super) enum Msg {
@@ -1126,13 +1122,20 @@ impl Actor {
                     .map(|(w, e)| NewEvent {
                         sequence: w.sequence,
                         event_type: convert::event_type(e),
-                        payload: w.encode_to_vec(),
+                        payload: w.encode_to_vec().into(),
                         recorded_at_ms,
                     })
                     .collect(),
                 request: record.clone(),
                 status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
                 seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
+            };
+            // The bytes go to the subscribers too, once appended: shared,
+            // not copied (none are kept when nobody follows the game).
+            let payloads: Vec<_> = if self.shared.subscribers() > 0 {
+                append.events.iter().map(|e| e.payload.clone()).collect()
+            } else {
+                Vec::new()
             };
             let snapshot_guard = self.snapshot_due(last, &append);
             let appending = std::time::Instant::now();
@@ -1159,8 +1162,8 @@ impl Actor {
                     if let Some(record) = record {
                         self.remember(record);
                     }
-                    for event in &wire {
-                        self.shared.broadcast(Arc::new(event.clone()));
+                    for (event, payload) in wire.iter().zip(payloads) {
+                        self.shared.broadcast(event, payload);
                     }
                     tracing::debug!(sequence = last, "appended");
                     if let Some(guard) = snapshot_guard {
@@ -1303,24 +1306,25 @@ impl Actor {
                 break;
             }
             let mut page = Vec::with_capacity(tail.events.len());
-            for (stored, expected) in tail.events.iter().zip(after + 1..) {
+            for (stored, expected) in tail.events.into_iter().zip(after + 1..) {
                 if stored.sequence != expected {
                     return Err(RegistryError::Internal(format!(
                         "game {}: the log skips to sequence {}",
                         self.game_id, stored.sequence
                     )));
                 }
-                page.push(decode(&self.game_id, stored)?);
+                let (wire, event) = decode(&self.game_id, &stored)?;
+                page.push((wire, event, stored.payload));
             }
             for record in tail.requests {
                 self.remember(record);
             }
             self.seat_token_hashes = tail.seat_token_hashes;
-            for (wire, event) in page {
+            for (wire, event, payload) in page {
                 self.state
                     .apply_stored(&event, log::recorded_at(&wire))
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
-                self.shared.broadcast(Arc::new(wire));
+                self.shared.broadcast(&wire, payload.into());
             }
         }
         if self.state.sequence() > start {

@@ -565,7 +565,8 @@ impl Registry {
         let event = crate::game::Event::GameCreated(config.clone());
         let payload =
             convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)
-                .encode_to_vec();
+                .encode_to_vec()
+                .into();
         let new_game = NewGame {
             game_id: game_id.clone(),
             created: NewEvent {

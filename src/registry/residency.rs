@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bytes::Bytes;
 use tokio::sync::{Notify, broadcast};
 
 use super::Clock;
@@ -30,8 +31,9 @@ use crate::rules::Seat;
 /// growth over 5,000 games, less their moves), rounded up.
 pub(super) const ACTOR_OVERHEAD_BYTES: usize = 4 * 1024;
 
-/// Bytes one live-broadcast slot costs (a lock, a counter and an `Arc`).
-const BROADCAST_SLOT_BYTES: usize = 48;
+/// Bytes one live-broadcast slot costs (a lock, a counter and a
+/// [`LiveEvent`], not counting the event's bytes).
+const BROADCAST_SLOT_BYTES: usize = 88;
 
 /// Bytes a move on the board costs in the state, beyond the board itself,
 /// on average: its undo-stack entry (48 bytes, and as much again of spare
@@ -41,6 +43,22 @@ const MOVE_BYTES: usize = 96;
 
 /// Bytes one recorded request id costs beyond its id and fingerprint.
 const REQUEST_BYTES: usize = 96;
+
+/// An event as a game's live broadcast carries it: what a stream needs to
+/// choose it, and its encoded `GameEvent`, the bytes the store was given.
+/// Every subscriber sends the same bytes: a game's event is encoded once
+/// for its whole fan-out (issue 15). Each subscriber's copy shares them
+/// (one reference count, not an `Arc` around the event as well: with
+/// 10,000 subscribers every shared count is a contended cache line).
+#[derive(Debug, Clone)]
+pub(super) struct LiveEvent {
+    /// Its sequence in the game's log.
+    pub(super) sequence: u64,
+    /// The round it belongs to.
+    pub(super) round: u32,
+    /// The encoded `plylog.v1.GameEvent`.
+    pub(super) payload: Bytes,
+}
 
 /// What an actor shares with the registry.
 pub(super) struct ActorShared {
@@ -52,7 +70,7 @@ pub(super) struct ActorShared {
     /// registry's total (0 once it left the total).
     weight: AtomicUsize,
     /// The live event broadcast, made on the first subscription.
-    live: OnceLock<broadcast::Sender<Arc<pb::GameEvent>>>,
+    live: OnceLock<broadcast::Sender<LiveEvent>>,
     /// Whether the actor waits on a deadline (a clock or a seat's grace
     /// period): such a game stays in memory, to time out when due.
     armed: AtomicBool,
@@ -206,14 +224,19 @@ impl ActorShared {
     }
 
     /// The live broadcast, made with `capacity` slots on first use.
-    pub(super) fn live(&self, capacity: usize) -> &broadcast::Sender<Arc<pb::GameEvent>> {
+    pub(super) fn live(&self, capacity: usize) -> &broadcast::Sender<LiveEvent> {
         self.live.get_or_init(|| broadcast::channel(capacity).0)
     }
 
-    /// Sends `event` to the subscribers, if there were ever any.
-    pub(super) fn broadcast(&self, event: Arc<pb::GameEvent>) {
+    /// Sends `event`, encoded as `payload`, to the subscribers, if there
+    /// were ever any.
+    pub(super) fn broadcast(&self, event: &pb::GameEvent, payload: Bytes) {
         if let Some(live) = self.live.get() {
-            let _ = live.send(event);
+            let _ = live.send(LiveEvent {
+                sequence: event.sequence,
+                round: event.round,
+                payload,
+            });
         }
     }
 

@@ -71,12 +71,8 @@ pub(super) fn open(slot: StreamSlot, request: StreamRequest) -> EventStream {
     }
 }
 
-fn event(e: pb::GameEvent) -> pb::StreamEventsResponse {
-    message(pb::stream_events_response::Kind::Event(e))
-}
-
 fn message(kind: pb::stream_events_response::Kind) -> pb::StreamEventsResponse {
-    pb::StreamEventsResponse { kind: Some(kind) }
+    pb::StreamEventsResponse::new(kind)
 }
 
 /// The stream's messages: the stored history from `from_sequence`, the
@@ -94,8 +90,8 @@ fn items(registry: StreamSlot, request: StreamRequest) -> impl Stream<Item = Ite
         // The seat this stream keeps present, held for the stream's life.
         let mut presence = None;
         let (game_id, from_sequence, follow) = (game_id.as_str(), *from_sequence, *follow);
-        // Whether an event is in the round asked for.
-        let wanted = |e: &pb::GameEvent| round.is_none_or(|r| r == e.round);
+        // Whether an event of this round is in the round asked for.
+        let wanted = |of: u32| round.is_none_or(|r| r == of);
         let store = &registry.inner.store;
         let shutdown = registry.inner.shutdown.clone();
         // Made once, not per event: with thousands of followers of a game,
@@ -125,6 +121,7 @@ fn items(registry: StreamSlot, request: StreamRequest) -> impl Stream<Item = Ite
                     ))
                 })?;
                 for stored in page {
+                    // Decoded to check it and read its round; sent as stored.
                     let wire = pb::GameEvent::decode(stored.payload.as_slice()).map_err(|e| {
                         RegistryError::Internal(format!(
                             "game {game_id} event {}: {e}",
@@ -132,11 +129,11 @@ fn items(registry: StreamSlot, request: StreamRequest) -> impl Stream<Item = Ite
                         ))
                     })?;
                     last = stored.sequence;
-                    if !wanted(&wire) {
+                    if !wanted(wire.round) {
                         continue;
                     }
                     sent = last;
-                    yield event(wire);
+                    yield pb::StreamEventsResponse::encoded_event(stored.payload.into());
                 }
             }
             drop(lagging.take());
@@ -165,7 +162,7 @@ fn items(registry: StreamSlot, request: StreamRequest) -> impl Stream<Item = Ite
                     biased;
                     received = live.recv() => match received {
                         Ok(e) if e.sequence <= last => continue,
-                        Ok(e) if e.sequence == last + 1 && !wanted(&e) => {
+                        Ok(e) if e.sequence == last + 1 && !wanted(e.round) => {
                             last = e.sequence;
                             continue;
                         }
@@ -173,7 +170,9 @@ fn items(registry: StreamSlot, request: StreamRequest) -> impl Stream<Item = Ite
                             last = e.sequence;
                             sent = last;
                             quiet_since = Instant::now();
-                            Ok(event(e.as_ref().clone()))
+                            // The game's encoded event, shared by every
+                            // subscriber: no copy, no encoding per stream.
+                            Ok(pb::StreamEventsResponse::encoded_event(e.payload))
                         }
                         // A gap (cannot happen with one writer per game) or
                         // a lagged or closed subscription: resubscribe and

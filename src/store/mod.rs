@@ -32,8 +32,9 @@ pub struct NewEvent {
     pub sequence: u64,
     /// The GameEvent oneof case, e.g. `"move_played"`.
     pub event_type: &'static str,
-    /// The encoded `plylog.v1.GameEvent`.
-    pub payload: Vec<u8>,
+    /// The encoded `plylog.v1.GameEvent`, shared (not copied) with the
+    /// game's live subscribers once appended.
+    pub payload: bytes::Bytes,
     /// Unix epoch milliseconds when the server recorded it.
     pub recorded_at_ms: i64,
 }

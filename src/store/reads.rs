@@ -395,7 +395,7 @@ mod tests {
                 created: NewEvent {
                     sequence: 1,
                     event_type: "game_created",
-                    payload: vec![1, 2, 3],
+                    payload: vec![1, 2, 3].into(),
                     recorded_at_ms: 0,
                 },
                 request: None,

@@ -176,7 +176,7 @@ fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite:
         event.sequence as i64,
         event.event_type,
         EVENT_VERSION,
-        event.payload,
+        &event.payload[..],
         event.recorded_at_ms
     ])?;
     Ok(())
