@@ -75,6 +75,13 @@ pub struct FollowArgs {
 /// What one follower received: each move's sequence and when it arrived.
 type Receipts = Vec<(u64, Instant)>;
 
+/// How often a follower asks again when the server refuses its
+/// subscription as UNAVAILABLE ("retry with backoff": a game's mailbox
+/// fills while thousands of followers subscribe at once), and the first
+/// wait, doubled on each retry (5 ms to 640 ms, about 1.3 s in all).
+const RETRIES: u32 = 8;
+const FIRST_BACKOFF: Duration = Duration::from_millis(5);
+
 /// Runs the fan-out and writes the report to `out`.
 ///
 /// # Errors
@@ -176,12 +183,13 @@ pub async fn run(args: &FollowArgs, out: &mut impl Write) -> Result<(), BenchErr
 
     let deadline = tokio::time::Instant::now() + PATIENCE;
     let mut latencies = Latencies::default();
-    let (mut early, mut gaps) = (0, 0);
+    let (mut early, mut gaps, mut retried) = (0, 0, 0);
     for mut task in tasks {
-        let Ok(Ok(receipts)) = tokio::time::timeout_at(deadline, &mut task).await else {
+        let Ok(Ok((receipts, retries))) = tokio::time::timeout_at(deadline, &mut task).await else {
             task.abort();
             continue;
         };
+        retried += retries;
         let mut previous = 1;
         for (sequence, received) in receipts {
             gaps += u64::from(sequence != previous + 1);
@@ -198,9 +206,11 @@ pub async fn run(args: &FollowArgs, out: &mut impl Write) -> Result<(), BenchErr
     }
     writeln!(
         out,
-        "events delivered: {} of {} ({early} before the writer's reply, {gaps} out of order)",
+        "events delivered: {} of {} ({early} before the writer's reply, {gaps} out of order; \
+         {} retried after UNAVAILABLE)",
         latencies.len(),
-        ready * moves
+        ready * moves,
+        count(retried, "subscription")
     )?;
     write_quantiles(out, "follower latency after the writer's ack", latencies)?;
     write_quantiles(out, "writer's SubmitMove", writes)?;
@@ -232,26 +242,36 @@ pub(super) fn write_quantiles(
 }
 
 /// One follower: signals `ready` once caught up (or failed before that),
-/// then records each move event until sequence `last`.
+/// then records each move event until sequence `last`. Returns what it
+/// received and how often its subscription was refused as UNAVAILABLE
+/// and retried.
 async fn follow(
     mut client: GameServiceClient<tonic::transport::Channel>,
     game_id: String,
     last: u64,
     ready: mpsc::UnboundedSender<Result<(), tonic::Status>>,
-) -> Receipts {
+) -> (Receipts, u64) {
     let mut receipts = Receipts::new();
     let request = pb::StreamEventsRequest {
         game_id,
         follow: true,
         ..pb::StreamEventsRequest::default()
     };
-    let mut stream = match client.stream_events(request).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => {
-            let _ = ready.send(Err(status));
-            return receipts;
+    let mut retries = 0;
+    let mut stream = loop {
+        match client.stream_events(request.clone()).await {
+            Ok(reply) => break reply.into_inner(),
+            Err(status) if status.code() == tonic::Code::Unavailable && retries < RETRIES => {
+                tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(retries)).await;
+                retries += 1;
+            }
+            Err(status) => {
+                let _ = ready.send(Err(status));
+                return (receipts, retries.into());
+            }
         }
     };
+    let retries = u64::from(retries);
     let mut caught_up = false;
     loop {
         match stream.message().await {
@@ -261,7 +281,7 @@ async fn follow(
                         receipts.push((event.sequence, Instant::now()));
                     }
                     if event.sequence >= last {
-                        return receipts;
+                        return (receipts, retries);
                     }
                 }
                 Some(stream_events_response::Kind::CaughtUp(_)) if !caught_up => {
@@ -274,13 +294,13 @@ async fn follow(
                 if !caught_up {
                     let _ = ready.send(Err(tonic::Status::unknown("the stream ended")));
                 }
-                return receipts;
+                return (receipts, retries);
             }
             Err(status) => {
                 if !caught_up {
                     let _ = ready.send(Err(status));
                 }
-                return receipts;
+                return (receipts, retries);
             }
         }
     }
