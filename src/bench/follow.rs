@@ -243,8 +243,9 @@ pub(super) fn write_quantiles(
 
 /// One follower: signals `ready` once caught up (or failed before that),
 /// then records each move event until sequence `last`. Returns what it
-/// received and how often its subscription was refused as UNAVAILABLE
-/// and retried.
+/// received and how often it subscribed again after the server refused
+/// its subscription as UNAVAILABLE (the call's status, or the stream's
+/// first item) before it caught up.
 async fn follow(
     mut client: GameServiceClient<tonic::transport::Channel>,
     game_id: String,
@@ -257,51 +258,45 @@ async fn follow(
         follow: true,
         ..pb::StreamEventsRequest::default()
     };
-    let mut retries = 0;
-    let mut stream = loop {
-        match client.stream_events(request.clone()).await {
-            Ok(reply) => break reply.into_inner(),
-            Err(status) if status.code() == tonic::Code::Unavailable && retries < RETRIES => {
-                tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(retries)).await;
-                retries += 1;
-            }
-            Err(status) => {
-                let _ = ready.send(Err(status));
-                return (receipts, retries.into());
-            }
-        }
-    };
-    let retries = u64::from(retries);
-    let mut caught_up = false;
+    let (mut retries, mut caught_up) = (0, false);
     loop {
-        match stream.message().await {
-            Ok(Some(item)) => match item.kind {
-                Some(stream_events_response::Kind::Event(event)) => {
-                    if event.sequence > 1 {
-                        receipts.push((event.sequence, Instant::now()));
+        let ended = match client.stream_events(request.clone()).await {
+            Ok(reply) => {
+                let mut stream = reply.into_inner();
+                loop {
+                    match stream.message().await {
+                        Ok(Some(item)) => match item.kind {
+                            Some(stream_events_response::Kind::Event(event)) => {
+                                if event.sequence > 1 {
+                                    receipts.push((event.sequence, Instant::now()));
+                                }
+                                if event.sequence >= last {
+                                    return (receipts, retries.into());
+                                }
+                            }
+                            Some(stream_events_response::Kind::CaughtUp(_)) if !caught_up => {
+                                caught_up = true;
+                                let _ = ready.send(Ok(()));
+                            }
+                            _ => {}
+                        },
+                        Ok(None) => break tonic::Status::unknown("the stream ended"),
+                        Err(status) => break status,
                     }
-                    if event.sequence >= last {
-                        return (receipts, retries);
-                    }
                 }
-                Some(stream_events_response::Kind::CaughtUp(_)) if !caught_up => {
-                    caught_up = true;
-                    let _ = ready.send(Ok(()));
-                }
-                _ => {}
-            },
-            Ok(None) => {
-                if !caught_up {
-                    let _ = ready.send(Err(tonic::Status::unknown("the stream ended")));
-                }
-                return (receipts, retries);
             }
-            Err(status) => {
-                if !caught_up {
-                    let _ = ready.send(Err(status));
-                }
-                return (receipts, retries);
-            }
+            Err(status) => status,
+        };
+        if !caught_up && ended.code() == tonic::Code::Unavailable && retries < RETRIES {
+            // The history comes again from the start.
+            receipts.clear();
+            tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(retries)).await;
+            retries += 1;
+            continue;
         }
+        if !caught_up {
+            let _ = ready.send(Err(ended));
+        }
+        return (receipts, retries.into());
     }
 }
