@@ -1131,7 +1131,9 @@ impl Actor {
                 seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
             };
             // The bytes go to the subscribers too, once appended: shared,
-            // not copied (none are kept when nobody follows the game).
+            // not copied. None are kept when nobody follows the game: the
+            // actor handles one message at a time, so nobody subscribes
+            // while the append is under way.
             let payloads: Vec<_> = if self.shared.subscribers() > 0 {
                 append.events.iter().map(|e| e.payload.clone()).collect()
             } else {
