@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc;
+use tonic_types::StatusExt;
 
 use super::{
     BenchError, Latencies, Summary, connect, create_game, load_average, millis, place,
@@ -78,7 +79,8 @@ type Receipts = Vec<(u64, Instant)>;
 /// How often a follower asks again when the server refuses its
 /// subscription as UNAVAILABLE ("retry with backoff": a game's mailbox
 /// fills while thousands of followers subscribe at once), and the first
-/// wait, doubled on each retry (5 ms to 640 ms, about 1.3 s in all).
+/// wait, doubled on each retry (5 ms to 640 ms); a follower waits at least
+/// the delay the refusal's `google.rpc.RetryInfo` asks for.
 const RETRIES: u32 = 8;
 const FIRST_BACKOFF: Duration = Duration::from_millis(5);
 
@@ -290,7 +292,12 @@ async fn follow(
         if !caught_up && ended.code() == tonic::Code::Unavailable && retries < RETRIES {
             // The history comes again from the start.
             receipts.clear();
-            tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(retries)).await;
+            let asked = ended
+                .get_error_details()
+                .retry_info()
+                .and_then(|info| info.retry_delay);
+            let backoff = FIRST_BACKOFF * 2_u32.pow(retries);
+            tokio::time::sleep(asked.map_or(backoff, |asked| asked.max(backoff))).await;
             retries += 1;
             continue;
         }
