@@ -187,6 +187,10 @@ pub(super) struct Actor {
     /// none): the next is taken [`super::RegistrySettings::snapshot_every`]
     /// events later.
     snapshot_at: u64,
+    /// How many of the next messages were queued before the load read the
+    /// store: the load's read began after they arrived, so they are
+    /// answered without another freshness check (see [`Actor::handle`]).
+    queued_before_load: u32,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -256,9 +260,15 @@ impl Actor {
         shared: Arc<ActorShared>,
         queue: flume::Receiver<Box<(Msg, Span)>>,
     ) -> Prepared {
-        let loaded = match state {
-            Some(loaded) => Ok(loaded),
-            None => Actor::load(&registry, &game_id).await.map(Box::new),
+        let (loaded, queued_before_load) = match state {
+            Some(loaded) => (Ok(loaded), 0),
+            None => {
+                // Counted before the load's first read, so every one of
+                // these arrived before the log was read.
+                let queued = u32::try_from(queue.len()).unwrap_or(u32::MAX);
+                let loaded = Actor::load(&registry, &game_id).await.map(Box::new);
+                (loaded, queued)
+            }
         };
         let loaded = match loaded {
             Ok(loaded) => loaded,
@@ -280,7 +290,13 @@ impl Actor {
         };
         shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
         Some((
-            Box::new(Actor::new(registry, game_id, loaded, shared)),
+            Box::new(Actor::new(
+                registry,
+                game_id,
+                loaded,
+                shared,
+                queued_before_load,
+            )),
             queue,
         ))
     }
@@ -300,6 +316,7 @@ impl Actor {
         game_id: String,
         loaded: Box<Loaded>,
         shared: Arc<ActorShared>,
+        queued_before_load: u32,
     ) -> Self {
         let loaded = *loaded;
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
@@ -319,6 +336,7 @@ impl Actor {
             bot_failed: None,
             snapshot_at: loaded.snapshot_at,
             shared,
+            queued_before_load,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
         actor
@@ -611,8 +629,14 @@ impl Actor {
     async fn handle(&mut self, msg: Msg) {
         // Whatever a caller asks of a game on a shared store, it is answered
         // from the log as it stands, not from what this node last saw (a
-        // command checks on its own: see `decide_fresh`).
-        if !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
+        // command checks on its own: see `decide_fresh`). A message queued
+        // before the load read the store is answered from a log read after
+        // it arrived, which is as fresh as the check would make it: a cold
+        // load's first request skips that extra query.
+        let read_after_arrival = self.queued_before_load > 0;
+        self.queued_before_load = self.queued_before_load.saturating_sub(1);
+        if !read_after_arrival
+            && !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
             && let Err(error) = self.fresh().await
         {
             msg.fail(error);

@@ -590,13 +590,18 @@ impl EventStore for PostgresStore {
     }
 
     async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
-        // One snapshot for the events, requests and hashes.
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .execute(&mut *tx)
+        // One snapshot for the snapshot row, events, requests and hashes,
+        // set in the BEGIN itself (a SET TRANSACTION after it was one more
+        // round trip on every cold load).
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await?;
         let log = Reads::<sqlx::Postgres>::game(&mut tx, game_id, from).await?;
-        tx.commit().await?;
+        // Read only, so nothing to commit: dropped, the transaction is
+        // rolled back when the pool takes its connection back, off this
+        // call's path (a COMMIT was a round trip the caller waited for).
+        drop(tx);
         Ok(log)
     }
 
