@@ -17,6 +17,12 @@ use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;
 use plylog::web::WebSettings;
 
+/// The process's allocator: mimalloc (Microsoft's, <https://github.com/microsoft/mimalloc>),
+/// for the many small, short-lived allocations of HTTP/2 frames, protobuf
+/// messages and events that cross threads.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Authoritative turn-based board games over gRPC.
 #[derive(Debug, Parser)]
 #[command(
