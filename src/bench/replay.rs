@@ -54,6 +54,11 @@ pub struct ReplayArgs {
     /// Seed of the moves' order; default: a random one. Printed either way.
     #[arg(long)]
     seed: Option<u64>,
+    /// Read the replay with the events only (both views), not with every
+    /// step's position: a whole replay then takes milliseconds, not
+    /// seconds, so many rounds suit a profiler.
+    #[arg(long)]
+    events_only: bool,
 }
 
 /// Plays the game, reads its replay both ways and writes the report to
@@ -94,7 +99,10 @@ pub async fn run(args: &ReplayArgs, out: &mut impl Write) -> Result<(), BenchErr
         ("every position", None, 0),
         ("events only", Some(0), 0),
         ("events only, basic view", Some(0), basic),
-    ] {
+    ]
+    .into_iter()
+    .filter(|(_, every, _)| !args.events_only || every.is_some())
+    {
         let mut times = Latencies::default();
         let (mut steps, mut pages, mut bytes) = (0, 0, 0);
         for _ in 0..args.rounds {
