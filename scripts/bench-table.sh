@@ -25,25 +25,13 @@ mkdir -p "$out"; out=$(realpath "$out")
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port=50151; url=http://127.0.0.1:$port
 
-wait_up() {
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "server did not come up" >&2; return 1
-}
+. "$(dirname "$0")/bench-common.sh"
 
 serve() { # serve NAME ARGS...: a fresh server on a fresh database
   local name=$1; shift
   "$server_bin" serve --listen 127.0.0.1:$port --no-seat-tokens "$@" >"$work/$name.log" 2>&1 &
   server=$!
   wait_up
-}
-
-stop() { kill "$server"; wait "$server" 2>/dev/null || true; }
-
-fresh_pg() {
-  psql "$pg_admin" -qc 'DROP DATABASE IF EXISTS plylog_bench' -c 'CREATE DATABASE plylog_bench' >/dev/null
 }
 
 play_row() { # play_row NAME SERVER-ARGS -- BENCH-ARGS

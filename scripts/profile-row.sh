@@ -29,6 +29,7 @@ mkdir -p "$out"; out=$(realpath "$out")
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port=50161; url=http://127.0.0.1:$port
 report=$out/report.md
+. "$(dirname "$0")/bench-common.sh"
 
 case $row in
   sqlite-g1 | pg-g1) slots=1 ;;
@@ -39,24 +40,14 @@ esac
 case $row in pg-*) db=$pg_url ;; *) db=sqlite://$work/bench.db ;; esac
 
 serve() { # a fresh server on a fresh database
-  case $db in
-    postgres*) psql "$pg_admin" -qc 'DROP DATABASE IF EXISTS plylog_bench' \
-      -c 'CREATE DATABASE plylog_bench' >/dev/null ;;
-    *) rm -f "$work"/bench.db* ;;
-  esac
+  case $db in postgres*) fresh_pg ;; *) rm -f "$work"/bench.db* ;; esac
   local extra=()
   [ "$row" = follow ] && extra=(--max-streams 20000 --max-streams-per-game 10000)
   "$bin" serve --listen 127.0.0.1:$port --no-seat-tokens --database-url "$db" "${extra[@]}" \
     >"$work/serve.log" 2>&1 &
   server=$!
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "server did not come up" >&2; exit 1
+  wait_up
 }
-
-stop() { kill "$server"; wait "$server" 2>/dev/null || true; }
 
 # Starts the workload in the background: a play row runs SECS + 4 s in
 # all, a replay 400 rounds of both events-only reads after its game is
@@ -169,7 +160,7 @@ DO \$\$ BEGIN
     PERFORM pg_sleep(0.01);
   END LOOP;
 END \$\$;
-SELECT count(*) FILTER (WHERE true), state, wtype, wevent FROM w GROUP BY 2, 3, 4 ORDER BY 1 DESC;
+SELECT count(*), state, wtype, wevent FROM w GROUP BY 2, 3, 4 ORDER BY 1 DESC;
 SQL
   after=$(psql "$pg_admin" -Atc "$stats"); wal_after=$(psql "$pg_admin" -Atc "SELECT wal_sync FROM pg_stat_wal")
   finish
