@@ -1074,8 +1074,12 @@ impl Actor {
         command: Command,
         request: &RequestMeta,
     ) -> Result<CommandReply, RegistryError> {
-        let command = self.authorize(command, &request.credential)?;
         for _ in 0..CONFLICT_RETRIES {
+            // Authorized afresh on every attempt, against the state this
+            // attempt decides on: after a lost race the actor has caught up,
+            // and a seat token another node re-issued meanwhile no longer
+            // acts (issue 35).
+            let command = self.authorize(command, &request.credential)?;
             if let Some(record) = self.requests.get(&request.request_id) {
                 if record.fingerprint != request.fingerprint {
                     return Err(RegistryError::RequestIdReused {
