@@ -48,6 +48,8 @@ pub fn cause_chain(error: &dyn std::error::Error) -> String {
 fn retry_delay(reason: pb::ErrorReason) -> Option<std::time::Duration> {
     match reason {
         pb::ErrorReason::Overloaded => Some(std::time::Duration::from_millis(100)),
+        // Another node's appends won; a short wait usually lets them pass.
+        pb::ErrorReason::AppendContended => Some(std::time::Duration::from_millis(20)),
         pb::ErrorReason::StoreUnavailable | pb::ErrorReason::ShuttingDown => {
             Some(std::time::Duration::from_secs(1))
         }
@@ -202,6 +204,9 @@ pub fn to_status(error: RegistryError) -> Status {
         ),
         RegistryError::Overloaded | RegistryError::AnalysesBusy { .. } => {
             status(Code::Unavailable, message, R::Overloaded, none())
+        }
+        RegistryError::Contended { .. } => {
+            status(Code::Unavailable, message, R::AppendContended, none())
         }
         RegistryError::AnalysisExhausted { .. } => status(
             Code::DeadlineExceeded,

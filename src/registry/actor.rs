@@ -1221,10 +1221,13 @@ impl Actor {
                 }
             }
         }
-        Err(RegistryError::Internal(format!(
-            "game {}: append conflicts kept repeating",
-            self.game_id
-        )))
+        // Other nodes kept appending between this node's catch-up and its
+        // append: contention, not a failure. Nothing was appended for this
+        // command; the caller retries it as it is.
+        Err(RegistryError::Contended {
+            game_id: self.game_id.clone(),
+            attempts: CONFLICT_RETRIES,
+        })
     }
 
     /// Records the game-health metrics of an append made at `at`: the

@@ -99,6 +99,18 @@ pub enum RegistryError {
         /// Why, in a short lowercase sentence.
         why: String,
     },
+    /// Other nodes kept appending to the game while this node decided the
+    /// command: each of `attempts` appends lost its race. Nothing was
+    /// appended for it; retry the same request (with its request id).
+    #[error(
+        "game {game_id} is contended: other nodes appended first {attempts} times; retry with backoff"
+    )]
+    Contended {
+        /// The game.
+        game_id: String,
+        /// How many appends lost their race.
+        attempts: usize,
+    },
     /// The game's mailbox is full.
     #[error("the game is overloaded; retry with backoff")]
     Overloaded,
