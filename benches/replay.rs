@@ -157,6 +157,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
             request: None,
             status: 1,
             seat_token_hashes: Vec::new(),
+            wake: Default::default(),
         })
         .await
         .expect("creates");
@@ -169,6 +170,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
                 request: None,
                 status: 1,
                 seat_token_hashes: None,
+                wake: Default::default(),
             })
             .await
             .expect("appends");

@@ -475,18 +475,9 @@ impl Application {
             .layer(MapResponseLayer::new(transport_refusals(limit)))
             .service(routes);
 
-        // Clocks that were running when the server stopped run again.
-        let rearming = self.registry.clone();
-        tokio::spawn(async move {
-            match rearming.rearm_clocks().await {
-                Ok(0) => {}
-                Ok(games) => tracing::info!(
-                    games,
-                    "timed and bot games loaded: their clocks run, their bots think"
-                ),
-                Err(error) => tracing::warn!(error = %error, "timed games not re-armed"),
-            }
-        });
+        // Games that come due (clocks running out, absent seats, bots to
+        // move) are loaded then, not now.
+        self.registry.start_timer_queue();
         let draining = CancellationToken::new();
         if let Some((listener, addr)) = self.metrics_listener {
             let registry = self.registry.clone();

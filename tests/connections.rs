@@ -416,6 +416,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
             request: None,
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: Vec::new(),
+            wake: Default::default(),
         })
         .await
         .unwrap();
@@ -455,6 +456,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
             request: None,
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: None,
+            wake: Default::default(),
         })
         .await
         .unwrap();

@@ -1123,6 +1123,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         request: None,
         status: 1,
         seat_token_hashes: Vec::new(),
+        wake: Default::default(),
     };
     // Notifications are database-wide, and other tests' nodes send theirs
     // meanwhile: this test's games share a prefix.
@@ -1139,6 +1140,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         request: None,
         status: 1,
         seat_token_hashes: None,
+        wake: Default::default(),
     });
     let (created, appended) = tokio::join!(futures::future::join_all(creates), append);
     appended.expect("the append lands");

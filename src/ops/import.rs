@@ -31,7 +31,7 @@ use crate::app::{Database, seat_token_keys};
 use crate::game::Event;
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
-use crate::store::{EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent};
+use crate::store::{EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake};
 use crate::tokens::{self, SeatTokenKeys};
 
 /// `plylog import`: read exported games into a database.
@@ -306,6 +306,12 @@ impl Import<'_> {
                 request: None,
                 status: convert::status_to_proto(state.status()) as i32,
                 seat_token_hashes,
+                // A game still in progress is due at once: the server's
+                // timer queue loads it and works out its real wake.
+                wake: Wake {
+                    at_ms: state.to_move().map(|_| 0),
+                    absent_since_ms: None,
+                },
             },
             events: events.collect(),
         };

@@ -11,18 +11,18 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
 use super::residency::{self, ActorShared, LiveEvent, PresenceGuard};
+use super::wakes;
 use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
 use super::{log, snapshot};
 use crate::engine::{Bot, Choice};
-use crate::game::{Command, Event, GameError, GameState, GameStatus, decide, evolve};
+use crate::game::{Command, Event, GameError, GameState, decide, evolve};
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
-use crate::rules::Outcome;
 use crate::rules::Seat;
 use crate::store::{
-    Append, LoadFrom, NewEvent, RequestRecord, Snapshot, StoreError, StoredEvent, TokenHash,
+    Append, LoadFrom, NewEvent, RequestRecord, Snapshot, StoreError, StoredEvent, TokenHash, Wake,
 };
 
 /// How often a command is decided again after its append lost a race to
@@ -78,6 +78,13 @@ pub(super) enum Msg {
     /// Another node appended (up to `upto`, when known): read the new
     /// events from the store, apply and broadcast them.
     CatchUp { upto: Option<u64> },
+    /// The timer queue claimed the game's wake (postponing it to
+    /// `claimed_until`): do what is due (a timeout, an absence), then
+    /// answer; the game's next wake is written after.
+    Wake {
+        claimed_until: i64,
+        reply: Reply<()>,
+    },
 }
 
 impl Msg {
@@ -90,6 +97,7 @@ impl Msg {
             Msg::LegalMoves { .. } => "legal_moves",
             Msg::Subscribe { .. } => "subscribe",
             Msg::CatchUp { .. } => "catch_up",
+            Msg::Wake { .. } => "wake",
         }
     }
 
@@ -101,6 +109,7 @@ impl Msg {
             Msg::State { reply, .. } => drop(reply.send(Err(error))),
             Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
             Msg::Subscribe { reply, .. } => drop(reply.send(Err(error))),
+            Msg::Wake { reply, .. } => drop(reply.send(Err(error))),
             Msg::CatchUp { .. } => {}
         }
         tracing::trace!(error = %text, "request failed");
@@ -114,27 +123,6 @@ pub(super) fn decode(
     stored: &StoredEvent,
 ) -> Result<(pb::GameEvent, Event), RegistryError> {
     log::decode(stored).map_err(|e| RegistryError::Internal(format!("game {game_id} {e}")))
-}
-
-/// The status after `events`, read off the events themselves (so the
-/// state need not be copied before the append is durable).
-fn status_after(status: GameStatus, events: &[Event]) -> GameStatus {
-    let of = |outcome: Option<&Outcome>| match outcome {
-        Some(Outcome::Win { .. }) => GameStatus::Won,
-        Some(Outcome::Draw) => GameStatus::Drawn,
-        None => GameStatus::NoResult,
-    };
-    events.iter().fold(status, |status, event| match event {
-        Event::MovePlayed { played, .. } | Event::MoveRedone { played, .. } => {
-            match &played.outcome {
-                Some(outcome) => of(Some(outcome)),
-                None => GameStatus::InProgress,
-            }
-        }
-        Event::GameEnded { outcome, .. } => of(outcome.as_ref()),
-        Event::MoveUndone { .. } | Event::RoundStarted { .. } => GameStatus::InProgress,
-        _ => status,
-    })
 }
 
 /// Rebuilds a game from stored events `1..` (see [`log::rebuild`]); a log
@@ -155,6 +143,8 @@ pub(crate) struct Loaded {
     pub(crate) seat_token_hashes: Vec<TokenHash>,
     /// The sequence of the snapshot it was loaded from (0: none).
     pub(crate) snapshot_at: u64,
+    /// The game's wake as the store holds it.
+    pub(crate) wake: Wake,
 }
 
 pub(super) struct Actor {
@@ -169,9 +159,18 @@ pub(super) struct Actor {
     /// What this actor shares with the registry (pending messages, weight,
     /// the live broadcast, presence).
     shared: Arc<ActorShared>,
-    /// When the actor started: seats not seen since count as absent from
-    /// then.
-    loaded_at: i64,
+    /// Where a seat's absence counts from when this node has not seen it
+    /// since the actor started: the time the store last recorded the seat
+    /// to move absent from (written with the game's wake; not before this
+    /// server started, so its downtime does not count), or else the
+    /// actor's start.
+    absent_from: i64,
+    /// The game's wake as the store holds it (see [`super::wakes`]).
+    stored_wake: Wake,
+    /// Why the state could not be rebuilt after a failed append, if it
+    /// could not: the actor then leaves memory once the message in hand is
+    /// answered.
+    broken: Option<RegistryError>,
     /// The turn (round, seat, start) whose absence was last reported.
     reported_absence: Option<(u32, Seat, i64)>,
     /// On a shared store: a turn whose seat another node still served (or
@@ -320,7 +319,10 @@ impl Actor {
     ) -> Self {
         let loaded = *loaded;
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
-        let loaded_at = registry.settings().clock.now_ms();
+        let absent_from = match loaded.wake.absent_since_ms {
+            Some(since) => since.max(registry.inner.started_at_ms),
+            None => registry.settings().clock.now_ms(),
+        };
         let actor = Actor {
             registry,
             game_id,
@@ -329,7 +331,9 @@ impl Actor {
             requests: loaded.requests,
             request_bytes,
             seat_token_hashes: loaded.seat_token_hashes,
-            loaded_at,
+            absent_from,
+            stored_wake: loaded.wake,
+            broken: None,
             reported_absence: None,
             absence_check: None,
             thinking: None,
@@ -355,20 +359,24 @@ impl Actor {
         // The answer of the bot move being decided, if any.
         let mut answer = None;
         loop {
+            // A failed append whose state could not be rebuilt: the game
+            // leaves memory, to be loaded afresh.
+            if let Some(error) = actor.broken.take() {
+                actor.leave_broken(id, &queue, &error);
+                break;
+            }
             // The turn's deadline, armed afresh after every message (and so
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
             // A bot to move starts thinking (once per position).
-            let (bot_to_move, started) = actor.think();
-            if started.is_some() {
-                answer = started;
+            if let Some(started) = actor.think() {
+                answer = Some(started);
             }
-            // A game waiting on a deadline or a bot is neither idle nor
-            // evicted.
-            actor
-                .shared
-                .arm(turn_ends.is_some() || grace_ends.is_some() || bot_to_move);
+            // The store's timer queue brings the game back when it is due
+            // if it leaves memory meanwhile: a game waiting on a deadline
+            // or a bot may be evicted like any other.
+            actor.store_wake().await;
             // Boxed once polled: a timer that is not armed (most games
             // have no clock) then takes a pointer's room in the task, which
             // lives as long as the game, instead of two sleeps'.
@@ -440,8 +448,8 @@ impl Actor {
                 // A seat came or went: the grace timer is armed afresh.
                 () = actor.shared.presence_changed() => {}
                 () = sleep_until(deadline) => {
-                    // A game whose clock runs is not idle: it stays, to time
-                    // out when due (so does one waiting out an absence).
+                    // A game whose clock runs may leave too: its wake is in
+                    // the store, and the timer queue brings it back.
                     if actor.registry.leave(&actor.game_id, id, &actor.shared) {
                         tracing::debug!(game_id = %actor.game_id, "idle game dropped from memory");
                         break;
@@ -450,7 +458,34 @@ impl Actor {
                 }
             }
         }
+        // A decision under way is of no use once the game left memory.
+        if let Some((_, stop)) = actor.thinking.take() {
+            stop.store(true, Ordering::Relaxed);
+        }
         actor.registry.inner.budget.release(&actor.shared);
+        // Its wake may be the next due now that it is not in memory.
+        if actor.stored_wake.at_ms.is_some() {
+            actor.registry.inner.wakes.notify_one();
+        }
+    }
+
+    /// Leaves memory after the state could not be rebuilt (see
+    /// [`Actor::restore`]): out of the registry's map, so the next message
+    /// loads the game afresh, and every message already queued answered
+    /// with `error` (a store that is unavailable stays so, for the caller
+    /// to retry).
+    fn leave_broken(
+        &self,
+        id: u64,
+        queue: &flume::Receiver<Box<(Msg, Span)>>,
+        error: &RegistryError,
+    ) {
+        self.registry.forget(&self.game_id, id);
+        for queued in queue.drain() {
+            let (msg, _) = *queued;
+            msg.fail(error.for_another_caller());
+            self.shared.done();
+        }
     }
 
     /// Tells the registry what this game weighs now, and when that takes the
@@ -504,6 +539,7 @@ impl Actor {
             requests,
             seat_token_hashes: log.seat_token_hashes,
             snapshot_at,
+            wake: log.wake,
         })
     }
 
@@ -685,6 +721,36 @@ impl Actor {
             } => {
                 let _ = reply.send(self.subscribe(&credential, follow));
             }
+            Msg::Wake {
+                claimed_until,
+                reply,
+            } => {
+                // The claim postponed the stored wake; the serving loop
+                // writes the real one once this is answered.
+                self.stored_wake.at_ms = Some(claimed_until);
+                self.wake_due().await;
+                let _ = reply.send(Ok(()));
+            }
+        }
+    }
+
+    /// Does what is due now, for the timer queue: a turn whose time ran out
+    /// times out, an absent seat past its grace period is reported (a bot
+    /// to move starts thinking in the serving loop). What cannot be
+    /// appended now is tried again by the game's own timers.
+    async fn wake_due(&mut self) {
+        let now = self.registry.settings().clock.now_ms();
+        if self
+            .state
+            .deadline()
+            .is_some_and(|deadline| now >= deadline)
+        {
+            self.time_out().await;
+        }
+        if let Some((seat, at)) = self.grace_ends()
+            && now >= at
+        {
+            self.report_absence(seat).await;
         }
     }
 
@@ -728,10 +794,10 @@ impl Actor {
 
     /// Starts deciding the move of the bot seat to move, unless it is
     /// already being decided on this position; stops a decision on an
-    /// earlier position. Returns whether a bot is to move, and where the
-    /// answer of a decision it started will come (one channel per decision:
-    /// a game without bots holds none).
-    fn think(&mut self) -> (bool, Option<oneshot::Receiver<BotAnswer>>) {
+    /// earlier position. Returns where the answer of a decision it started
+    /// will come (one channel per decision: a game without bots holds
+    /// none).
+    fn think(&mut self) -> Option<oneshot::Receiver<BotAnswer>> {
         let sequence = self.state.sequence();
         let bot = self
             .state
@@ -739,14 +805,12 @@ impl Actor {
             .and_then(|seat| Some((seat, *self.state.config().bot(seat)?)));
         if let Some((at, stop)) = &self.thinking {
             if *at == sequence && bot.is_some() {
-                return (true, None);
+                return None;
             }
             stop.store(true, Ordering::Relaxed);
             self.thinking = None;
         }
-        let Some((seat, bot)) = bot else {
-            return (false, None);
-        };
+        let (seat, bot) = bot?;
         let stop = Arc::new(AtomicBool::new(false));
         self.thinking = Some((sequence, Arc::clone(&stop)));
         let thinking = &self.registry.inner.thinking;
@@ -773,7 +837,7 @@ impl Actor {
             }
             .instrument(self.span()),
         );
-        (true, Some(answer))
+        Some(answer)
     }
 
     /// Appends the bot's move decided on the position after `sequence`,
@@ -827,21 +891,31 @@ impl Actor {
     fn grace_ends(&self) -> Option<(Seat, i64)> {
         let policy = self.state.config().absence()?;
         let seat = self.state.to_move()?;
-        let presence = self.shared.presence_of(seat);
-        if presence.streams > 0 {
-            return None;
-        }
-        let turn = self.state.clocks().turn_started;
-        let key = (self.state.round(), seat, turn);
+        let since = self.absent_since()?;
+        let key = (self.state.round(), seat, self.state.clocks().turn_started);
         if self.reported_absence == Some(key) {
             return None;
         }
-        let since = presence.absent_since.unwrap_or(self.loaded_at).max(turn);
         let due = since.saturating_add(policy.grace_ms as i64);
         match self.absence_check {
             Some((checked, again)) if checked == key => Some((seat, due.max(again))),
             _ => Some((seat, due)),
         }
+    }
+
+    /// Since when the seat to move, in a game with an absence policy, has
+    /// held no followed stream on this node (not before its turn started);
+    /// `None` without an absence policy, when the game is over or the seat
+    /// is present.
+    fn absent_since(&self) -> Option<i64> {
+        self.state.config().absence()?;
+        let seat = self.state.to_move()?;
+        let presence = self.shared.presence_of(seat);
+        if presence.streams > 0 {
+            return None;
+        }
+        let turn = self.state.clocks().turn_started;
+        Some(presence.absent_since.unwrap_or(self.absent_from).max(turn))
     }
 
     /// The seat to move stayed away past the grace period: appends what the
@@ -900,7 +974,7 @@ impl Actor {
         }
         let here = self.shared.presence_of(seat).absent_since;
         let since = here
-            .unwrap_or(self.loaded_at)
+            .unwrap_or(self.absent_from)
             .max(everywhere.absent_since_ms.unwrap_or(i64::MIN))
             .max(key.2);
         let due = since.saturating_add(grace);
@@ -1141,6 +1215,19 @@ impl Actor {
                 first_sequence: current + 1,
                 last_sequence: last,
             });
+            // The events are applied before they are durable, so the append
+            // can carry what follows from them (the status, the next wake):
+            // one source of truth, `evolve`. Nothing sees the state until
+            // the append is answered (the actor handles one message at a
+            // time); if it fails, the state is rebuilt from the store.
+            let (fresh, was_over) = (
+                !self.state.anyone_moved(),
+                self.state.end_reason().is_some(),
+            );
+            events
+                .iter()
+                .for_each(|e| evolve(&mut self.state, e, recorded_at_ms));
+            let wake = self.wake();
             let append = Append {
                 game_id: self.game_id.clone(),
                 expected: current,
@@ -1155,8 +1242,9 @@ impl Actor {
                     })
                     .collect(),
                 request: record.clone(),
-                status: convert::status_to_proto(status_after(self.state.status(), &events)) as i32,
+                status: convert::status_to_proto(self.state.status()) as i32,
                 seat_token_hashes: issued.as_ref().map(|(_, hashes)| hashes.clone()),
+                wake,
             };
             // The bytes go to the subscribers too, once appended: shared,
             // not copied. None are kept when nobody follows the game: the
@@ -1181,13 +1269,7 @@ impl Actor {
                     self.registry
                         .metrics()
                         .appended(events.len(), appending.elapsed());
-                    let (fresh, was_over) = (
-                        !self.state.anyone_moved(),
-                        self.state.end_reason().is_some(),
-                    );
-                    events
-                        .iter()
-                        .for_each(|e| evolve(&mut self.state, e, recorded_at_ms));
+                    self.stored_wake = wake;
                     self.observe(fresh, was_over, recorded_at_ms);
                     if let Some(record) = record {
                         self.remember(record);
@@ -1211,11 +1293,13 @@ impl Actor {
                 }
                 Err(StoreError::Conflict) => {
                     tracing::info!(game_id = %self.game_id, expected = current, "append conflict; catching up");
+                    self.restore(current).await?;
                     self.catch_up().await?;
                 }
                 Err(error) => {
                     tracing::error!(game_id = %self.game_id, error = %error, "append failed; catching up");
                     // Whether it committed is unknown: trust only the store.
+                    self.restore(current).await?;
                     self.catch_up().await?;
                     return Err(error.into());
                 }
@@ -1228,6 +1312,56 @@ impl Actor {
             game_id: self.game_id.clone(),
             attempts: CONFLICT_RETRIES,
         })
+    }
+
+    /// Puts back the state as it stood at `sequence`, before events applied
+    /// ahead of an append that failed: rebuilt from the store (its latest
+    /// snapshot at or before `sequence` and the events after it). When even
+    /// that fails, the actor is marked broken and leaves memory once the
+    /// message is answered (the next call loads the game afresh).
+    ///
+    /// # Errors
+    /// Store failures and a corrupt log, as [`Registry::state_after`].
+    async fn restore(&mut self, sequence: u64) -> Result<(), RegistryError> {
+        match self.registry.state_after(&self.game_id, sequence).await {
+            Ok((state, _)) => {
+                self.state = state;
+                Ok(())
+            }
+            Err(error) => {
+                tracing::warn!(game_id = %self.game_id, error = %error, "the state before a failed append could not be rebuilt; the game leaves memory");
+                self.broken = Some(error.for_another_caller());
+                Err(error)
+            }
+        }
+    }
+
+    /// When the game is next due, as the timer queue keeps it (see
+    /// [`super::wakes`]): its turn's deadline, the absent seat to move's
+    /// grace period, a bot to move.
+    fn wake(&self) -> Wake {
+        let grace = self.grace_ends().map(|(_, at)| at);
+        wakes::of(&self.state, grace, self.absent_since())
+    }
+
+    /// Writes the game's wake when it is not what the store holds (a seat
+    /// came or went, a claim postponed it, a load found it stale). A write
+    /// that fails is tried again after the next message or timer.
+    async fn store_wake(&mut self) {
+        let wake = self.wake();
+        if wake == self.stored_wake {
+            return;
+        }
+        let store = Arc::clone(&self.registry.inner.store);
+        match store
+            .set_wake(&self.game_id, self.state.sequence(), wake)
+            .await
+        {
+            Ok(()) => self.stored_wake = wake,
+            Err(error) => {
+                tracing::warn!(game_id = %self.game_id, error = %error, "the game's wake was not stored; trying again later");
+            }
+        }
     }
 
     /// Records the game-health metrics of an append made at `at`: the

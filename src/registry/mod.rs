@@ -22,6 +22,7 @@ mod residency;
 pub mod snapshot;
 mod stream;
 mod thinking;
+mod wakes;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -270,6 +271,12 @@ struct Inner {
     presence: Option<presence::PresenceSink>,
     /// The pools bot moves and analyses run in.
     thinking: thinking::Thinking,
+    /// Wakes the timer queue (see [`wakes`]): a game left memory, or a new
+    /// game was not kept there.
+    wakes: Arc<tokio::sync::Notify>,
+    /// When this registry started, on its clock (Unix epoch milliseconds):
+    /// a seat's absence recorded before counts from here.
+    started_at_ms: i64,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -326,6 +333,7 @@ impl Registry {
         let presence = store.shared().then(|| {
             presence::spawn_writer(Arc::clone(&store), settings.clock.clone(), shutdown.clone())
         });
+        let started_at_ms = settings.clock.now_ms();
         let registry = Registry {
             inner: Arc::new(Inner {
                 store,
@@ -339,6 +347,8 @@ impl Registry {
                 actor_failures: std::sync::atomic::AtomicU64::new(0),
                 presence,
                 thinking: thinking::Thinking::new(settings_engines),
+                wakes: Arc::new(tokio::sync::Notify::new()),
+                started_at_ms,
             }),
         };
         if let Some(changes) = changes {
@@ -513,7 +523,8 @@ impl Registry {
 
     /// Removes the game's actor from the map if `actor` is still the one
     /// there and the game is idle under the lock (nothing pending, nobody
-    /// subscribed). Returns whether the actor should stop.
+    /// subscribed; a deadline it waits on is the timer queue's). Returns
+    /// whether the actor should stop.
     fn leave(&self, game_id: &str, actor: u64, shared: &ActorShared) -> bool {
         let mut actors = self.inner.actors.lock().expect("registry lock");
         if !shared.is_idle() {
@@ -562,6 +573,15 @@ impl Registry {
         };
         let seat_token_hashes: Vec<TokenHash> =
             tokens.iter().map(|t| crate::tokens::hash(t)).collect();
+        let state = GameState::new(config.clone(), recorded_at_ms);
+        // Nobody follows a new game yet: a seat to move under an absence
+        // policy is away from its first turn's start.
+        let absent_since = state.config().absence().map(|_| recorded_at_ms);
+        let grace_ends = state
+            .config()
+            .absence()
+            .map(|policy| recorded_at_ms.saturating_add(policy.grace_ms as i64));
+        let wake = wakes::of(&state, grace_ends, absent_since);
         let event = crate::game::Event::GameCreated(config.clone());
         let payload =
             convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)
@@ -579,13 +599,13 @@ impl Registry {
                 .then(|| (request.request_id.clone(), request.fingerprint.clone())),
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: seat_token_hashes.clone(),
+            wake,
         };
         match store.create(new_game).await {
             Ok(()) => {
                 self.inner
                     .metrics
                     .game_created(crate::metrics::kind(config.rules()));
-                let state = GameState::new(config, recorded_at_ms);
                 let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
                 // Keep the new game warm, if there is room: its first move
                 // then needs no replay.
@@ -601,9 +621,13 @@ impl Registry {
                         requests: HashMap::new(),
                         seat_token_hashes,
                         snapshot_at: 0,
+                        wake,
                     };
                     let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
                     slot.insert(handle);
+                } else if wake.at_ms.is_some() {
+                    // Not in memory here: the timer queue picks it up.
+                    self.inner.wakes.notify_one();
                 }
                 Ok(Created {
                     game,
@@ -990,64 +1014,17 @@ impl Registry {
         Ok((games, next))
     }
 
-    /// Loads every game in progress with a time control, an absence
-    /// policy or a bot seat, so that each arms its timers and bots (a
-    /// restart re-arms the clocks that were running; a deadline passed while
-    /// the server was down times out at once; an absent seat's grace period
-    /// counts from the load; a bot to move decides its move again, which
-    /// its seed makes the same move). Returns how many it loaded. A game
-    /// waiting on a deadline or a bot never leaves memory, for idleness or
-    /// to make room.
-    ///
-    /// # Errors
-    /// Store failures while listing; a game that fails to load is logged
-    /// and skipped.
-    pub async fn rearm_clocks(&self) -> Result<usize, RegistryError> {
-        const PAGE: u32 = 500;
-        let mut cursor = 0;
-        let mut loaded = 0;
-        loop {
-            let records = self
-                .inner
-                .store
-                .list(cursor, ListOrder::OldestFirst, PAGE)
-                .await?;
-            let Some(last) = records.last() else {
-                break;
-            };
-            cursor = last.cursor;
-            let full = records.len() == PAGE as usize;
-            for record in records {
-                let in_progress = record.status == pb::GameStatus::InProgress as i32;
-                // A clock, or a seat's grace period, may run out; a bot may
-                // be to move.
-                let timed = pb::GameEvent::decode(record.created_payload.as_slice())
-                    .ok()
-                    .and_then(|e| match e.kind {
-                        Some(pb::game_event::Kind::GameCreated(c)) => Some(
-                            c.time_control.is_some()
-                                || c.absence.is_some()
-                                || c.seats.iter().any(|s| s.bot.is_some()),
-                        ),
-                        _ => None,
-                    })
-                    .unwrap_or(false);
-                if in_progress && timed {
-                    match self.game(&record.game_id, None, View::Basic).await {
-                        Ok(_) => loaded += 1,
-                        Err(error) => tracing::warn!(
-                            game_id = %record.game_id,
-                            error = %error,
-                            "a timed game did not load; its clock is not armed"
-                        ),
-                    }
-                }
-            }
-            if !full {
-                break;
-            }
-        }
-        Ok(loaded)
+    /// Starts the timer queue (see [`wakes`]): from now on every game whose
+    /// wake comes due (a turn's time running out, an absent seat's grace
+    /// period ending, a bot to move) is loaded, if it is not in memory, and
+    /// does what is due; a deadline that passed while the server was down
+    /// times out at once, and a bot to move decides its move again (its
+    /// seed makes it the same move). Nothing is loaded before it is due,
+    /// and a game waiting on a deadline may leave memory like any other.
+    /// Call once, when the server starts serving.
+    pub fn start_timer_queue(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(wakes::run(weak, Arc::clone(&self.inner.wakes)));
     }
 
     /// Streams the game's events from `from_sequence` (history, a caught-up

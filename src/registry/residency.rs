@@ -71,9 +71,6 @@ pub(super) struct ActorShared {
     weight: AtomicUsize,
     /// The live event broadcast, made on the first subscription.
     live: OnceLock<broadcast::Sender<LiveEvent>>,
-    /// Whether the actor waits on a deadline (a clock or a seat's grace
-    /// period): such a game stays in memory, to time out when due.
-    armed: AtomicBool,
     /// Which seats follow the game with their seat token, by seat.
     presence: Mutex<HashMap<Seat, SeatPresence>>,
     /// Wakes the actor when a seat comes or goes.
@@ -155,7 +152,6 @@ impl ActorShared {
             last_used: AtomicU64::new(0),
             weight: AtomicUsize::new(0),
             live: OnceLock::new(),
-            armed: AtomicBool::new(false),
             presence: Mutex::new(HashMap::new()),
             presence_changed: Notify::new(),
             kind: OnceLock::new(),
@@ -210,17 +206,11 @@ impl ActorShared {
     }
 
     /// Whether the game may leave memory: nothing pending, nobody
-    /// subscribed, no deadline to wait for. Meaningful under the map lock,
+    /// subscribed. A deadline it waits on does not keep it: the store's
+    /// timer queue brings it back when due. Meaningful under the map lock,
     /// where messages are counted before they are queued.
     pub(super) fn is_idle(&self) -> bool {
-        self.pending.load(Ordering::Acquire) == 0
-            && self.subscribers() == 0
-            && !self.armed.load(Ordering::Acquire)
-    }
-
-    /// Says whether the actor waits on a deadline now.
-    pub(super) fn arm(&self, armed: bool) {
-        self.armed.store(armed, Ordering::Release);
+        self.pending.load(Ordering::Acquire) == 0 && self.subscribers() == 0
     }
 
     /// The live broadcast, made with `capacity` slots on first use.

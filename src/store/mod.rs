@@ -76,6 +76,25 @@ pub struct NewGame {
     /// The SHA-256 hash of each seat's token, in seat order; empty when the
     /// game takes moves without seat tokens.
     pub seat_token_hashes: Vec<TokenHash>,
+    /// When the new game is next due (its first turn's deadline, a bot to
+    /// move first, ...).
+    pub wake: Wake,
+}
+
+/// When a game next needs the server with no client asking: what the
+/// store's timer queue keeps per game (see [`EventStore::claim_wakes`]), in
+/// the game's row, indexed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wake {
+    /// Unix epoch milliseconds (on the server's clock) when the game is due:
+    /// the end of the turn's time, of the absent seat's grace period, or at
+    /// once for a bot to move. `None`: not until a client acts.
+    pub at_ms: Option<i64>,
+    /// Since when the seat to move has had no followed stream, as the node
+    /// that wrote this last knew it (Unix epoch milliseconds; games with an
+    /// absence policy only): where its grace period counts from when the
+    /// game is loaded again.
+    pub absent_since_ms: Option<i64>,
 }
 
 /// The SHA-256 hash of a seat token: all a store keeps of it.
@@ -98,6 +117,9 @@ pub struct Append {
     /// The game's seat token hashes after the events, when they change (a
     /// seat's token was re-issued); written in the same transaction.
     pub seat_token_hashes: Option<Vec<TokenHash>>,
+    /// When the game is next due after the events; written in the same
+    /// transaction.
+    pub wake: Wake,
 }
 
 /// This node's presence count for a seat of a game (see
@@ -189,6 +211,18 @@ pub struct GameLog {
     pub requests: Vec<RequestRecord>,
     /// The seat token hashes given at creation (empty: none required).
     pub seat_token_hashes: Vec<TokenHash>,
+    /// The game's wake as stored (see [`Wake`]).
+    pub wake: Wake,
+}
+
+/// A game whose wake came due, as [`EventStore::claim_wakes`] claims it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueWake {
+    /// The game.
+    pub game_id: String,
+    /// The wake time it had before the claim postponed it (Unix epoch
+    /// milliseconds).
+    pub at_ms: i64,
 }
 
 /// A whole game written at once, as `plylog import` restores it: its
@@ -410,6 +444,38 @@ pub trait EventStore: Send + Sync + 'static {
     /// [`StoreError::ReadOnly`]; database errors (a game that does not
     /// exist breaks the foreign key).
     async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError>;
+
+    /// Sets the game's wake, if its log still ends at `sequence` (a wake
+    /// computed on an older position is not written: the append that moved
+    /// the game on wrote its own).
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; database errors.
+    async fn set_wake(&self, game_id: &str, sequence: u64, wake: Wake) -> Result<(), StoreError>;
+
+    /// The timer queue's claim: up to `limit` games whose wake is at or
+    /// before `now_ms`, earliest first, each postponed to `now_ms +
+    /// lease_ms` in the same statement, so that no other node (or later
+    /// claim) takes it again before the lease runs out. The node that
+    /// claimed a game loads it, does what is due, and writes the wake that
+    /// follows (see [`EventStore::set_wake`]); if it dies first, the game
+    /// comes due again when the lease ends. On PostgreSQL, rows another
+    /// node is claiming are skipped, not waited for.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`]; database errors.
+    async fn claim_wakes(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<DueWake>, StoreError>;
+
+    /// The earliest wake of any game, due or not (Unix epoch milliseconds).
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn next_wake(&self) -> Result<Option<i64>, StoreError>;
 
     /// Reads events `from ..= to` of a game (fewer when the log is shorter),
     /// at most `limit`, in sequence order.

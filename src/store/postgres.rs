@@ -29,9 +29,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::reads::{self, Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
-    Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame, SharedPresence,
-    Snapshot, StoreError, StoredEvent, classify,
+    Append, Change, CreationRecord, DueWake, EventStore, GameLog, GameRecord, ListOrder, LoadFrom,
+    LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RestoredGame,
+    SharedPresence, Snapshot, StoreError, StoredEvent, Wake, classify,
 };
 
 /// The notification channel nodes wake each other on.
@@ -55,12 +55,14 @@ const WRITE_QUEUE: usize = 4096;
 /// A group of writes as one statement, committed on its own (no explicit
 /// transaction: one round trip): new games and appends to games that exist.
 ///
-/// Each new game (`$18..$25`, one array element per game) gets its row and
+/// Each new game (`$18..$25` and its wake `$30`, `$31`, one array element
+/// per game) gets its row and
 /// its GameCreated event (sequence 1); a game whose id or creation request
 /// id is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in
 /// `created`.
 ///
-/// Each append (`$1..$10`, one array element per append) moves its game row
+/// Each append (`$1..$10` and its wake `$28`, `$29`, one array element per
+/// append) moves its game row
 /// from `expected` to `next` only where the row still stands at `expected`
 /// (a row another writer moved first is not in `moved`: that append
 /// conflicts, raising no error). Then the events of the appends that moved
@@ -73,13 +75,15 @@ const WRITE_QUEUE: usize = 4096;
 /// was created (else it moved).
 const WRITE_GROUP: &str = "WITH c AS ( \
          SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[], \
-             $22::bytea[], $23::bytea[], $24::text[], $25::bytea[]) \
+             $22::bytea[], $23::bytea[], $24::text[], $25::bytea[], $30::bigint[], \
+             $31::bigint[]) \
            AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type, \
-             payload)), \
+             payload, wake_at_ms, absent_since_ms)), \
      created AS ( \
          INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, \
-           create_fingerprint, seat_token_hashes) \
-         SELECT game_id, created_at_ms, 1, status, request_id, fingerprint, hashes FROM c \
+           create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
+         SELECT game_id, created_at_ms, 1, status, request_id, fingerprint, hashes, wake_at_ms, \
+           absent_since_ms FROM c \
          ON CONFLICT DO NOTHING \
          RETURNING game_id), \
      created_events AS ( \
@@ -88,11 +92,13 @@ const WRITE_GROUP: &str = "WITH c AS ( \
          FROM c JOIN created ON created.game_id = c.game_id), \
      a AS ( \
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], \
-             $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[]) \
+             $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[], \
+             $28::bigint[], $29::bigint[]) \
            AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint, \
-             first_sequence, last_sequence)), \
+             first_sequence, last_sequence, wake_at_ms, absent_since_ms)), \
      moved AS ( \
          UPDATE games g SET last_sequence = a.next, status = a.status, \
+           wake_at_ms = a.wake_at_ms, absent_since_ms = a.absent_since_ms, \
            seat_token_hashes = CASE WHEN a.set_hashes THEN a.hashes ELSE g.seat_token_hashes END \
          FROM a WHERE g.game_id = a.game_id AND g.last_sequence = a.expected \
          RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence, \
@@ -290,8 +296,8 @@ async fn has_migrations_table(conn: &mut PgConnection) -> Result<bool, StoreErro
 async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Result<(), StoreError> {
     let (request_id, fingerprint) = game.request.clone().unzip();
     sqlx::query(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
-         VALUES ($1, $2, 1, $3, $4, $5, $6)",
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
+         VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&game.game_id)
     .bind(game.created.recorded_at_ms)
@@ -299,6 +305,8 @@ async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Resu
     .bind(request_id)
     .bind(fingerprint)
     .bind(super::join_hashes(&game.seat_token_hashes))
+    .bind(game.wake.at_ms)
+    .bind(game.wake.absent_since_ms)
     .execute(&mut **tx)
     .await
     .map_err(|e| classify(e, StoreError::GameExists))?;
@@ -373,6 +381,10 @@ where
         .bind(column(creates, |g| g.created.payload.as_ref()))
         .bind(node)
         .bind(GAMES_PER_NOTICE)
+        .bind(column(appends, |a| a.wake.at_ms))
+        .bind(column(appends, |a| a.wake.absent_since_ms))
+        .bind(column(creates, |g| g.wake.at_ms))
+        .bind(column(creates, |g| g.wake.absent_since_ms))
         .fetch_all(executor)
         .await?;
     let mut wrote = Wrote::default();
@@ -573,6 +585,7 @@ impl EventStore for PostgresStore {
                 request: None,
                 status: game.game.status,
                 seat_token_hashes: None,
+                wake: game.game.wake,
             };
             let wrote = write_all(&mut *tx, &self.node, &[], &[&rest])
                 .await
@@ -587,6 +600,50 @@ impl EventStore for PostgresStore {
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
         self.write(Write::Append(append)).await
+    }
+
+    async fn set_wake(&self, game_id: &str, sequence: u64, wake: Wake) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE games SET wake_at_ms = $3, absent_since_ms = $4 \
+             WHERE game_id = $1 AND last_sequence = $2",
+        )
+        .bind(game_id)
+        .bind(super::clamp(sequence))
+        .bind(wake.at_ms)
+        .bind(wake.absent_since_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn claim_wakes(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<DueWake>, StoreError> {
+        // The rows another node is claiming right now are skipped, not
+        // waited for: each due game goes to one node.
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "UPDATE games g SET wake_at_ms = $2 FROM ( \
+               SELECT game_id, wake_at_ms AS due FROM games \
+               WHERE wake_at_ms IS NOT NULL AND wake_at_ms <= $1 \
+               ORDER BY wake_at_ms, game_id LIMIT $3 FOR UPDATE SKIP LOCKED) d \
+             WHERE g.game_id = d.game_id RETURNING g.game_id, d.due",
+        )
+        .bind(now_ms)
+        .bind(now_ms.saturating_add(lease_ms))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(game_id, at_ms)| DueWake { game_id, at_ms })
+            .collect())
+    }
+
+    async fn next_wake(&self) -> Result<Option<i64>, StoreError> {
+        Reads::next_wake(&self.pool).await
     }
 
     async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {

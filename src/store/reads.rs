@@ -12,7 +12,7 @@ use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
 use super::{
     CreationRecord, GameLog, GameRecord, ListOrder, LoadFrom, RequestRecord, Snapshot, StoreError,
-    StoredEvent, TokenHash, clamp,
+    StoredEvent, TokenHash, Wake, clamp,
 };
 
 /// Which events of a game to read.
@@ -93,6 +93,20 @@ pub(super) struct HashesRow {
     seat_token_hashes: Option<Vec<u8>>,
 }
 
+/// What a load reads of a `games` row: its seat token hashes and wake.
+#[derive(FromRow)]
+pub(super) struct LoadRow {
+    seat_token_hashes: Option<Vec<u8>>,
+    wake_at_ms: Option<i64>,
+    absent_since_ms: Option<i64>,
+}
+
+/// The earliest wake of any game.
+#[derive(FromRow)]
+pub(super) struct WakeRow {
+    wake_at_ms: Option<i64>,
+}
+
 /// A stored sequence as a `u64`.
 ///
 /// # Errors
@@ -119,6 +133,8 @@ where
     GameRow: for<'r> FromRow<'r, DB::Row>,
     CreationRow: for<'r> FromRow<'r, DB::Row>,
     HashesRow: for<'r> FromRow<'r, DB::Row>,
+    LoadRow: for<'r> FromRow<'r, DB::Row>,
+    WakeRow: for<'r> FromRow<'r, DB::Row>,
     SnapshotRow: for<'r> FromRow<'r, DB::Row>,
 {
     /// A game's events, in sequence order.
@@ -219,13 +235,39 @@ where
             return Ok(None);
         }
         let requests = Self::requests(&mut *conn, game_id, Requests::All).await?;
-        let seat_token_hashes = Self::seat_token_hashes(&mut *conn, game_id).await?;
+        let row: LoadRow = sqlx::query_as(
+            "SELECT seat_token_hashes, wake_at_ms, absent_since_ms FROM games WHERE game_id = $1",
+        )
+        .bind(game_id.to_owned())
+        .fetch_one(&mut *conn)
+        .await?;
         Ok(Some(GameLog {
             snapshot,
             events,
             requests,
-            seat_token_hashes,
+            seat_token_hashes: super::split_hashes(row.seat_token_hashes)?,
+            wake: Wake {
+                at_ms: row.wake_at_ms,
+                absent_since_ms: row.absent_since_ms,
+            },
         }))
+    }
+
+    /// The earliest wake of any game, due or not.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(super) async fn next_wake<'c, E>(executor: E) -> Result<Option<i64>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let row: Option<WakeRow> = sqlx::query_as(
+            "SELECT wake_at_ms FROM games WHERE wake_at_ms IS NOT NULL \
+             ORDER BY wake_at_ms LIMIT 1",
+        )
+        .fetch_optional(executor)
+        .await?;
+        Ok(row.and_then(|row| row.wake_at_ms))
     }
 
     /// A game's request records.
@@ -401,6 +443,7 @@ mod tests {
                 request: None,
                 status: 1,
                 seat_token_hashes: Vec::new(),
+                wake: Default::default(),
             })
             .await
             .unwrap();

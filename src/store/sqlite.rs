@@ -20,8 +20,8 @@ use self::writer::{WriteJob, WriteOp};
 
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
-    Migration, NewGame, RestoredGame, Snapshot, StoreError, StoredEvent,
+    Append, CreationRecord, DueWake, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
+    Migration, NewGame, RestoredGame, Snapshot, StoreError, StoredEvent, Wake,
 };
 
 /// Writes waiting for the writer before callers wait for room.
@@ -210,7 +210,7 @@ impl SqliteStore {
         Ok(missing)
     }
 
-    async fn write(&self, op: WriteOp) -> Result<(), StoreError> {
+    async fn write(&self, op: WriteOp) -> Result<writer::Written, StoreError> {
         let writes = self.writes.as_ref().ok_or(StoreError::ReadOnly)?;
         let (reply, answer) = oneshot::channel();
         writes
@@ -261,15 +261,44 @@ fn durability_settings(journal_mode: String, synchronous: i64) -> Vec<(String, S
 #[async_trait]
 impl EventStore for SqliteStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
-        self.write(WriteOp::Create(game)).await
+        self.write(WriteOp::Create(game)).await.map(drop)
     }
 
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
-        self.write(WriteOp::Restore(game)).await
+        self.write(WriteOp::Restore(game)).await.map(drop)
     }
 
     async fn append(&self, append: Append) -> Result<(), StoreError> {
-        self.write(WriteOp::Append(append)).await
+        self.write(WriteOp::Append(append)).await.map(drop)
+    }
+
+    async fn set_wake(&self, game_id: &str, sequence: u64, wake: Wake) -> Result<(), StoreError> {
+        let game_id = game_id.to_owned();
+        self.write(WriteOp::Wake {
+            game_id,
+            sequence,
+            wake,
+        })
+        .await
+        .map(drop)
+    }
+
+    async fn claim_wakes(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<DueWake>, StoreError> {
+        self.write(WriteOp::Claim {
+            now_ms,
+            lease_ms,
+            limit,
+        })
+        .await
+    }
+
+    async fn next_wake(&self) -> Result<Option<i64>, StoreError> {
+        Reads::next_wake(&self.readers).await
     }
 
     async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
@@ -286,7 +315,7 @@ impl EventStore for SqliteStore {
     }
 
     async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
-        self.write(WriteOp::Snapshot(snapshot)).await
+        self.write(WriteOp::Snapshot(snapshot)).await.map(drop)
     }
 
     async fn read(
@@ -356,7 +385,7 @@ impl EventStore for SqliteStore {
             return;
         }
         self.readers.close().await;
-        if let Err(error) = self.write(WriteOp::Close).await {
+        if let Err(error) = self.write(WriteOp::Close).await.map(drop) {
             tracing::debug!(error = %error, "store already closed");
         }
     }

@@ -612,3 +612,197 @@ async fn wait_until_present(client: &mut Client, game_id: &str, seats: Vec<u32>)
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The games' rows as ListGames lists them (read from the store: listing
+/// loads no game), by id.
+async fn listed(client: &mut Client) -> std::collections::HashMap<String, pb::GameSummary> {
+    let mut games = std::collections::HashMap::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_size: 1000,
+                page_token,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        games.extend(page.games.into_iter().map(|g| (g.game_id.clone(), g)));
+        if page.next_page_token.is_empty() {
+            return games;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+/// Waits (at most 30 s) until every game of `ids` is listed as over.
+async fn until_over(client: &mut Client, ids: &[String]) {
+    let over = async {
+        loop {
+            let games = listed(client).await;
+            if ids
+                .iter()
+                .all(|id| games[id].status != pb::GameStatus::InProgress as i32)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), over)
+        .await
+        .expect("every game timed out within 30 s");
+}
+
+/// A game waiting on a deadline need not be in memory: its deadline is in
+/// the store's timer queue. Forty timed games with a move each, under a
+/// limit of eight games in memory, stay within it (issue 35: 5,000 timed
+/// games stayed in memory against a limit of 100, and 400 timed 1000x1000
+/// games held 383 MB against a budget of 64 MB, since a game with a clock
+/// was never evicted). Once their time runs out, every one times out once,
+/// brought back by the queue with no client asking.
+#[tokio::test]
+async fn games_waiting_on_a_deadline_leave_memory_under_the_limits_and_still_time_out() {
+    const GAMES: usize = 40;
+    const LIMIT: usize = 8;
+    let (clock, registry) = clocked();
+    let registry = RegistrySettings {
+        max_live_games: LIMIT,
+        ..registry
+    };
+    let server = TestServer::start_with(registry).await;
+    let mut client = server.client.clone();
+    let ids: Vec<String> = (0..GAMES).map(|g| format!("waiting-{g}")).collect();
+    for id in &ids {
+        create_from(&mut client, timed_request(id, per_move(60))).await;
+        play(&mut client, id, 0, place(1, 1)).await.unwrap();
+    }
+    let live = server.registry.live_games();
+    assert!(
+        live <= LIMIT,
+        "{live} games in memory against a limit of {LIMIT}"
+    );
+    clock.advance(60_000);
+    until_over(&mut client, &ids).await;
+    let live = server.registry.live_games();
+    assert!(live <= LIMIT, "{live} games in memory after the timeouts");
+    for id in &ids {
+        let kinds = log_kinds(&mut client, id).await;
+        assert_eq!(time_expired_count(&kinds), 1, "{id}: {kinds:?}");
+    }
+}
+
+/// A restart loads no game until it is due: of eleven timed games, the one
+/// whose deadline passed while the server was down times out at once, and
+/// the ten whose deadlines are still ahead stay in the store (issue 35:
+/// every timed, absence or bot game was loaded at every start).
+#[tokio::test]
+async fn a_restart_loads_only_the_games_that_are_due() {
+    let (clock, registry) = clocked();
+    let server = TestServer::start_with(registry.clone()).await;
+    let mut client = server.client.clone();
+    create_from(&mut client, timed_request("due", per_move(10))).await;
+    let later: Vec<String> = (0..10).map(|g| format!("later-{g}")).collect();
+    for id in &later {
+        create_from(&mut client, timed_request(id, per_move(600))).await;
+    }
+    let server = server
+        .restart_with(registry, || clock.advance(15_000))
+        .await;
+    let mut client = server.client.clone();
+    until_over(&mut client, &["due".to_owned()]).await;
+    for id in &later {
+        assert!(
+            !server.registry.is_live(id),
+            "{id} was loaded before it was due"
+        );
+    }
+    let games = listed(&mut client).await;
+    for id in &later {
+        assert_eq!(games[id].status, pb::GameStatus::InProgress as i32, "{id}");
+    }
+}
+
+/// A game with an absence policy may leave memory while its seat to move is
+/// away: the store keeps when the seat left along with the game's wake, so
+/// the queue brings the game back when the grace period ends, counted from
+/// when the seat left (not from the reload, which would put it off for
+/// ever; not from the turn's start, which would cut it short).
+#[tokio::test]
+async fn an_absent_seat_of_a_game_that_left_memory_forfeits_when_its_grace_period_ends() {
+    const GRACE_S: i64 = 30;
+    let (clock, registry) = clocked();
+    let registry = RegistrySettings {
+        max_live_games: 2,
+        ..registry
+    };
+    let access = plylog::api::auth::AccessSettings {
+        seat_tokens: true,
+        ..Default::default()
+    };
+    let server = TestServer::start_secured(registry, access).await;
+    let mut client = server.client.clone();
+    let request = pb::CreateGameRequest {
+        absence: Some(pb::AbsencePolicy {
+            grace: seconds(GRACE_S),
+            on_absence: pb::AbsenceAction::Expire as i32,
+        }),
+        ..create_request("away", mnk(3, 3, 3))
+    };
+    let created = client.create_game(request).await.unwrap().into_inner();
+    let as_seat0 = bearer(
+        pb::StreamEventsRequest {
+            game_id: "away".into(),
+            from_sequence: 0,
+            follow: true,
+            round: None,
+        },
+        &created.seat_tokens[0],
+    );
+    let mut seat0 = client.stream_events(as_seat0).await.unwrap().into_inner();
+    within(seat0.message()).await.unwrap().unwrap();
+    wait_until_present(&mut client, "away", vec![0]).await;
+    // Present for a minute, then gone.
+    clock.advance(60_000);
+    let left_at = clock.now_ms();
+    drop(seat0);
+    wait_until_present(&mut client, "away", vec![]).await;
+    // Other games push it out of memory.
+    for g in 0..4 {
+        create(&mut client, &format!("other-{g}"), mnk(3, 3, 3)).await;
+        get_game(&mut client, &format!("other-{g}")).await;
+    }
+    wait_until(
+        "the absent game to leave memory",
+        Duration::from_secs(10),
+        || !server.registry.is_live("away"),
+    )
+    .await;
+    // Not a moment before the grace period after it left.
+    clock.advance(GRACE_S * 1000 - 1_000);
+    let games = listed(&mut client).await;
+    assert_eq!(games["away"].last_sequence, 1, "reported absent too early");
+    clock.advance(1_000);
+    until_over(&mut client, &["away".to_owned()]).await;
+    let mut stream = follow(&mut client, "away", 2).await;
+    let seen = next_events(&mut stream, 2).await;
+    assert_eq!(
+        seen[0],
+        pb::game_event::Kind::SeatAbsent(pb::SeatAbsent { seat: 0 })
+    );
+    let replay = client
+        .get_replay(pb::GetReplayRequest {
+            game_id: "away".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let absent = replay.steps[1].event.as_ref().unwrap();
+    let at = plylog::proto::convert::timestamp_ms(absent.recorded_at.as_ref());
+    assert!(
+        at >= left_at + GRACE_S * 1000,
+        "reported absent at {at}, before the grace period after it left at {left_at}"
+    );
+}

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::store::{Append, NewEvent, NewGame, RestoredGame, Snapshot, StoreError};
+use crate::store::{
+    Append, DueWake, NewEvent, NewGame, RestoredGame, Snapshot, StoreError, Wake, clamp,
+};
 
 /// Most writes one transaction commits together.
 pub(super) const MAX_GROUP: usize = 512;
@@ -29,14 +31,29 @@ pub(super) enum WriteOp {
     Restore(RestoredGame),
     /// Keep a snapshot (see [`crate::store::EventStore::save_snapshot`]).
     Snapshot(Snapshot),
+    /// Set a game's wake (see [`crate::store::EventStore::set_wake`]).
+    Wake {
+        game_id: String,
+        sequence: u64,
+        wake: Wake,
+    },
+    /// Claim the due wakes (see [`crate::store::EventStore::claim_wakes`]).
+    Claim {
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+    },
     /// Commit what came before, then close the connection and stop.
     Close,
 }
 
+/// What a write gives back besides success: the wakes a claim took.
+pub(super) type Written = Vec<DueWake>;
+
 /// A write and where its result goes.
 pub(super) struct WriteJob {
     pub(super) op: WriteOp,
-    pub(super) reply: oneshot::Sender<Result<(), StoreError>>,
+    pub(super) reply: oneshot::Sender<Result<Written, StoreError>>,
 }
 
 /// Opens the writer connection on the (migrated, existing) file at `path`:
@@ -98,7 +115,7 @@ pub(super) fn run(mut conn: Connection, mut queue: mpsc::Receiver<WriteJob>) {
             for job in closing {
                 let closed = matches!(job.op, WriteOp::Close);
                 let _ = job.reply.send(if closed {
-                    Ok(())
+                    Ok(Written::new())
                 } else {
                     Err(StoreError::Closed)
                 });
@@ -127,16 +144,26 @@ fn run_statement(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 fn commit_group(
     conn: &mut Connection,
     group: &[WriteJob],
-) -> rusqlite::Result<Vec<Result<(), StoreError>>> {
+) -> rusqlite::Result<Vec<Result<Written, StoreError>>> {
     run_statement(conn, "BEGIN IMMEDIATE")?;
     let mut results = Vec::with_capacity(group.len());
     for job in group {
         run_statement(conn, "SAVEPOINT write")?;
         let result = match &job.op {
-            WriteOp::Create(game) => insert_game(conn, game),
-            WriteOp::Append(append) => insert_append(conn, append),
-            WriteOp::Restore(game) => insert_restored(conn, game),
-            WriteOp::Snapshot(snapshot) => upsert_snapshot(conn, snapshot),
+            WriteOp::Create(game) => insert_game(conn, game).map(|()| Written::new()),
+            WriteOp::Append(append) => insert_append(conn, append).map(|()| Written::new()),
+            WriteOp::Restore(game) => insert_restored(conn, game).map(|()| Written::new()),
+            WriteOp::Snapshot(snapshot) => upsert_snapshot(conn, snapshot).map(|()| Written::new()),
+            WriteOp::Wake {
+                game_id,
+                sequence,
+                wake,
+            } => set_wake(conn, game_id, *sequence, *wake).map(|()| Written::new()),
+            WriteOp::Claim {
+                now_ms,
+                lease_ms,
+                limit,
+            } => claim_wakes(conn, *now_ms, *lease_ms, *limit),
             WriteOp::Close => unreachable!("the writer splits a group at Close"),
         };
         if result.is_err() {
@@ -185,8 +212,8 @@ fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite:
 fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
     let (request_id, fingerprint) = game.request.clone().unzip();
     conn.prepare_cached(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes) \
-         VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6)",
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
+         VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8)",
     )
     .and_then(|mut insert| {
         insert.execute(params![
@@ -195,7 +222,9 @@ fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
             game.status,
             request_id,
             fingerprint,
-            crate::store::join_hashes(&game.seat_token_hashes)
+            crate::store::join_hashes(&game.seat_token_hashes),
+            game.wake.at_ms,
+            game.wake.absent_since_ms
         ])
     })
     .map_err(|e| classify(e, StoreError::GameExists))?;
@@ -207,13 +236,16 @@ fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {
     let last = append.expected + append.events.len() as u64;
     let moved = conn
         .prepare_cached(
-            "UPDATE games SET last_sequence = ?1, status = ?2 WHERE game_id = ?3 AND last_sequence = ?4",
+            "UPDATE games SET last_sequence = ?1, status = ?2, wake_at_ms = ?5, absent_since_ms = ?6 \
+             WHERE game_id = ?3 AND last_sequence = ?4",
         )?
         .execute(params![
             last as i64,
             append.status,
             append.game_id,
-            append.expected as i64
+            append.expected as i64,
+            append.wake.at_ms,
+            append.wake.absent_since_ms
         ])?;
     if moved != 1 {
         return Err(StoreError::Conflict);
@@ -257,6 +289,51 @@ fn upsert_snapshot(conn: &Connection, snapshot: &Snapshot) -> Result<(), StoreEr
     Ok(())
 }
 
+/// Sets a game's wake if its log still ends at `sequence`.
+fn set_wake(conn: &Connection, game_id: &str, sequence: u64, wake: Wake) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE games SET wake_at_ms = ?1, absent_since_ms = ?2 \
+         WHERE game_id = ?3 AND last_sequence = ?4",
+    )?
+    .execute(params![
+        wake.at_ms,
+        wake.absent_since_ms,
+        game_id,
+        clamp(sequence)
+    ])?;
+    Ok(())
+}
+
+/// Claims up to `limit` due wakes, earliest first, postponing each by the
+/// lease: read, then updated, in the writer's transaction (nothing else
+/// writes between the two).
+fn claim_wakes(
+    conn: &Connection,
+    now_ms: i64,
+    lease_ms: i64,
+    limit: u32,
+) -> Result<Written, StoreError> {
+    let due: Written = conn
+        .prepare_cached(
+            "SELECT game_id, wake_at_ms FROM games \
+             WHERE wake_at_ms IS NOT NULL AND wake_at_ms <= ?1 \
+             ORDER BY wake_at_ms, game_id LIMIT ?2",
+        )?
+        .query_map(params![now_ms, limit], |row| {
+            Ok(DueWake {
+                game_id: row.get(0)?,
+                at_ms: row.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut postpone =
+        conn.prepare_cached("UPDATE games SET wake_at_ms = ?1 WHERE game_id = ?2")?;
+    for wake in &due {
+        postpone.execute(params![now_ms.saturating_add(lease_ms), wake.game_id])?;
+    }
+    Ok(due)
+}
+
 /// A whole game: its row and first event, then the rest as one append.
 fn insert_restored(conn: &Connection, game: &RestoredGame) -> Result<(), StoreError> {
     insert_game(conn, &game.game)?;
@@ -270,6 +347,7 @@ fn insert_restored(conn: &Connection, game: &RestoredGame) -> Result<(), StoreEr
         request: None,
         status: game.game.status,
         seat_token_hashes: None,
+        wake: game.game.wake,
     };
     insert_append(conn, &rest)
 }
