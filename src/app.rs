@@ -21,7 +21,7 @@ use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, transport_refusals};
 use crate::metrics::Sample;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
-use crate::registry::{Registry, RegistrySettings};
+use crate::registry::{Clock, Registry, RegistrySettings};
 use crate::store::{EventStore, Migration, PostgresStore, SqliteOptions, SqliteStore};
 use crate::telemetry::CallLayer;
 use crate::tokens::SeatTokenKeys;
@@ -367,7 +367,23 @@ impl Application {
             }
             None => None,
         };
-        let registry = Registry::new(Arc::clone(&store), settings.registry, keys);
+        let mut registry_settings = settings.registry;
+        // Several nodes judge each other's deadlines: on a shared store the
+        // clock is corrected toward the database's.
+        if store.shared() && matches!(registry_settings.clock, Clock::System) {
+            registry_settings.clock = Clock::referenced();
+        }
+        let registry = Registry::new(Arc::clone(&store), registry_settings, keys);
+        match registry.correct_clock().await {
+            Ok(Some((offset_ms, error_ms))) => {
+                tracing::info!(offset_ms, error_ms, "clock corrected toward the database's")
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(
+                error = %error,
+                "the database's clock could not be read; this node's own clock is used until it can"
+            ),
+        }
         Ok(Application {
             listener,
             local_addr,

@@ -123,6 +123,16 @@ fn main() -> ExitCode {
             contention_on_one_game_through_two_nodes_is_retryable_never_internal,
         ),
         trial(
+            "time_in_a_game_never_goes_backwards_whichever_node_records_it",
+            &postgres,
+            time_in_a_game_never_goes_backwards_whichever_node_records_it,
+        ),
+        trial(
+            "a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock",
+            &postgres,
+            a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock,
+        ),
+        trial(
             "three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
@@ -556,6 +566,122 @@ async fn contention_on_one_game_through_two_nodes_is_retryable_never_internal() 
         acked.len(),
         contended.load(Ordering::Relaxed),
         log.len()
+    );
+}
+
+/// Every event's time of a game, in sequence order, by a replay through
+/// `client`.
+async fn recorded_times(client: &mut Client, game_id: &str) -> Vec<i64> {
+    client
+        .get_replay(pb::GetReplayRequest {
+            game_id: game_id.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .steps
+        .iter()
+        .map(|step| {
+            let event = step.event.as_ref().unwrap();
+            plylog::proto::convert::timestamp_ms(event.recorded_at.as_ref())
+        })
+        .collect()
+}
+
+/// Two nodes whose clocks disagree by ten seconds (manual clocks, so no
+/// correction applies) record events of one game in turn: each event's time
+/// is at least its predecessor's, whichever node recorded it (issue 35:
+/// `recorded_at` went backwards up to 129 times in a run with one node's
+/// clock 5 s off).
+async fn time_in_a_game_never_goes_backwards_whichever_node_records_it() {
+    const T: i64 = 1_800_000_000_000;
+    let schema = fresh_postgres_schema().await;
+    let interval = Duration::from_millis(500);
+    let ahead = client(node_on(&schema.url, interval, Clock::manual(T + 10_000)).await);
+    let behind = client(node_on(&schema.url, interval, Clock::manual(T)).await);
+    ahead
+        .clone()
+        .create_game(create_mnk("monotonic", 3, 3, 3))
+        .await
+        .unwrap();
+    for (seat, (row, col), node) in [
+        (0, (0, 0), &behind),
+        (1, (1, 1), &ahead),
+        (0, (0, 1), &behind),
+    ] {
+        node.clone()
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: "monotonic".into(),
+                seat: Some(seat),
+                r#move: Some(pb::Move {
+                    kind: Some(pb::r#move::Kind::Place(pb::Place {
+                        row,
+                        col,
+                        mark: None,
+                    })),
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let times = recorded_times(&mut behind.clone(), "monotonic").await;
+    assert_eq!(times.len(), 4);
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "time went backwards: {times:?}"
+    );
+    assert_eq!(times[0], T + 10_000);
+}
+
+/// A node whose own clock runs 30 s fast corrects it toward the database's
+/// clock before it serves, so it judges another node's deadlines as that
+/// node would: a move sent through it right after a game with 20 s a move
+/// was created through the other node is played, not refused as out of
+/// time (issue 35: with one node's clock 5 s off, turns timed out up to
+/// 4.995 s early and moves were refused up to 4.84 s early), and it is
+/// recorded within the turn. The shortening a skew can still cause is the
+/// nodes' correction errors, each at most half the round trip of a query
+/// to the database.
+async fn a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock() {
+    let schema = fresh_postgres_schema().await;
+    let interval = Duration::from_millis(500);
+    let true_node = client(node(&schema.url).await);
+    let fast_node = client(node_on(&schema.url, interval, Clock::skewed(30_000)).await);
+    let request = pb::CreateGameRequest {
+        time_control: Some(pb::TimeControl {
+            per_move: Some(prost_types::Duration {
+                seconds: 20,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }),
+        ..create_mnk("skewed", 3, 3, 3)
+    };
+    true_node.clone().create_game(request).await.unwrap();
+    let played = fast_node
+        .clone()
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: "skewed".into(),
+            seat: Some(0),
+            r#move: Some(pb::Move {
+                kind: Some(pb::r#move::Kind::Place(pb::Place {
+                    row: 1,
+                    col: 1,
+                    mark: None,
+                })),
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("the move is played within its turn");
+    assert_eq!(played.into_inner().events[0].sequence, 2);
+    let times = recorded_times(&mut true_node.clone(), "skewed").await;
+    assert!(
+        times[1] - times[0] < 20_000,
+        "the move was recorded {} ms into a 20 s turn: {times:?}",
+        times[1] - times[0]
     );
 }
 

@@ -145,6 +145,8 @@ pub(crate) struct Loaded {
     pub(crate) snapshot_at: u64,
     /// The game's wake as the store holds it.
     pub(crate) wake: Wake,
+    /// When its last event was recorded (Unix epoch milliseconds).
+    pub(crate) last_recorded_at_ms: i64,
 }
 
 pub(super) struct Actor {
@@ -167,6 +169,9 @@ pub(super) struct Actor {
     absent_from: i64,
     /// The game's wake as the store holds it (see [`super::wakes`]).
     stored_wake: Wake,
+    /// When the game's last event was recorded (Unix epoch milliseconds):
+    /// the next is recorded no earlier.
+    last_recorded_at_ms: i64,
     /// Why the state could not be rebuilt after a failed append, if it
     /// could not: the actor then leaves memory once the message in hand is
     /// answered.
@@ -333,6 +338,7 @@ impl Actor {
             seat_token_hashes: loaded.seat_token_hashes,
             absent_from,
             stored_wake: loaded.wake,
+            last_recorded_at_ms: loaded.last_recorded_at_ms,
             broken: None,
             reported_absence: None,
             absence_check: None,
@@ -533,6 +539,10 @@ impl Actor {
             .into_iter()
             .map(|r| (r.request_id.clone(), r))
             .collect();
+        let last_recorded_at_ms = match log.events.last() {
+            Some(last) => log::recorded_at(&decode(game_id, last)?.0),
+            None => created_at_ms,
+        };
         Ok(Loaded {
             state,
             created_at_ms,
@@ -540,6 +550,7 @@ impl Actor {
             seat_token_hashes: log.seat_token_hashes,
             snapshot_at,
             wake: log.wake,
+            last_recorded_at_ms,
         })
     }
 
@@ -1166,7 +1177,14 @@ impl Actor {
             if let Some(expected) = request.expected_sequence.filter(|e| *e != current) {
                 return Err(RegistryError::SequenceMismatch { expected, current });
             }
-            let recorded_at_ms = self.registry.settings().clock.now_ms();
+            // Time in a game never goes backwards, whichever node's clock
+            // recorded the event before.
+            let recorded_at_ms = self
+                .registry
+                .settings()
+                .clock
+                .now_ms()
+                .max(self.last_recorded_at_ms);
             let events = match decide(&self.state, &command, recorded_at_ms) {
                 Err(expired @ GameError::TimeExpired { .. }) => {
                     // Too late: the timeout lands first, then the refusal.
@@ -1270,6 +1288,7 @@ impl Actor {
                         .metrics()
                         .appended(events.len(), appending.elapsed());
                     self.stored_wake = wake;
+                    self.last_recorded_at_ms = recorded_at_ms;
                     self.observe(fresh, was_over, recorded_at_ms);
                     if let Some(record) = record {
                         self.remember(record);
@@ -1488,9 +1507,11 @@ impl Actor {
             }
             self.seat_token_hashes = tail.seat_token_hashes;
             for (wire, event, payload) in page {
+                let at = log::recorded_at(&wire);
                 self.state
-                    .apply_stored(&event, log::recorded_at(&wire))
+                    .apply_stored(&event, at)
                     .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
+                self.last_recorded_at_ms = self.last_recorded_at_ms.max(at);
                 self.shared.broadcast(&wire, payload.into());
             }
         }

@@ -517,6 +517,17 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(Vec::new())
     }
 
+    /// The database's clock now, Unix epoch milliseconds, for the nodes of
+    /// a shared store to correct their clocks toward (see
+    /// [`crate::registry::Clock::correct`]); `None` for a store only this
+    /// process writes (its own clock is the only one).
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn clock_ms(&self) -> Result<Option<i64>, StoreError> {
+        Ok(None)
+    }
+
     /// Whether other processes may append to this store's games, so a cached
     /// game must catch up before it decides or answers (true for Postgres).
     fn shared(&self) -> bool {

@@ -734,6 +734,16 @@ impl EventStore for PostgresStore {
             .collect::<Result<_, StoreError>>()?)
     }
 
+    async fn clock_ms(&self) -> Result<Option<i64>, StoreError> {
+        // clock_timestamp(), not now(): the time of the reading, not of the
+        // transaction's start.
+        let ms: i64 =
+            sqlx::query_scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(Some(ms))
+    }
+
     fn shared(&self) -> bool {
         true
     }
