@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use super::actor::Msg;
 use super::{Inner, Registry, RegistryError};
 use crate::game::{GameState, Millis};
-use crate::store::Wake;
+use crate::store::{DueWake, Wake};
 
 /// How long a claim keeps a due game from being claimed again, in
 /// milliseconds: the time its node has to load it and write its next wake.
@@ -62,9 +62,11 @@ pub(super) fn of(
 }
 
 /// Runs the timer queue of `inner`'s registry until it is dropped or shut
-/// down: claims the due games, has each one's actor do what is due (at
-/// most [`BATCH`] at a time), then sleeps until the next wake, [`POLL`], or
-/// a `poke` (a game left memory, or a new game was not kept in memory).
+/// down: when the earliest wake in the index is due, claims the due games
+/// and has each one's actor do what is due (at most [`BATCH`] at a time);
+/// otherwise sleeps until that wake, [`POLL`], or a `poke` (a game left
+/// memory, or a new game was not kept in memory). Only a claim writes: an
+/// idle server reads the index once per [`POLL`].
 pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
     loop {
         let Some(strong) = inner.upgrade() else {
@@ -77,44 +79,28 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
         let store = Arc::clone(&registry.inner.store);
         let clock = registry.settings().clock.clone();
         let now = clock.now_ms();
-        let claimed = store.claim_wakes(now, LEASE_MS, BATCH).await;
-        let more = match claimed {
-            Ok(due) => {
-                let full = due.len() == BATCH as usize;
-                let mut woken = tokio::task::JoinSet::new();
-                for due in due {
-                    let registry = registry.clone();
-                    woken.spawn(async move {
-                        let claimed_until = now.saturating_add(LEASE_MS);
-                        let woke = registry
-                            .ask(&due.game_id, |reply| Msg::Wake {
-                                claimed_until,
-                                reply,
-                            })
-                            .await;
-                        match woke {
-                            Ok(()) | Err(RegistryError::ShuttingDown) => {}
-                            Err(error) => tracing::warn!(
-                                game_id = %due.game_id,
-                                due_ms = due.at_ms,
-                                error = %error,
-                                "a due game did not wake; it is due again when its claim ends"
-                            ),
-                        }
-                    });
-                }
-                while woken.join_next().await.is_some() {}
-                full
-            }
+        let mut next = match store.next_wake().await {
+            Ok(next) => next,
             Err(error) => {
-                tracing::warn!(error = %error, "the timer queue could not claim due games; trying again");
-                false
+                tracing::warn!(error = %error, "the timer queue could not read the next wake; trying again");
+                None
             }
         };
-        if more {
-            continue;
+        if next.is_some_and(|at| at <= now) {
+            match store.claim_wakes(now, LEASE_MS, BATCH).await {
+                // What is due, and maybe more: look again at once.
+                Ok(due) if !due.is_empty() => {
+                    wake(&registry, due, now.saturating_add(LEASE_MS)).await;
+                    continue;
+                }
+                // Another node is claiming the due games right now.
+                Ok(_) => next = Some(now.saturating_add(RECLAIM_MS)),
+                Err(error) => {
+                    tracing::warn!(error = %error, "the timer queue could not claim due games; trying again");
+                    next = None;
+                }
+            }
         }
-        let next = store.next_wake().await.ok().flatten();
         let shutdown = registry.inner.shutdown.clone();
         // Nothing of the registry is held while waiting.
         drop(registry);
@@ -130,6 +116,38 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
             () = shutdown.cancelled() => return,
         }
     }
+}
+
+/// How long to wait before claiming again when the due games were all
+/// being claimed by another node, in milliseconds of the server's clock.
+const RECLAIM_MS: i64 = 50;
+
+/// Has the actor of each `due` game (loaded if it is not in memory) do what
+/// is due, all at once, and waits for every one. `claimed_until` is the
+/// time the claim postponed their wakes to.
+async fn wake(registry: &Registry, due: Vec<DueWake>, claimed_until: i64) {
+    let mut woken = tokio::task::JoinSet::new();
+    for due in due {
+        let registry = registry.clone();
+        woken.spawn(async move {
+            let woke = registry
+                .ask(&due.game_id, |reply| Msg::Wake {
+                    claimed_until,
+                    reply,
+                })
+                .await;
+            match woke {
+                Ok(()) | Err(RegistryError::ShuttingDown) => {}
+                Err(error) => tracing::warn!(
+                    game_id = %due.game_id,
+                    due_ms = due.at_ms,
+                    error = %error,
+                    "a due game did not wake; it is due again when its claim ends"
+                ),
+            }
+        });
+    }
+    while woken.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
