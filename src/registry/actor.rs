@@ -1506,6 +1506,8 @@ impl Actor {
                 self.remember(record);
             }
             self.seat_token_hashes = tail.seat_token_hashes;
+            // The node that appended wrote the wake that follows.
+            self.stored_wake = tail.wake;
             for (wire, event, payload) in page {
                 let at = log::recorded_at(&wire);
                 self.state

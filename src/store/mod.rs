@@ -166,6 +166,8 @@ pub struct LogTail {
     /// The seat token hashes now (empty: the game takes no seat tokens).
     /// Read only when `events` is not empty.
     pub seat_token_hashes: Vec<TokenHash>,
+    /// The game's wake now (read only when `events` is not empty).
+    pub wake: Wake,
 }
 
 /// A game's state cached after one of its events (see [`EventStore::load`]):

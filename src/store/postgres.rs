@@ -701,11 +701,12 @@ impl EventStore for PostgresStore {
         };
         let requests =
             Reads::requests(&self.pool, game_id, Requests::Overlapping { after, last }).await?;
-        let seat_token_hashes = Reads::seat_token_hashes(&self.pool, game_id).await?;
+        let (seat_token_hashes, wake) = Reads::hashes_and_wake(&self.pool, game_id).await?;
         Ok(LogTail {
             events,
             requests,
             seat_token_hashes,
+            wake,
         })
     }
 

@@ -87,13 +87,8 @@ pub(super) struct SnapshotRow {
     payload: Vec<u8>,
 }
 
-/// A `games` row's seat token hashes.
-#[derive(FromRow)]
-pub(super) struct HashesRow {
-    seat_token_hashes: Option<Vec<u8>>,
-}
-
-/// What a load reads of a `games` row: its seat token hashes and wake.
+/// What a load or catch-up reads of a `games` row: its seat token hashes
+/// and wake.
 #[derive(FromRow)]
 pub(super) struct LoadRow {
     seat_token_hashes: Option<Vec<u8>>,
@@ -132,7 +127,6 @@ where
     RequestRow: for<'r> FromRow<'r, DB::Row>,
     GameRow: for<'r> FromRow<'r, DB::Row>,
     CreationRow: for<'r> FromRow<'r, DB::Row>,
-    HashesRow: for<'r> FromRow<'r, DB::Row>,
     LoadRow: for<'r> FromRow<'r, DB::Row>,
     WakeRow: for<'r> FromRow<'r, DB::Row>,
     SnapshotRow: for<'r> FromRow<'r, DB::Row>,
@@ -235,21 +229,13 @@ where
             return Ok(None);
         }
         let requests = Self::requests(&mut *conn, game_id, Requests::All).await?;
-        let row: LoadRow = sqlx::query_as(
-            "SELECT seat_token_hashes, wake_at_ms, absent_since_ms FROM games WHERE game_id = $1",
-        )
-        .bind(game_id.to_owned())
-        .fetch_one(&mut *conn)
-        .await?;
+        let (seat_token_hashes, wake) = Self::hashes_and_wake(&mut *conn, game_id).await?;
         Ok(Some(GameLog {
             snapshot,
             events,
             requests,
-            seat_token_hashes: super::split_hashes(row.seat_token_hashes)?,
-            wake: Wake {
-                at_ms: row.wake_at_ms,
-                absent_since_ms: row.absent_since_ms,
-            },
+            seat_token_hashes,
+            wake,
         }))
     }
 
@@ -314,24 +300,30 @@ where
             .collect()
     }
 
-    /// A game's seat token hashes now (empty: the game takes no seat tokens).
+    /// A game's seat token hashes now (empty: the game takes no seat tokens)
+    /// and its wake.
     ///
     /// # Errors
     /// Store failures (`RowNotFound` for a missing game);
     /// [`StoreError::Corrupt`] for a column that is not whole hashes.
-    pub(super) async fn seat_token_hashes<'c, E>(
+    pub(super) async fn hashes_and_wake<'c, E>(
         executor: E,
         game_id: &str,
-    ) -> Result<Vec<TokenHash>, StoreError>
+    ) -> Result<(Vec<TokenHash>, Wake), StoreError>
     where
         E: Executor<'c, Database = DB>,
     {
-        let row: HashesRow =
-            sqlx::query_as("SELECT seat_token_hashes FROM games WHERE game_id = $1")
-                .bind(game_id.to_owned())
-                .fetch_one(executor)
-                .await?;
-        super::split_hashes(row.seat_token_hashes)
+        let row: LoadRow = sqlx::query_as(
+            "SELECT seat_token_hashes, wake_at_ms, absent_since_ms FROM games WHERE game_id = $1",
+        )
+        .bind(game_id.to_owned())
+        .fetch_one(executor)
+        .await?;
+        let wake = Wake {
+            at_ms: row.wake_at_ms,
+            absent_since_ms: row.absent_since_ms,
+        };
+        Ok((super::split_hashes(row.seat_token_hashes)?, wake))
     }
 
     /// Up to `limit` games created after `cursor`, in creation order.

@@ -344,12 +344,13 @@ impl EventStore for SqliteStore {
         };
         let requests =
             Reads::requests(&mut *tx, game_id, Requests::Overlapping { after, last }).await?;
-        let seat_token_hashes = Reads::seat_token_hashes(&mut *tx, game_id).await?;
+        let (seat_token_hashes, wake) = Reads::hashes_and_wake(&mut *tx, game_id).await?;
         tx.commit().await?;
         Ok(LogTail {
             events,
             requests,
             seat_token_hashes,
+            wake,
         })
     }
 
