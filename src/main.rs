@@ -74,6 +74,11 @@ struct ServeArgs {
     /// given; 127.0.0.1:9464 is the customary port).
     #[arg(long, env = "PLYLOG_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Connections the metrics port holds open at once; one more is
+    /// accepted and closed at once. Its idle and header timeouts are the
+    /// gRPC port's.
+    #[arg(long, env = "PLYLOG_METRICS_MAX_CONNECTIONS", default_value_t = 100)]
+    metrics_max_connections: usize,
     /// Do not serve the dashboard (by default it is at http://<listen>/,
     /// on the gRPC port).
     #[arg(long, env = "PLYLOG_NO_DASHBOARD")]
@@ -237,6 +242,7 @@ impl ServeArgs {
             },
             store_check_interval: Duration::from_millis(self.store_check_ms.max(100)),
             metrics_listen: self.metrics_listen,
+            metrics_max_connections: self.metrics_max_connections.max(1),
             web: WebSettings {
                 dashboard: !self.no_dashboard,
                 cors_origins: self.cors_origins,
