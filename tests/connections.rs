@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
-use plylog::store::{Append, EventStore, NewEvent, NewGame, SqliteOptions, SqliteStore};
+use plylog::store::{Append, EventStore, NewEvent, SqliteOptions, SqliteStore};
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -25,6 +25,8 @@ use tonic::transport::Channel;
 
 #[path = "support/process.rs"]
 mod process;
+#[path = "support/stored.rs"]
+mod stored;
 #[path = "support/wait.rs"]
 mod wait;
 use process::{Server, plylog};
@@ -509,6 +511,20 @@ const HISTORY: u64 = 20_000;
 async fn long_game(dir: &tempfile::TempDir) -> usize {
     let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
     let store = SqliteStore::open(&SqliteOptions::new(url)).await.unwrap();
+    let rules = pb::rule_set::Kind::Mnk(pb::MnkRules {
+        rows: 1000,
+        cols: 1000,
+        k: 1000,
+    });
+    let seats = ["a", "b"]
+        .map(|s| pb::Seat {
+            player_id: s.into(),
+            display_name: String::new(),
+            symbol: s.to_uppercase(),
+            bot: None,
+        })
+        .to_vec();
+    let mut bytes = stored::write_created(&store, "long", rules, seats, 0).await;
     let event = |sequence: u64, kind| pb::GameEvent {
         game_id: "long".into(),
         sequence,
@@ -516,45 +532,6 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
         round: 0,
         kind: Some(kind),
     };
-    let created = event(
-        1,
-        pb::game_event::Kind::GameCreated(pb::GameCreated {
-            rules: Some(pb::RuleSet {
-                kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                    rows: 1000,
-                    cols: 1000,
-                    k: 1000,
-                })),
-            }),
-            seats: ["a", "b"]
-                .map(|s| pb::Seat {
-                    player_id: s.into(),
-                    display_name: String::new(),
-                    symbol: s.to_uppercase(),
-                    bot: None,
-                })
-                .to_vec(),
-            undo_policy: pb::UndoPolicy::LastMover as i32,
-            time_control: None,
-            absence: None,
-        }),
-    );
-    let mut bytes = created.encoded_len();
-    store
-        .create(NewGame {
-            game_id: "long".into(),
-            created: NewEvent {
-                sequence: 1,
-                event_type: "game_created",
-                payload: created.encode_to_vec().into(),
-                recorded_at_ms: 0,
-            },
-            request: None,
-            status: pb::GameStatus::InProgress as i32,
-            seat_token_hashes: Vec::new(),
-        })
-        .await
-        .unwrap();
     let events: Vec<NewEvent> = (0..HISTORY - 1)
         .map(|ply| {
             let (row, col) = ((ply / 1000) as i32, (ply % 1000) as i32);
