@@ -16,6 +16,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 use tonic::codec::CompressionEncoding;
 use tower::util::MapResponseLayer;
+use tracing::Instrument;
 
 use crate::api::auth::AccessSettings;
 use crate::api::{GameApi, transport_refusals};
@@ -65,6 +66,10 @@ pub struct Settings {
     /// Serve Prometheus metrics over HTTP at `/metrics` on this address
     /// (port 0 picks a free one); `None` serves none.
     pub metrics_listen: Option<SocketAddr>,
+    /// Connections the metrics endpoint holds open at once (default 100);
+    /// one more is accepted and closed at once. Its other limits and
+    /// timings are `transport`'s.
+    pub metrics_max_connections: usize,
     /// The dashboard and the origins allowed to call with grpc-web.
     pub web: WebSettings,
 }
@@ -90,7 +95,31 @@ impl Settings {
             transport: TransportSettings::default(),
             store_check_interval: Duration::from_secs(5),
             metrics_listen: None,
+            metrics_max_connections: 100,
             web: WebSettings::default(),
+        }
+    }
+}
+
+/// The limits every new game is checked against, as flags: `plylog serve`
+/// applies them to CreateGame and `plylog import` to each game it reads,
+/// with the same defaults ([`RegistrySettings::default`]).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct GameLimitArgs {
+    /// Largest board a new game may have, in cells.
+    #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = RegistrySettings::default().max_cells)]
+    pub max_cells: u64,
+    /// Most seats in one game (at most 255).
+    #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = RegistrySettings::default().seat_limits.max_seats)]
+    pub max_seats: usize,
+}
+
+impl GameLimitArgs {
+    /// The seat limits these flags set (the rest at their defaults).
+    pub fn seat_limits(&self) -> crate::game::SeatLimits {
+        crate::game::SeatLimits {
+            max_seats: self.max_seats,
+            ..crate::game::SeatLimits::default()
         }
     }
 }
@@ -292,6 +321,7 @@ pub struct Application {
     listener: TcpListener,
     local_addr: SocketAddr,
     metrics_listener: Option<(TcpListener, SocketAddr)>,
+    metrics_max_connections: usize,
     web: WebSettings,
     store: Arc<dyn EventStore>,
     registry: Registry,
@@ -388,6 +418,7 @@ impl Application {
             listener,
             local_addr,
             metrics_listener,
+            metrics_max_connections: settings.metrics_max_connections.max(1),
             web: settings.web,
             store,
             registry,
@@ -507,12 +538,26 @@ impl Application {
                 connections: activity.connections(),
             };
             tracing::info!(addr = %addr, "metrics at http://{addr}/metrics");
-            tokio::spawn(crate::metrics::serve(
-                listener,
-                metrics,
-                sample,
-                draining.clone(),
-            ));
+            // The gRPC port's protections, HTTP/1.1 only, with a limit of
+            // its own: a flood of the metrics port cannot take the gRPC
+            // port's connection slots.
+            let settings = TransportSettings {
+                max_connections: self.metrics_max_connections,
+                http2: false,
+                ..self.transport.clone()
+            };
+            let stop = draining.clone();
+            tokio::spawn(
+                transport::serve(
+                    listener,
+                    crate::metrics::service(metrics, sample),
+                    None,
+                    settings,
+                    Arc::new(Activity::default()),
+                    async move { stop.cancelled().await },
+                )
+                .instrument(tracing::info_span!("metrics_port", %addr)),
+            );
         }
         let checks = tokio::spawn(watch_store(
             Arc::clone(&self.store),
@@ -682,7 +727,10 @@ fn descriptors_needed(settings: &Settings) -> u64 {
     } else {
         16
     };
-    settings.transport.max_connections as u64 + database + 64
+    let metrics = settings
+        .metrics_listen
+        .map_or(0, |_| settings.metrics_max_connections as u64);
+    settings.transport.max_connections as u64 + metrics + database + 64
 }
 
 /// A database URL fit for logs: the password (in the authority or a

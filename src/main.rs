@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
-use plylog::game::SeatLimits;
+use plylog::app::{Application, GameLimitArgs, Settings, TlsFiles, shutdown_signal};
 use plylog::registry::{EngineSettings, RegistrySettings};
 use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;
@@ -74,6 +73,11 @@ struct ServeArgs {
     /// given; 127.0.0.1:9464 is the customary port).
     #[arg(long, env = "PLYLOG_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Connections the metrics port holds open at once; one more is
+    /// accepted and closed at once. Its idle and header timeouts are the
+    /// gRPC port's.
+    #[arg(long, env = "PLYLOG_METRICS_MAX_CONNECTIONS", default_value_t = 100)]
+    metrics_max_connections: usize,
     /// Do not serve the dashboard (by default it is at http://<listen>/,
     /// on the gRPC port).
     #[arg(long, env = "PLYLOG_NO_DASHBOARD")]
@@ -94,12 +98,8 @@ struct ServeArgs {
     /// Connections in the PostgreSQL pool.
     #[arg(long, env = "PLYLOG_POSTGRES_CONNECTIONS", default_value_t = 16)]
     postgres_connections: u32,
-    /// Largest board a new game may have, in cells.
-    #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = 1_000_000)]
-    max_cells: u64,
-    /// Most seats in one game (at most 255).
-    #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = 16)]
-    max_seats: usize,
+    #[command(flatten)]
+    limits: GameLimitArgs,
     /// Bot moves decided at once (default: half the cores, at least 1);
     /// more bots wait their turn, leaving the other cores to players.
     #[arg(long, env = "PLYLOG_BOT_THREADS")]
@@ -237,6 +237,7 @@ impl ServeArgs {
             },
             store_check_interval: Duration::from_millis(self.store_check_ms.max(100)),
             metrics_listen: self.metrics_listen,
+            metrics_max_connections: self.metrics_max_connections.max(1),
             web: WebSettings {
                 dashboard: !self.no_dashboard,
                 cors_origins: self.cors_origins,
@@ -247,11 +248,8 @@ impl ServeArgs {
                 seat_token_secret_file: self.seat_token_secret_file,
             },
             registry: RegistrySettings {
-                max_cells: self.max_cells,
-                seat_limits: SeatLimits {
-                    max_seats: self.max_seats,
-                    ..SeatLimits::default()
-                },
+                max_cells: self.limits.max_cells,
+                seat_limits: self.limits.seat_limits(),
                 idle_timeout: Duration::from_secs(self.idle_timeout_secs),
                 heartbeat_interval: Duration::from_secs(self.heartbeat_secs.max(1)),
                 max_streams: self.max_streams,

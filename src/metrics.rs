@@ -5,8 +5,9 @@
 //!
 //! One [`Metrics`] per server, made by the [`crate::registry::Registry`] and
 //! shared by every layer; [`Metrics::encode`] writes them in the OpenMetrics
-//! text format (which Prometheus scrapes), served by [`serve`] on
-//! `--metrics-listen`. Every label takes values from a fixed set (game kinds,
+//! text format (which Prometheus scrapes), answered by [`service`] on
+//! `--metrics-listen` (whose connections [`crate::transport::serve`] bounds
+//! as it does the gRPC port's). Every label takes values from a fixed set (game kinds,
 //! error reasons, method names, engines), never from what a caller sends, so
 //! the number of series stays bounded. README, Metrics, lists every metric.
 
@@ -573,49 +574,39 @@ pub fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-/// Serves `GET /metrics` on `listener` (HTTP/1.1) until `stop`: every
-/// metric of `metrics`, with the gauges sampled by `sample` at each scrape.
-/// Any other path is 404.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
+/// The metrics endpoint as a service for [`crate::transport::serve`]
+/// (which bounds its connections as it does the gRPC port's): `/metrics`
+/// answers every metric of `metrics`, with the gauges sampled by `sample`
+/// at each scrape; any other path is 404.
+pub fn service(
     metrics: Metrics,
     sample: impl Fn() -> Sample + Send + Sync + 'static,
-    stop: tokio_util::sync::CancellationToken,
-) {
+) -> impl tower::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = http::Response<tonic::body::Body>,
+    Error = std::convert::Infallible,
+    Future = std::future::Ready<
+        Result<http::Response<tonic::body::Body>, std::convert::Infallible>,
+    >,
+> + Clone
++ Send
++ 'static {
     let sample = Arc::new(sample);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = stop.cancelled() => return,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!(error = %error, "metrics listener: accept failed");
-                    continue;
-                }
-            },
+    tower::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        let reply = if request.uri().path() == "/metrics" {
+            http::Response::builder()
+                .header(
+                    http::header::CONTENT_TYPE,
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                )
+                .body(tonic::body::Body::new(metrics.encode(sample())))
+        } else {
+            http::Response::builder()
+                .status(http::StatusCode::NOT_FOUND)
+                .body(tonic::body::Body::new(
+                    "metrics are at /metrics\n".to_owned(),
+                ))
         };
-        let metrics = metrics.clone();
-        let sample = Arc::clone(&sample);
-        let service = hyper::service::service_fn(move |request: http::Request<_>| {
-            let reply = if request.uri().path() == "/metrics" {
-                http::Response::builder()
-                    .header(
-                        http::header::CONTENT_TYPE,
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    )
-                    .body(metrics.encode(sample()))
-            } else {
-                http::Response::builder()
-                    .status(http::StatusCode::NOT_FOUND)
-                    .body("metrics are at /metrics\n".to_owned())
-            };
-            std::future::ready(reply)
-        });
-        tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
-        });
-    }
+        std::future::ready(Ok(reply.expect("static response parts are valid")))
+    })
 }

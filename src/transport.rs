@@ -1,5 +1,5 @@
-//! The connection layer under the gRPC services, with every resource it
-//! holds bounded: accepting TCP connections (at most `max_connections`, and
+//! The connection layer under the gRPC services (and, HTTP/1.1 only, under
+//! the metrics endpoint), with every resource it holds bounded: accepting TCP connections (at most `max_connections`, and
 //! backing off when the process runs out of file descriptors), TLS, HTTP/2
 //! with keepalive pings and bounded send buffers (and HTTP/1.1 on the same
 //! port, told apart by the connection preface, for browsers: grpc-web and
@@ -64,6 +64,11 @@ pub struct TransportSettings {
     /// How long a TLS handshake may take, and an HTTP/1.1 request's
     /// headers (default 10 s).
     pub tls_handshake_timeout: Duration,
+    /// Whether HTTP/2 is served beside HTTP/1.1 (default true: the gRPC
+    /// port). Without it (the metrics port) a connection is HTTP/1.1 from
+    /// its first byte, so the header-read timeout also closes one that
+    /// sends nothing, or stays silent between requests.
+    pub http2: bool,
 }
 
 impl Default for TransportSettings {
@@ -76,6 +81,7 @@ impl Default for TransportSettings {
             stream_send_buffer_bytes: 64 * 1024,
             max_streams_per_connection: 200,
             tls_handshake_timeout: Duration::from_secs(10),
+            http2: true,
         }
     }
 }
@@ -147,7 +153,8 @@ fn is_connection_error(error: &io::Error) -> bool {
 /// Serves `service` on `listener` until `shutdown` resolves: accepts
 /// connections within [`TransportSettings::max_connections`], does the TLS
 /// handshake when `tls` is set, and serves HTTP/2 or HTTP/1.1 on each
-/// (whichever the client speaks: its first bytes tell). On shutdown it
+/// (whichever the client speaks: its first bytes tell; only HTTP/1.1
+/// without [`TransportSettings::http2`]). On shutdown it
 /// stops accepting, tells every connection to finish (GOAWAY: calls in
 /// flight complete, new ones go elsewhere), and returns once all have
 /// closed. `activity` tells what is open.
@@ -170,6 +177,9 @@ pub async fn serve<S>(
     S::Future: Send + 'static,
 {
     let mut http = auto::Builder::new(TokioExecutor::new());
+    if !settings.http2 {
+        http = http.http1_only();
+    }
     // HTTP/1.1 is for browsers: grpc-web and the dashboard's files.
     http.http1()
         .timer(TokioTimer::new())

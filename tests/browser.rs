@@ -31,6 +31,8 @@ use tonic::transport::Channel;
 mod optional;
 #[path = "support/seed.rs"]
 mod seed;
+#[path = "support/stored.rs"]
+mod stored;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -67,6 +69,11 @@ fn main() {
             "every_game_kind_is_drawn",
             &availability,
             every_game_kind_is_drawn,
+        ),
+        optional::trial(
+            "names_that_act_on_text_are_shown_escaped",
+            &availability,
+            names_that_act_on_text_are_shown_escaped,
         ),
         optional::trial(
             "a_board_of_a_million_cells_stays_responsive",
@@ -594,6 +601,71 @@ async fn the_page_resumes_after_the_server_restarts() {
         (2..=sequence).collect::<Vec<_>>(),
         "every event after the opening position once, in order"
     );
+    server.stop().await;
+}
+
+/// A game created before names were checked, its player ids, display
+/// name and a symbol holding a bidirectional override, ESC, BEL and CR
+/// (written straight into the store: the API refuses them now): the list,
+/// the seats legend and the turn line show each as an escape, `\u{202e}`,
+/// never the character itself.
+async fn names_that_act_on_text_are_shown_escaped() {
+    use plylog::store::{EventStore, SqliteOptions, SqliteStore};
+    let (_dir, db) = database();
+    let store = SqliteStore::open(&SqliteOptions::new(format!("sqlite://{}", db.display())))
+        .await
+        .expect("store");
+    stored::write_created(
+        &store,
+        "names",
+        stored::tic_tac_toe(),
+        stored::seats_that_attack_terminals(),
+        0,
+    )
+    .await;
+    store.close().await;
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let browser = Browser::open().await;
+    let raw = ['\u{202e}', '\u{1b}', '\u{7}', '\r'];
+    let check = |what: &str, text: &str, expected: &[&str]| {
+        assert!(
+            !text.contains(raw),
+            "the {what} shows a raw control or bidi character: {text:?}"
+        );
+        for part in expected {
+            assert!(text.contains(part), "the {what} lacks {part:?}: {text:?}");
+        }
+    };
+    let text_of = async |css: &str| {
+        let script =
+            format!("const e = document.querySelector({css:?}); return e ? e.textContent : null;");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Value::String(text) = browser.eval(&script).await {
+                return text;
+            }
+            assert!(Instant::now() < deadline, "{css} never shown");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    browser
+        .page
+        .goto(&server.url(""))
+        .await
+        .expect("page loads");
+    let players = text_of("#games tr[data-game-id='names'] td.players").await;
+    // Seat 0 shows its display name, seat 1 (which has none) its id.
+    let names = ["\\u{1b}]0;pwned\\u{7}", "bob\\u{d}\\u{1b}[31mred"];
+    check("list", &players, &names);
+    assert!(players.contains("\\u{202e}X"), "{players:?}");
+    browser.open_game(&server, "names", 1).await;
+    check("seats legend", &text_of("ul.seats").await, &names);
+    check(
+        "turn line",
+        &text_of("#turn").await,
+        &["\\u{202e}X (\\u{1b}]0;pwned\\u{7}) to move"],
+    );
+    browser.screenshot("names").await;
     server.stop().await;
 }
 

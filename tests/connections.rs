@@ -1,8 +1,9 @@
 //! The connection layer under attack, against the real `plylog` binary:
 //! idle and half-open connections are closed, one past the connection limit
 //! is refused at once, running out of file descriptors backs off instead of
-//! spinning, and a client that opens streams with a huge HTTP/2 window and
-//! never reads holds no more than the documented per-stream bound. The raw
+//! spinning (on the gRPC port and on the metrics port, which shares the
+//! accept loop), and a client that opens streams with a huge HTTP/2 window
+//! and never reads holds no more than the documented per-stream bound. The raw
 //! HTTP/2 client is the `h2` crate over a socket whose reads the test can
 //! stall. Run with `--nocapture` to see the figures.
 
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
-use plylog::store::{Append, EventStore, NewEvent, NewGame, SqliteOptions, SqliteStore};
+use plylog::store::{Append, EventStore, NewEvent, SqliteOptions, SqliteStore};
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -24,6 +25,8 @@ use tonic::transport::Channel;
 
 #[path = "support/process.rs"]
 mod process;
+#[path = "support/stored.rs"]
+mod stored;
 #[path = "support/wait.rs"]
 mod wait;
 use process::{Server, plylog};
@@ -318,49 +321,184 @@ fn cpu_ticks(pid: u32) -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn out_of_file_descriptors_the_server_backs_off_and_answers_again_once_they_free_up() {
+/// The address of the metrics port, as the server logged it
+/// (`metrics at http://ADDR/metrics`).
+fn metrics_port(server: &Server) -> u16 {
+    let line = server
+        .log_lines("metrics at http://")
+        .pop()
+        .expect("the server logs its metrics address");
+    let url = line.split("http://").nth(1).unwrap();
+    let addr = url.split('/').next().unwrap();
+    addr.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Whether a scrape of the metrics port is answered with 200 within
+/// `timeout` (tried every 100 ms).
+async fn scraped_within(port: u16, timeout: Duration) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        let scrape = async {
+            let mut socket = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+            socket
+                .write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .await
+                .ok()?;
+            let mut reply = Vec::new();
+            socket.read_to_end(&mut reply).await.ok()?;
+            Some(reply.starts_with(b"HTTP/1.1 200"))
+        };
+        if let Ok(Some(true)) = tokio::time::timeout(Duration::from_secs(2), scrape).await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// The file descriptors `pid` has open (the entries of /proc/<pid>/fd).
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+/// Which port a flood of connections goes to.
+#[derive(Debug, Clone, Copy)]
+enum Port {
+    Grpc,
+    Metrics,
+}
+
+/// Floods `port` of a server limited to 64 file descriptors with 150
+/// connections: the accept loop backs off (little CPU, one log line)
+/// instead of spinning, and the port answers again once the flood goes.
+async fn backs_off_out_of_file_descriptors(port: Port) {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(&dir, &[], Some("ulimit -n 64"));
+    let server = start(
+        &dir,
+        &["--metrics-listen", "127.0.0.1:0"],
+        Some("ulimit -n 64"),
+    );
     assert_eq!(
         server.log_lines("open-file limit is below").len(),
         1,
         "no warning about the descriptor limit"
     );
+    let target = match port {
+        Port::Grpc => server.port,
+        Port::Metrics => metrics_port(&server),
+    };
     // The server is in a shell that exec'd it: its pid is the child's.
     let pid = server.child.id();
     // Far more connections than descriptors.
     let flood: Vec<std::net::TcpStream> = (0..150)
-        .map(|_| std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap())
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", target)).unwrap())
         .collect();
+    let failures = || server.log_lines("accepting connections failed");
     wait_until(
         "the server to run out of descriptors",
         Duration::from_secs(10),
-        || !server.log_lines("accepting connections failed").is_empty(),
+        || open_descriptors(pid) >= 60,
     )
     .await;
-    // A measurement window, not a wait for a condition: CPU time used
-    // while the backlog holds connections it cannot accept.
-    let before = cpu_ticks(pid);
+    let log_bytes = || -> usize { server.log_lines("").iter().map(|l| l.len() + 1).sum() };
+    // A measurement window, not a wait for a condition: CPU time and log
+    // used while the backlog holds connections it cannot accept.
+    let (before, logged_before) = (cpu_ticks(pid), log_bytes());
     tokio::time::sleep(Duration::from_secs(2)).await;
     let used = cpu_ticks(pid) - before;
+    let logged = log_bytes() - logged_before;
     let ticks_per_second = 100;
     println!(
-        "with 150 connections on a 64-descriptor limit, the server used {used} CPU ticks in 2 s ({}% of a core; spinning is ~100%), and logged {} accept-failure lines",
+        "with 150 connections to the {port:?} port on a 64-descriptor limit, the server used {used} CPU ticks in 2 s ({}% of a core; spinning is ~100%), logged {logged} bytes meanwhile and {} accept-failure lines in all",
         used * 100 / (2 * ticks_per_second),
-        server.log_lines("accepting connections failed").len()
+        failures().len()
     );
     assert!(
         used < 2 * ticks_per_second * 30 / 100,
         "{used} ticks in 2 s: the accept loop spins"
     );
-    // One line per 10 s at most.
-    assert_eq!(server.log_lines("accepting connections failed").len(), 1);
-    // Once the flood goes, the server answers again.
+    // One line per 10 s at most, naming the port when it is the metrics one.
+    let failed = failures();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(
+        failed[0].contains("metrics_port"),
+        matches!(port, Port::Metrics),
+        "{failed:?}"
+    );
+    // Once the flood goes, the port answers again.
     drop(flood);
+    let answered = match port {
+        Port::Grpc => answered_within(target, Duration::from_secs(20)).await,
+        Port::Metrics => scraped_within(target, Duration::from_secs(20)).await,
+    };
     assert!(
-        answered_within(server.port, Duration::from_secs(20)).await,
+        answered,
         "the server did not answer once descriptors were free"
+    );
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_server_backs_off_and_answers_again_once_they_free_up() {
+    backs_off_out_of_file_descriptors(Port::Grpc).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_metrics_port_backs_off_and_answers_again_once_they_free_up() {
+    backs_off_out_of_file_descriptors(Port::Metrics).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_port_closes_silent_connections_and_refuses_one_past_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Idle connections are not what closes them here: the header timeout
+    // (10 s) is.
+    let server = start(
+        &dir,
+        &[
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-max-connections",
+            "20",
+            "--idle-connection-secs",
+            "3600",
+        ],
+        None,
+    );
+    let port = metrics_port(&server);
+    let connect = || std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // Connections that never say a word, and one that starts a request
+    // and never finishes its headers.
+    let mut held: Vec<std::net::TcpStream> = (0..19).map(|_| connect()).collect();
+    let mut slow = connect();
+    std::io::Write::write_all(&mut slow, b"GET /metrics HTTP/1.1\r\nhost: x\r\n").unwrap();
+    held.push(slow);
+    let opened = Instant::now();
+    // The next one is past the limit: closed at once, not left hanging.
+    let mut extra = connect();
+    assert!(
+        closed_within(&mut extra, Duration::from_secs(5)),
+        "a connection past --metrics-max-connections was left open"
+    );
+    let refused_after = opened.elapsed();
+    for (i, socket) in held.iter_mut().enumerate() {
+        assert!(
+            closed_within(socket, Duration::from_secs(30)),
+            "metrics connection {i} still open after {:?}",
+            opened.elapsed()
+        );
+    }
+    let all_closed_after = opened.elapsed();
+    let refusals = server.log_lines("connection limit reached");
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(refusals[0].contains("metrics_port"), "{refusals:?}");
+    // The gRPC port's slots were never touched, and the metrics port
+    // answers again.
+    assert!(answered_within(server.port, Duration::from_secs(10)).await);
+    assert!(scraped_within(port, Duration::from_secs(10)).await);
+    println!(
+        "21 connections on --metrics-max-connections 20: the 21st closed after {refused_after:?}; the 20 silent or half-sent ones closed after {all_closed_after:?} (header timeout 10 s)"
     );
     server.kill();
 }
@@ -373,6 +511,20 @@ const HISTORY: u64 = 20_000;
 async fn long_game(dir: &tempfile::TempDir) -> usize {
     let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
     let store = SqliteStore::open(&SqliteOptions::new(url)).await.unwrap();
+    let rules = pb::rule_set::Kind::Mnk(pb::MnkRules {
+        rows: 1000,
+        cols: 1000,
+        k: 1000,
+    });
+    let seats = ["a", "b"]
+        .map(|s| pb::Seat {
+            player_id: s.into(),
+            display_name: String::new(),
+            symbol: s.to_uppercase(),
+            bot: None,
+        })
+        .to_vec();
+    let mut bytes = stored::write_created(&store, "long", rules, seats, 0).await;
     let event = |sequence: u64, kind| pb::GameEvent {
         game_id: "long".into(),
         sequence,
@@ -380,46 +532,6 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
         round: 0,
         kind: Some(kind),
     };
-    let created = event(
-        1,
-        pb::game_event::Kind::GameCreated(pb::GameCreated {
-            rules: Some(pb::RuleSet {
-                kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                    rows: 1000,
-                    cols: 1000,
-                    k: 1000,
-                })),
-            }),
-            seats: ["a", "b"]
-                .map(|s| pb::Seat {
-                    player_id: s.into(),
-                    display_name: String::new(),
-                    symbol: s.to_uppercase(),
-                    bot: None,
-                })
-                .to_vec(),
-            undo_policy: pb::UndoPolicy::LastMover as i32,
-            time_control: None,
-            absence: None,
-        }),
-    );
-    let mut bytes = created.encoded_len();
-    store
-        .create(NewGame {
-            game_id: "long".into(),
-            created: NewEvent {
-                sequence: 1,
-                event_type: "game_created",
-                payload: created.encode_to_vec().into(),
-                recorded_at_ms: 0,
-            },
-            request: None,
-            status: pb::GameStatus::InProgress as i32,
-            seat_token_hashes: Vec::new(),
-            wake: Default::default(),
-        })
-        .await
-        .unwrap();
     let events: Vec<NewEvent> = (0..HISTORY - 1)
         .map(|ply| {
             let (row, col) = ((ply / 1000) as i32, (ply % 1000) as i32);

@@ -27,6 +27,8 @@ mod optional;
 mod postgres_support;
 #[path = "support/process.rs"]
 mod process;
+#[path = "support/stored.rs"]
+mod stored;
 use optional::trial;
 use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
 use process::{Server, plylog};
@@ -73,6 +75,10 @@ fn main() -> ExitCode {
         read_only_commands_neither_create_nor_migrate_a_database,
         an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
         usage_errors_exit_with_code_2,
+        text_outputs_escape_what_stored_names_would_do_to_a_terminal,
+        import_applies_the_checks_and_limits_of_create_game,
+        games_names_the_rows_it_cannot_read_and_lists_the_others,
+        show_of_a_game_without_its_games_row_says_so,
     );
     libtest_mimic::run(&args, tests).exit_code()
 }
@@ -870,4 +876,282 @@ async fn usage_errors_exit_with_code_2(backend: Backend) {
             "{command}: {help}"
         );
     }
+}
+
+/// Runs `sql` (one or more statements) on `db` directly, behind any
+/// server's back.
+async fn execute_behind_the_servers_back(db: &Db, sql: &str) {
+    use sqlx::Connection;
+    macro_rules! execute {
+        ($connection:ty) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            sqlx::raw_sql(sql)
+                .execute(&mut conn)
+                .await
+                .expect("executed");
+            conn.close().await.expect("closes");
+        }};
+    }
+    match db.backend {
+        Backend::Sqlite => execute!(sqlx::SqliteConnection),
+        Backend::Postgres => execute!(sqlx::PgConnection),
+    }
+}
+
+/// The characters that act on a terminal or reorder text, as
+/// `plylog::game::is_disruptive` judges them, found in `text`.
+fn disruptive(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| *c != '\n' && plylog::game::is_disruptive(*c))
+        .collect()
+}
+
+/// A tic-tac-toe game created before names were checked
+/// ([`stored::seats_that_attack_terminals`]), its id holding ESC too,
+/// written through the store as an older server or import would have; the
+/// API refuses them now. Its id.
+async fn a_game_with_names_that_attack_terminals(db: &Db) -> String {
+    use plylog::app::{Database, StoreOptions};
+    let game_id = "old\u{1b}[2Jgame".to_owned();
+    let store = Database::parse(&db.url)
+        .expect("a database URL")
+        .open(StoreOptions {
+            postgres_connections: 1,
+            sqlite_synchronous_normal: false,
+            read_only: false,
+        })
+        .await
+        .expect("the store opens");
+    stored::write_created(
+        store.as_ref(),
+        &game_id,
+        stored::tic_tac_toe(),
+        stored::seats_that_attack_terminals(),
+        1_800_000_000_000,
+    )
+    .await;
+    store.close().await;
+    game_id
+}
+
+async fn text_outputs_escape_what_stored_names_would_do_to_a_terminal(backend: Backend) {
+    let db = Db::fresh(backend).await;
+    let game_id = a_game_with_names_that_attack_terminals(&db).await;
+    let shown = db.plylog(&["show", &game_id]).expect_code(0);
+    assert_eq!(disruptive(&shown.stdout), Vec::<char>::new(), "{shown:?}");
+    let lines: Vec<&str> = shown.stdout.lines().collect();
+    assert_eq!(lines[0], "game    old\\u{1b}[2Jgame");
+    assert_eq!(
+        lines[2],
+        "seats   0 \\u{202e}X admin\\u{202e}gnp.exe, 1 O bob\\u{d}\\u{1b}[31mred"
+    );
+    assert_eq!(lines[5], "status  in play: seat 0 (\\u{202e}X) to move");
+    let listed = db.plylog(&["games"]).expect_code(0);
+    assert_eq!(disruptive(&listed.stdout), Vec::<char>::new(), "{listed:?}");
+    assert!(
+        listed.stdout.contains("old\\u{1b}[2Jgame"),
+        "{}",
+        listed.stdout
+    );
+    // JSON escapes them as JSON does, and reads back as the same text.
+    let json = db.plylog(&["games", "--format", "json"]).expect_code(0);
+    assert_eq!(disruptive(&json.stdout), Vec::<char>::new(), "{json:?}");
+    let value: serde_json::Value = serde_json::from_str(json.stdout.trim()).expect("JSON");
+    assert_eq!(value["gameId"], game_id.as_str());
+    let exported = db.plylog(&["export", &game_id]).expect_code(0);
+    assert_eq!(
+        disruptive(&exported.stdout),
+        Vec::<char>::new(),
+        "{exported:?}"
+    );
+    assert!(
+        exported
+            .stdout
+            .contains(r#""playerId":"admin\u202egnp.exe""#),
+        "{}",
+        exported.stdout
+    );
+    let event: serde_json::Value = serde_json::from_str(exported.stdout.trim()).expect("JSON");
+    assert_eq!(
+        event["gameCreated"]["seats"][0]["displayName"],
+        "\u{1b}]0;pwned\u{7}"
+    );
+    let verified = db.plylog(&["verify"]).expect_code(0);
+    assert_eq!(
+        disruptive(&verified.stdout),
+        Vec::<char>::new(),
+        "{verified:?}"
+    );
+    // An error that quotes the game id.
+    let refused = db.plylog(&["show", &game_id, "--at", "9"]).expect_code(3);
+    assert_eq!(
+        refused.stderr.trim(),
+        "plylog: game old\\u{1b}[2Jgame has events 1 to 1; --at 9 is not one of them"
+    );
+    // Such a game is refused on the way back in, as CreateGame refuses it.
+    let file = db.dir.path().join("old.jsonl");
+    std::fs::write(&file, &exported.stdout).expect("file written");
+    let target = Db::fresh(backend).await;
+    let refused = target
+        .plylog(&["import", &file.display().to_string(), "--no-seat-tokens"])
+        .expect_code(3);
+    assert_eq!(
+        disruptive(&refused.stderr),
+        Vec::<char>::new(),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .stderr
+            .starts_with("plylog: line 1: game old\\u{1b}[2Jgame: game_id: "),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// One line of export: a tic-tac-toe GameCreated of `game_id`, recorded at
+/// `recorded_at`, with `rules` and player `player_id` against bob.
+fn creation_line(
+    game_id: &str,
+    recorded_at: &str,
+    rules: serde_json::Value,
+    player_id: &str,
+) -> String {
+    let line = serde_json::json!({
+        "gameId": game_id,
+        "sequence": "1",
+        "recordedAt": recorded_at,
+        "gameCreated": {
+            "rules": rules,
+            "seats": [{"playerId": player_id, "symbol": "X"}, {"playerId": "bob", "symbol": "O"}],
+            "undoPolicy": "UNDO_POLICY_LAST_MOVER",
+        },
+    });
+    format!("{line}\n")
+}
+
+async fn import_applies_the_checks_and_limits_of_create_game(backend: Backend) {
+    let db = Db::fresh(backend).await;
+    let now = "2026-01-01T00:00:00Z";
+    let ttt = serde_json::json!({"mnk": {"rows": 3, "cols": 3, "k": 3}});
+    let bad_id = format!("bad id <script>{}", "x".repeat(114));
+    let long_player = "p".repeat(10_000);
+    let file = db.dir.path().join("games.jsonl");
+    let import = |lines: &str, flags: &[&str]| {
+        std::fs::write(&file, lines).expect("file written");
+        let path = file.display().to_string();
+        db.plylog(&[&["import", &path, "--no-seat-tokens"][..], flags].concat())
+    };
+    // The issue's four, and more CreateGame refuses: a good game first, so
+    // that nothing of a file with a bad game is written.
+    let good = creation_line("good", now, ttt.clone(), "alice");
+    let cases = [
+        (
+            creation_line(&bad_id, now, ttt.clone(), "alice"),
+            format!(
+                "line 2: game {bad_id}: game_id: game_id must be 1 to 128 characters of [A-Za-z0-9._~-]"
+            ),
+        ),
+        (
+            creation_line("huge", now, serde_json::json!({"mnk": {"rows": 40000, "cols": 40000, "k": 5}}), "alice"),
+            "line 2: game huge: rules.mnk.rows: a 40000x40000 board has 1600000000 cells, over the limit of 1000000".to_owned(),
+        ),
+        (
+            creation_line("long", now, ttt.clone(), &long_player),
+            "line 2: game long: seats[0].player_id: player id must be 1 to 128 characters".to_owned(),
+        ),
+        (
+            creation_line("far", "9999-12-31T23:59:59Z", ttt.clone(), "alice"),
+            "line 2: game far: event 1 was recorded at 9999-12-31T23:59:59Z, over 60 minutes after this import's clock reading".to_owned(),
+        ),
+        (
+            creation_line("early", "1969-12-31T23:59:59Z", ttt.clone(), "alice"),
+            "line 2: game early: event 1 was recorded at 1969-12-31T23:59:59Z, before 1970".to_owned(),
+        ),
+        (
+            creation_line("rlo", now, ttt.clone(), "admin\u{202e}gnp.exe"),
+            "line 2: game rlo: seats[0].player_id: player id holds \\u{202e}: control and \
+             bidirectional formatting characters are refused"
+                .to_owned(),
+        ),
+    ];
+    for (bad, why) in cases {
+        let refused = import(&format!("{good}{bad}"), &[]).expect_code(3);
+        assert_eq!(refused.stderr.trim(), format!("plylog: {why}"));
+        let listed = db.plylog(&["games"]).expect_code(0).stdout;
+        assert_eq!(listed.lines().count(), 1, "only the header: {listed}");
+    }
+    // The limits are the flags `plylog serve` takes, with its defaults.
+    let wide = creation_line(
+        "wide",
+        now,
+        serde_json::json!({"mnk": {"rows": 2000, "cols": 1000, "k": 5}}),
+        "alice",
+    );
+    let refused = import(&wide, &[]).expect_code(3);
+    assert!(
+        refused.stderr.contains("over the limit of 1000000"),
+        "{refused:?}"
+    );
+    import(&wide, &["--max-cells", "2000000"]).expect_code(0);
+    let listed = table(&db.plylog(&["games"]).expect_code(0).stdout);
+    assert_eq!(listed[0][..2], ["wide", "mnk 2000x1000 k=5"]);
+}
+
+async fn games_names_the_rows_it_cannot_read_and_lists_the_others(backend: Backend) {
+    let db = four_games(backend).await;
+    // c4's games row holds a negative last sequence; gmk's seat token
+    // hashes are not whole hashes.
+    execute_behind_the_servers_back(
+        &db,
+        "UPDATE games SET last_sequence = -3 WHERE game_id = 'c4'",
+    )
+    .await;
+    let hashes = match backend {
+        Backend::Sqlite => "x'0102'",
+        Backend::Postgres => "'\\x0102'::bytea",
+    };
+    execute_behind_the_servers_back(
+        &db,
+        &format!("UPDATE games SET seat_token_hashes = {hashes} WHERE game_id = 'gmk'"),
+    )
+    .await;
+    let listed = db.plylog(&["games"]).expect_code(1);
+    let rows = table(&listed.stdout);
+    let ids: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
+    assert_eq!(ids, ["ttt", "gmk", "undo"], "{listed:?}");
+    assert_eq!(rows[1][2..4], ["unreadable", "?"]);
+    assert_eq!(
+        listed.stderr.trim(),
+        "plylog: the games table's row at position 2 does not read back: corrupt row: \
+         games.last_sequence is -3, not a sequence"
+    );
+    let json = db.plylog(&["games", "--format", "json"]).expect_code(1);
+    assert_eq!(json.stdout.lines().count(), 3, "{json:?}");
+    assert!(json.stdout.contains(r#""status":"unreadable""#), "{json:?}");
+}
+
+async fn show_of_a_game_without_its_games_row_says_so(backend: Backend) {
+    let db = four_games(backend).await;
+    // As a hand-run DELETE with the foreign keys off leaves it.
+    let keys_off = match backend {
+        Backend::Sqlite => "PRAGMA foreign_keys = OFF",
+        Backend::Postgres => "SET session_replication_role = replica",
+    };
+    execute_behind_the_servers_back(
+        &db,
+        &format!("{keys_off}; DELETE FROM games WHERE game_id = 'ttt'"),
+    )
+    .await;
+    let refused = db.plylog(&["show", "ttt"]).expect_code(3);
+    assert_eq!(
+        refused.stderr.trim(),
+        "plylog: game ttt is not in the games table, though events of it are stored \
+         (plylog games and verify do not list it)"
+    );
+    let missing = db.plylog(&["show", "nope"]).expect_code(3);
+    assert_eq!(
+        missing.stderr.trim(),
+        "plylog: no game nope in the database"
+    );
 }

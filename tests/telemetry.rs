@@ -203,11 +203,11 @@ async fn a_submit_move_span_reaches_the_collector_with_its_game_id_in_the_caller
     assert_ne!(hex(&create.trace_id), trace_id);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_logs_carry_the_call_spans_game_id_and_status() {
-    let dir = tempfile::tempdir().unwrap();
+/// The binary on a fresh SQLite file in `dir`, logging JSON lines with a
+/// line per call (`plylog=debug`).
+async fn json_logging_server(dir: &tempfile::TempDir) -> Server {
     let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
-    let server = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         Server::start(
             |port| {
                 let mut command = plylog();
@@ -221,7 +221,13 @@ async fn json_logs_carry_the_call_spans_game_id_and_status() {
         )
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_the_call_spans_game_id_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = json_logging_server(&dir).await;
     let mut client = client(server.port).await;
     client.create_game(tic_tac_toe("logged")).await.unwrap();
     client.submit_move(corner("logged")).await.unwrap();
@@ -244,4 +250,44 @@ async fn json_logs_carry_the_call_spans_game_id_and_status() {
     assert_eq!(moved["span"]["game_id"], "logged");
     assert_eq!(moved["span"]["request_id"], "move-1");
     assert_eq!(moved["fields"]["code"], "OK");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_request_id_reaches_the_log_with_its_control_and_bidi_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = json_logging_server(&dir).await;
+    let mut client = client(server.port).await;
+    // serde_json escapes ESC, CR and LF itself, but not DEL, the C1
+    // controls or a bidirectional override.
+    let request_id = "r\u{1b}[2J\r\n\u{7f}\u{9b}\u{202e}x";
+    client
+        .create_game(pb::CreateGameRequest {
+            request_id: request_id.into(),
+            ..tic_tac_toe("logged")
+        })
+        .await
+        .unwrap();
+    drop(client);
+    let lines = tokio::task::spawn_blocking(move || {
+        let mut server = server;
+        terminate(&mut server);
+        server.log_lines("")
+    })
+    .await
+    .unwrap();
+    for line in &lines {
+        assert!(
+            !line.chars().any(plylog::game::is_disruptive),
+            "a raw control or bidi character in {line:?}"
+        );
+    }
+    let created = lines
+        .iter()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON"))
+        .find(|line| line["span"]["rpc.method"] == "CreateGame")
+        .unwrap_or_else(|| panic!("no CreateGame line in {lines:#?}"));
+    assert_eq!(
+        created["span"]["request_id"],
+        "r\\u{1b}[2J\\u{d}\\u{a}\\u{7f}\\u{9b}\\u{202e}x"
+    );
 }

@@ -278,8 +278,32 @@ fn with_credential(mut meta: RequestMeta, credential: Credential) -> RequestMeta
     meta
 }
 
-/// Checks a game id, and records it on the call's span.
-fn check_game_id(game_id: &str) -> Result<(), FieldError> {
+/// Checks a new game as CreateGame does, and `plylog import` for each game
+/// it reads: the game id (`None`: the server picks one) and the rules,
+/// seats, undo policy, time control and disconnect policy, against the
+/// server's `max_cells` and `seat_limits`.
+///
+/// # Errors
+/// [`FieldError`] naming the first field at fault (see [`check_game_id`]
+/// and [`convert::config_from_proto`]).
+pub fn check_new_game(
+    game_id: Option<&str>,
+    wire: convert::WireConfig<'_>,
+    max_cells: u64,
+    seat_limits: crate::game::SeatLimits,
+) -> Result<crate::game::GameConfig, FieldError> {
+    if let Some(game_id) = game_id {
+        check_game_id(game_id)?;
+    }
+    convert::config_from_proto(wire, max_cells, seat_limits)
+}
+
+/// Checks a game id (1 to [`MAX_ID_CHARS`] characters of
+/// `[A-Za-z0-9._~-]`), and records it on the call's span.
+///
+/// # Errors
+/// [`FieldError`] naming `game_id` (INVALID_REQUEST).
+pub fn check_game_id(game_id: &str) -> Result<(), FieldError> {
     if game_id.is_empty() {
         return Err(FieldError::invalid("game_id", "game_id is required"));
     }
@@ -423,7 +447,10 @@ seat_request!(
 fn request_meta<M: Idempotent>(request: &M) -> Result<RequestMeta, FieldError> {
     check_request_id(request.request_id())?;
     if !request.request_id().is_empty() {
-        tracing::Span::current().record("request_id", request.request_id());
+        // A caller's id: escaped, so a log line cannot carry its control
+        // or bidirectional formatting characters.
+        let logged = crate::game::escape_disruptive(request.request_id());
+        tracing::Span::current().record("request_id", logged.as_ref());
     }
     // Only a request id is ever checked against a fingerprint: without one
     // the call makes none (a copy and an encoding of the request saved).
@@ -509,12 +536,7 @@ impl GameService for GameApi {
         self.check_api_key(request.metadata(), "CreateGame")?;
         let req = request.into_inner();
         let settings = self.registry.settings();
-        let game_id = if req.game_id.is_empty() {
-            None
-        } else {
-            check_game_id(&req.game_id)?;
-            Some(req.game_id.clone())
-        };
+        let game_id = (!req.game_id.is_empty()).then(|| req.game_id.clone());
         // Dice games without a seed get one drawn here, outside the pure
         // rules; the fingerprint keeps the seed as the caller sent it, so a
         // retry without one is still the same request.
@@ -528,7 +550,8 @@ impl GameService for GameApi {
         }
         let mut seats = req.seats.clone();
         convert::fill_bot_seeds(&mut seats, rand::random);
-        let config = convert::config_from_proto(
+        let config = check_new_game(
+            game_id.as_deref(),
             convert::WireConfig {
                 rules: rules.as_ref(),
                 seats: &seats,

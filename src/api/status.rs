@@ -249,9 +249,12 @@ pub fn to_status(error: RegistryError) -> Status {
 ///   compressed one that decompresses past it (tonic: RESOURCE_EXHAUSTED
 ///   without details), becomes RESOURCE_EXHAUSTED with ErrorInfo
 ///   REQUEST_TOO_LARGE naming the `max_request_bytes` limit;
-/// - a call with no request message, a frame cut short, or bytes the health
-///   service cannot decode (tonic: INTERNAL) become INVALID_ARGUMENT /
-///   INVALID_REQUEST, since the request is at fault, not the server.
+/// - a call with no request message, a frame cut short, bytes the health
+///   service cannot decode, a frame whose flag byte is neither 0 nor 1
+///   (grpc-web's trailer flag 0x80 in a request), or a grpc-web body tonic-web
+///   cannot read (grpc-web-text that is not base64) (tonic: INTERNAL) become
+///   INVALID_ARGUMENT / INVALID_REQUEST, since the request is at fault, not
+///   the server.
 ///
 /// A compressed-flag without `grpc-encoding` stays INTERNAL, as the gRPC
 /// compression spec requires.
@@ -282,7 +285,11 @@ pub fn transport_refusals(
             Some(b"13")
                 if message.starts_with("Missing request message")
                     || message.starts_with("Unexpected EOF decoding stream")
-                    || message.starts_with("failed to decode Protobuf message") =>
+                    || message.starts_with("failed to decode Protobuf message")
+                    || message.starts_with(
+                        "protocol error: received message with invalid compression flag",
+                    )
+                    || message.starts_with("tonic-web: ") =>
             {
                 refusal(
                     Code::InvalidArgument,

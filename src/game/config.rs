@@ -25,6 +25,13 @@ pub struct SeatLimits {
     pub max_seats: usize,
     /// Most characters in a player id or display name.
     pub max_id_chars: usize,
+    /// Whether player ids, display names and symbols must be free of
+    /// characters that act on a terminal or reorder text
+    /// ([`is_disruptive`]). True for a new game (the default); false to
+    /// read back a stored one as it was created, since games created before
+    /// the check may hold them (every text output escapes them:
+    /// [`escape_disruptive`]).
+    pub plain_text: bool,
 }
 
 impl Default for SeatLimits {
@@ -32,8 +39,49 @@ impl Default for SeatLimits {
         SeatLimits {
             max_seats: 16,
             max_id_chars: 128,
+            plain_text: true,
         }
     }
+}
+
+/// Whether `c` acts on what shows text instead of drawing: a control
+/// character (Unicode general category Cc: ESC, which starts terminal
+/// escape sequences, BEL, CR, LF, DEL, the C1 controls), a bidirectional
+/// formatting character (the `Bidi_Control` property of [UAX #9]: marks,
+/// embeddings, overrides and isolates, which make `admin\u{202e}gnp.exe`
+/// show as "adminexe.png"), or the line and paragraph separators U+2028 and
+/// U+2029. Read from ICU4X's `icu_properties` data.
+///
+/// [UAX #9]: https://www.unicode.org/reports/tr9/#Directional_Formatting_Characters
+pub fn is_disruptive(c: char) -> bool {
+    use icu_properties::props::{BidiControl, BinaryProperty};
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}' || BidiControl::for_char(c)
+}
+
+/// `text` fit for a terminal, a log line or a page: each [`is_disruptive`]
+/// character written as its Rust escape (`\u{1b}`, `\u{202e}`), everything
+/// else as it is.
+pub fn escape_disruptive(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_disruptive) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_disruptive(c) {
+            escaped.extend(c.escape_unicode());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+/// The first [`is_disruptive`] character of `text`, escaped, when `limits`
+/// refuse them.
+fn disruptive_in(text: &str, limits: SeatLimits) -> Option<String> {
+    text.chars()
+        .find(|c| limits.plain_text && is_disruptive(*c))
+        .map(|c| c.escape_unicode().to_string())
 }
 
 /// The most characters in a seat's symbol.
@@ -243,7 +291,8 @@ impl GameConfig {
     /// they seat (wild games: 2) or more than `limits.max_seats`,
     /// an empty or overlong player id, an overlong display name, or a symbol
     /// that is empty, longer than 4 characters, contains whitespace or repeats
-    /// another seat's; a bot seat whose strength is not from 1 to
+    /// another seat's; a player id, display name or symbol holding an
+    /// [`is_disruptive`] character when `limits.plain_text`; a bot seat whose strength is not from 1 to
     /// [`MAX_STRENGTH`] or whose engine cannot play these rules.
     pub fn new(
         rules: RuleSet,
@@ -291,10 +340,24 @@ impl GameConfig {
                     ),
                 );
             }
+            for (field, what, text) in [
+                ("player_id", "player id", &seat.player_id),
+                ("display_name", "display name", &seat.display_name),
+            ] {
+                if let Some(c) = disruptive_in(text, limits) {
+                    return invalid(
+                        format!("seats[{i}].{field}"),
+                        format!(
+                            "{what} holds {c}: control and bidirectional formatting characters are refused"
+                        ),
+                    );
+                }
+            }
             let symbol_chars = seat.symbol.chars().count();
             let shown = drawn(&seat.symbol);
             if symbol_chars == 0
                 || symbol_chars > MAX_SYMBOL_CHARS
+                || disruptive_in(&seat.symbol, limits).is_some()
                 || seat
                     .symbol
                     .chars()

@@ -28,6 +28,7 @@ mod state;
 pub use config::{
     AbsenceAction, AbsencePolicy, EMPTY_CELL, ExpiryPolicy, Fischer, GameConfig, InvalidSeats,
     InvalidTimeControl, MAX_TIME_MS, SeatInfo, SeatLimits, TimeControl, UndoPolicy,
+    escape_disruptive, is_disruptive,
 };
 pub use event::Event;
 pub use state::{

@@ -8,8 +8,11 @@ use std::io::Write;
 
 use prost::Message;
 
-use super::{DatabaseArgs, Finding, Games, OpsError, status_text, time_text};
-use crate::game::{GameState, GameStatus};
+use super::{
+    DatabaseArgs, Finding, Games, OpsError, UnreadableRows, is_bad_row, json, status_text,
+    time_text,
+};
+use crate::game::{GameState, GameStatus, escape_disruptive};
 use crate::proto::{self as pb, convert};
 use crate::rules::Outcome;
 use crate::store::{EventStore, GameRecord};
@@ -29,7 +32,7 @@ pub enum ListFormat {
     /// An aligned table with a header line.
     Text,
     /// One JSON object a line: gameId, kind, status (in-play, won, drawn,
-    /// no-result or corrupt-log), winner (a seat index, or null), moves,
+    /// no-result, corrupt-log or unreadable), winner (a seat index, or null), moves,
     /// sequence (of the last event), createdAt and lastActivityAt (RFC
     /// 3339, to the millisecond).
     Json,
@@ -41,7 +44,9 @@ pub enum ListFormat {
     after_help = "Columns: the game's id; its rules (e.g. tic-tac-toe, connect-four, \
 gomoku 15x15); in play, won by a seat, drawn or no result; the moves on the board (plies \
 played minus undone, in the current round); when it was created and when its last event was \
-recorded (UTC). Oldest game first."
+recorded (UTC). Oldest game first. A game whose log does not replay is listed as corrupt log, \
+one whose rows do not read back as unreadable (plylog verify tells why); rows of the games table \
+that do not read back are named on standard error and skipped, and the exit code is then 1."
 )]
 pub struct GamesArgs {
     #[command(flatten)]
@@ -77,7 +82,17 @@ fn parse_time(text: &str) -> Result<i64, String> {
 struct Row {
     record: GameRecord,
     kind: String,
-    state: Result<GameState, String>,
+    state: Result<GameState, Trouble>,
+}
+
+/// Why a listed game has no state to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trouble {
+    /// Its log does not replay (`plylog verify` tells why).
+    CorruptLog,
+    /// Its rows do not read back, or it has no events (`plylog verify`
+    /// tells which).
+    Unreadable,
 }
 
 impl GamesArgs {
@@ -116,41 +131,68 @@ fn kind_of(record: &GameRecord) -> String {
         .map_or_else(|| "?".to_owned(), |rules| rules.to_string())
 }
 
-/// Lists the games `args` asks for on `out`.
+/// Lists the games `args` asks for on `out`. Rows of the games table that
+/// do not read back are named on standard error and skipped
+/// ([`Finding::Problems`]: exit code 1); a game whose log does not replay
+/// or whose rows do not read is listed as such.
 ///
 /// # Errors
-/// [`OpsError`]: the store does not open or fails, the output cannot be
-/// written.
+/// [`OpsError`]: the store does not open or cannot be reached, the output
+/// cannot be written.
 pub async fn run(args: &GamesArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let store = args.database.open_to_read().await?;
     let rows = list(args, store.as_ref()).await;
     store.close().await;
-    let rows = rows?;
+    let (rows, skipped) = rows?;
     match args.format {
         ListFormat::Text => write_table(&rows, out)?,
         ListFormat::Json => {
             for row in &rows {
-                writeln!(out, "{}", json_line(row))?;
+                writeln!(
+                    out,
+                    "{}",
+                    json::escape_disruptive(json_line(row).to_string())
+                )?;
             }
         }
     }
-    Ok(Finding::Clean)
+    for unreadable in &skipped {
+        eprintln!("plylog: {}", escape_disruptive(&unreadable.to_string()));
+    }
+    Ok(if skipped.is_empty() {
+        Finding::Clean
+    } else {
+        Finding::Problems
+    })
 }
 
-async fn list(args: &GamesArgs, store: &dyn EventStore) -> Result<Vec<Row>, OpsError> {
+/// The games listed, and the rows of the games table skipped.
+async fn list(
+    args: &GamesArgs,
+    store: &dyn EventStore,
+) -> Result<(Vec<Row>, Vec<UnreadableRows>), OpsError> {
     let limit = args.limit.unwrap_or(usize::MAX);
-    let mut rows = Vec::new();
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
     let mut games = Games::of(store);
     while rows.len() < limit
-        && let Some(record) = games.next().await?
+        && let Some(read) = games.next_or_unreadable().await?
     {
+        let record = match read {
+            Ok(record) => record,
+            Err(unreadable) => {
+                skipped.push(unreadable);
+                continue;
+            }
+        };
         let kind = kind_of(&record);
         if !args.keeps(&record, &kind) {
             continue;
         }
         let state = match super::replay(store, &record.game_id).await {
             Ok(state) => Ok(state),
-            Err(OpsError::Corrupt { error, .. }) => Err(error.to_string()),
+            Err(OpsError::Corrupt { .. }) => Err(Trouble::CorruptLog),
+            Err(OpsError::NoGame(_)) => Err(Trouble::Unreadable),
+            Err(OpsError::Store(error)) if is_bad_row(&error) => Err(Trouble::Unreadable),
             Err(other) => return Err(other),
         };
         rows.push(Row {
@@ -159,15 +201,16 @@ async fn list(args: &GamesArgs, store: &dyn EventStore) -> Result<Vec<Row>, OpsE
             state,
         });
     }
-    Ok(rows)
+    Ok((rows, skipped))
 }
 
-/// A listed game's status and move count; a log that does not replay says
-/// so (`plylog verify` tells why).
+/// A listed game's status and move count; a log that does not replay or
+/// rows that do not read say so (`plylog verify` tells why).
 fn status_and_moves(row: &Row) -> (String, String) {
     match &row.state {
         Ok(state) => (status_text(state), state.moves().len().to_string()),
-        Err(_) => ("corrupt log".to_owned(), "?".to_owned()),
+        Err(Trouble::CorruptLog) => ("corrupt log".to_owned(), "?".to_owned()),
+        Err(Trouble::Unreadable) => ("unreadable".to_owned(), "?".to_owned()),
     }
 }
 
@@ -185,7 +228,7 @@ fn write_table(rows: &[Row], out: &mut impl Write) -> std::io::Result<()> {
     for row in rows {
         let (status, moves) = status_and_moves(row);
         lines.push([
-            row.record.game_id.clone(),
+            escape_disruptive(&row.record.game_id).into_owned(),
             row.kind.clone(),
             status,
             moves,
@@ -232,7 +275,8 @@ fn json_line(row: &Row) -> serde_json::Value {
             };
             (status, winner, Some(state.moves().len()))
         }
-        Err(_) => ("corrupt-log", None, None),
+        Err(Trouble::CorruptLog) => ("corrupt-log", None, None),
+        Err(Trouble::Unreadable) => ("unreadable", None, None),
     };
     let time = |ms: i64| convert::timestamp(ms).to_string();
     serde_json::json!({

@@ -3,11 +3,16 @@
 //!
 //! A game's events must be on consecutive lines, in sequence order from its
 //! GameCreated at sequence 1. The file is read twice. First every line is
-//! checked, and nothing is written unless all pass: each decodes, each game
-//! is new to the database (or skipped, with `--skip-existing`), and each
-//! game's log replays through the rules exactly as the server replays a
-//! log when it loads a game. A refusal names the line and the game. Then
-//! each game is written in one transaction, the whole game or nothing.
+//! checked, and nothing is written unless all pass: each decodes; each game
+//! passes what CreateGame checks of a new game (its id, rules and seats,
+//! against `--max-cells` and `--max-seats` as `plylog serve` takes them:
+//! [`crate::api::check_new_game`]); each event was recorded after 1970 and
+//! no later than the import's own clock reading plus
+//! [`CLOCK_ALLOWANCE_MS`]; each game is new to the database (or skipped,
+//! with `--skip-existing`), and each game's log replays through the rules
+//! exactly as the server replays a log when it loads a game. A refusal
+//! names the line and the game. Then each game is written in one
+//! transaction, the whole game or nothing.
 //! Standard input is held in memory for the second reading; a file is read
 //! again.
 //!
@@ -25,9 +30,10 @@ use std::path::PathBuf;
 
 use prost::Message;
 
-use super::{DatabaseArgs, Finding, OpsError, count, json};
+use super::{DatabaseArgs, Finding, OpsError, count, json, time_text};
 use crate::api::auth::AccessSettings;
-use crate::app::{Database, seat_token_keys};
+use crate::api::{check_game_id, check_new_game};
+use crate::app::{Database, GameLimitArgs, seat_token_keys};
 use crate::game::Event;
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
@@ -57,7 +63,17 @@ pub struct ImportArgs {
     /// PostgreSQL unless --no-seat-tokens.
     #[arg(long, env = "PLYLOG_SEAT_TOKEN_SECRET_FILE")]
     seat_token_secret_file: Option<PathBuf>,
+    /// The limits each game is checked against, as `plylog serve` checks
+    /// CreateGame.
+    #[command(flatten)]
+    limits: GameLimitArgs,
 }
+
+/// How far past the import's clock reading an event may have been
+/// recorded: one hour, for clocks that disagree. A later time is not a
+/// clock's: the game would look active for years, and time controls would
+/// count from it.
+pub const CLOCK_ALLOWANCE_MS: i64 = 60 * 60 * 1000;
 
 /// What an import did.
 #[derive(Debug, Default)]
@@ -135,10 +151,16 @@ enum Pass {
 pub async fn run(args: &ImportArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let source = Source::open(&args.file)?;
     let store = args.database.open_to_write().await?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        });
     let mut import = Import {
         args,
         store: store.as_ref(),
         keys: None,
+        latest_ms: now_ms.saturating_add(CLOCK_ALLOWANCE_MS),
         counts: Counts::default(),
     };
     if let Err(refused) = import.check(&source).await {
@@ -173,6 +195,10 @@ struct Import<'a> {
     store: &'a dyn EventStore,
     /// The secrets seat tokens are derived from; `None` without tokens.
     keys: Option<SeatTokenKeys>,
+    /// The latest time an event may have been recorded at, Unix epoch
+    /// milliseconds: the import's clock reading plus
+    /// [`CLOCK_ALLOWANCE_MS`].
+    latest_ms: i64,
     counts: Counts,
 }
 
@@ -237,9 +263,64 @@ impl Import<'_> {
         Ok(())
     }
 
-    /// Checks one game by replaying it and, in the second pass, writes it
-    /// whole.
+    /// Checks what CreateGame checks of a new game (its id; the rules and
+    /// seats of its GameCreated, when it starts with one: the replay
+    /// refuses a log that does not), and the time each event was recorded
+    /// at.
+    fn check_as_new(&self, game: &Pending) -> Result<(), OpsError> {
+        let refused = |line: usize, why: String| {
+            OpsError::Refused(format!("line {line}: game {}: {why}", game.game_id))
+        };
+        let created = match game.events.first().and_then(|e| e.kind.as_ref()) {
+            Some(pb::game_event::Kind::GameCreated(created)) => Some(created),
+            _ => None,
+        };
+        let limits = &self.args.limits;
+        match created {
+            Some(created) => check_new_game(
+                Some(&game.game_id),
+                convert::WireConfig {
+                    rules: created.rules.as_ref(),
+                    seats: &created.seats,
+                    undo_policy: created.undo_policy,
+                    time_control: created.time_control.as_ref(),
+                    absence: created.absence.as_ref(),
+                },
+                limits.max_cells,
+                limits.seat_limits(),
+            )
+            .map(drop),
+            None => check_game_id(&game.game_id),
+        }
+        .map_err(|error| refused(game.lines[0], error.to_string()))?;
+        for (event, line) in game.events.iter().zip(&game.lines) {
+            let at = log::recorded_at(event);
+            let when = if at < 0 {
+                "before 1970".to_owned()
+            } else if at > self.latest_ms {
+                format!(
+                    "over {} minutes after this import's clock reading",
+                    CLOCK_ALLOWANCE_MS / 60_000
+                )
+            } else {
+                continue;
+            };
+            return Err(refused(
+                *line,
+                format!(
+                    "event {} was recorded at {}, {when}",
+                    event.sequence,
+                    time_text(at)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks one game (see [`Import::check_as_new`]) and replays it and, in
+    /// the second pass, writes it whole.
     async fn game(&mut self, game: Pending, pass: Pass) -> Result<(), OpsError> {
+        self.check_as_new(&game)?;
         let exists = || {
             OpsError::Refused(format!(
                 "line {}: game {} exists already in the database (--skip-existing skips it)",

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 
+use crate::game::is_disruptive;
 use crate::proto::{self as pb, FILE_DESCRIPTOR_SET};
 
 /// The descriptor of `plylog.v1.GameEvent`, read once from the binary's own
@@ -22,14 +23,38 @@ static GAME_EVENT: LazyLock<MessageDescriptor> = LazyLock::new(|| {
 });
 
 /// The stored event `payload` (an encoded GameEvent) as one line of JSON,
-/// without the newline.
+/// without the newline, every [`is_disruptive`] character in it escaped
+/// ([`escape_disruptive`]).
 ///
 /// # Errors
 /// A payload that is not an encoded GameEvent, or holds a value JSON
 /// cannot show (a timestamp past the year 9999).
 pub(super) fn to_line(payload: &[u8]) -> Result<String, String> {
     let event = DynamicMessage::decode(GAME_EVENT.clone(), payload).map_err(|e| e.to_string())?;
-    serde_json::to_string(&event).map_err(|e| e.to_string())
+    serde_json::to_string(&event)
+        .map(escape_disruptive)
+        .map_err(|e| e.to_string())
+}
+
+/// JSON text with each [`is_disruptive`] character written as a `\uXXXX`
+/// escape, which reads back as the same character. serde_json escapes the
+/// C0 controls itself but writes DEL, the C1 controls and the
+/// bidirectional formatting characters as they are, and a terminal acts on
+/// them. They are all in the Basic Multilingual Plane, and JSON's
+/// structure is ASCII, so each sits inside a string.
+pub(super) fn escape_disruptive(json: String) -> String {
+    if !json.chars().any(is_disruptive) {
+        return json;
+    }
+    let mut escaped = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if is_disruptive(c) {
+            escaped.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped
 }
 
 /// A line of JSON read back as a GameEvent. Unknown fields are refused.
@@ -82,6 +107,35 @@ mod tests {
         };
         assert!(to_line(&far.encode_to_vec()).is_err());
         assert!(to_line(b"\xff\xff").is_err());
+    }
+
+    #[test]
+    fn a_line_escapes_what_acts_on_a_terminal_and_reads_back_the_same() {
+        let event = pb::GameEvent {
+            game_id: "g1".into(),
+            sequence: 1,
+            kind: Some(pb::game_event::Kind::GameCreated(pb::GameCreated {
+                seats: vec![pb::Seat {
+                    player_id: "admin\u{202e}gnp.exe".into(),
+                    display_name: "\u{1b}]0;title\u{7}\u{9b}2J\u{7f}".into(),
+                    symbol: "X".into(),
+                    bot: None,
+                }],
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        let line = to_line(&event.encode_to_vec()).unwrap();
+        assert!(!line.chars().any(is_disruptive), "{line:?}");
+        assert!(
+            line.contains(r#""playerId":"admin\u202egnp.exe""#),
+            "{line}"
+        );
+        assert!(
+            line.contains(r#""displayName":"\u001b]0;title\u0007\u009b2J\u007f""#),
+            "{line}"
+        );
+        assert_eq!(from_line(&line).unwrap(), event);
     }
 
     #[test]

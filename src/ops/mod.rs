@@ -15,6 +15,12 @@
 //!
 //! Exit codes: 0 done, 1 `verify` found a bad log, 2 a usage error (clap),
 //! 3 anything else, with one line on standard error.
+//!
+//! Text from the database (game ids, player ids, symbols) is written with
+//! every character that acts on a terminal escaped
+//! ([`crate::game::escape_disruptive`]: `\u{1b}`), whatever the games
+//! hold: new games cannot have them, but older rows and imports from before
+//! the check may.
 
 pub mod export;
 pub mod games;
@@ -29,7 +35,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::app::{AppError, Database, StoreOptions};
-use crate::game::{GameState, GameStatus, ReplayError};
+use crate::game::{GameState, GameStatus, ReplayError, escape_disruptive};
 use crate::proto::convert;
 use crate::registry::log;
 use crate::rules::{Outcome, Seat};
@@ -163,7 +169,9 @@ pub async fn run(command: Command) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("plylog: {}", one_line(&error));
+            // The message may quote stored data or the input (a game id,
+            // an import's line).
+            eprintln!("plylog: {}", escape_disruptive(&one_line(&error)));
             ExitCode::from(3)
         }
     }
@@ -190,6 +198,44 @@ struct Games<'a> {
     cursor: i64,
     page: std::vec::IntoIter<GameRecord>,
     done: bool,
+    /// Games still to read one at a time, after a page that did not read.
+    careful: usize,
+}
+
+/// Rows of the games table that do not read back (a column out of range or
+/// of the wrong type), skipped: those after position `after` up to and
+/// including position `through` (positions count the table's rows in
+/// creation order).
+#[derive(Debug)]
+struct UnreadableRows {
+    after: i64,
+    through: i64,
+    error: StoreError,
+}
+
+impl std::fmt::Display for UnreadableRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rows = if self.through == self.after + 1 {
+            format!("the games table's row at position {}", self.through)
+        } else {
+            format!(
+                "the games table's rows at positions {} to {}",
+                self.after + 1,
+                self.through
+            )
+        };
+        write!(f, "{rows} does not read back: {}", one_line(&self.error))
+    }
+}
+
+/// Whether `error` is about what a row holds (a corrupt value, a column
+/// that does not decode), not about reaching the database.
+fn is_bad_row(error: &StoreError) -> bool {
+    matches!(
+        error,
+        StoreError::Corrupt(_)
+            | StoreError::Database(sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_))
+    )
 }
 
 impl<'a> Games<'a> {
@@ -199,23 +245,71 @@ impl<'a> Games<'a> {
             cursor: 0,
             page: Vec::new().into_iter(),
             done: false,
+            careful: 0,
         }
     }
 
     /// The next game; `None` once every game was read.
+    ///
+    /// # Errors
+    /// Store failures, a games row that does not read back among them.
     async fn next(&mut self) -> Result<Option<GameRecord>, OpsError> {
-        if self.page.as_slice().is_empty() && !self.done {
-            let page = self
-                .store
-                .list(self.cursor, ListOrder::OldestFirst, PAGE)
-                .await?;
-            self.done = page.len() < PAGE as usize;
-            if let Some(last) = page.last() {
-                self.cursor = last.cursor;
-            }
-            self.page = page.into_iter();
+        match self.next_or_unreadable().await? {
+            None => Ok(None),
+            Some(Ok(game)) => Ok(Some(game)),
+            Some(Err(unreadable)) => Err(unreadable.error.into()),
         }
-        Ok(self.page.next())
+    }
+
+    /// The next game, or the next rows of the games table that do not read
+    /// back ([`is_bad_row`]), which are then skipped; `None` once every
+    /// game was read. A page that does not read is read again one row at a
+    /// time; the rows that do not read are found by reading one row at a
+    /// time after each position until one does.
+    ///
+    /// # Errors
+    /// Store failures other than rows that do not read back.
+    async fn next_or_unreadable(
+        &mut self,
+    ) -> Result<Option<Result<GameRecord, UnreadableRows>>, OpsError> {
+        while self.page.as_slice().is_empty() && !self.done {
+            let size = if self.careful > 0 { 1 } else { PAGE };
+            match self
+                .store
+                .list(self.cursor, ListOrder::OldestFirst, size)
+                .await
+            {
+                Ok(page) => {
+                    self.careful = self.careful.saturating_sub(page.len());
+                    self.done = page.len() < size as usize;
+                    if let Some(last) = page.last() {
+                        self.cursor = last.cursor;
+                    }
+                    self.page = page.into_iter();
+                }
+                Err(error) if is_bad_row(&error) && size > 1 => self.careful = PAGE as usize,
+                Err(error) if is_bad_row(&error) => {
+                    let after = self.cursor;
+                    let mut through = after;
+                    loop {
+                        through += 1;
+                        match self.store.list(through, ListOrder::OldestFirst, 1).await {
+                            Ok(_) => break,
+                            Err(again) if is_bad_row(&again) => {}
+                            Err(other) => return Err(other.into()),
+                        }
+                    }
+                    self.cursor = through;
+                    return Ok(Some(Err(UnreadableRows {
+                        after,
+                        through,
+                        error,
+                    })));
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(self.page.next().map(Ok))
     }
 }
 
@@ -237,10 +331,11 @@ async fn replay(store: &dyn EventStore, game_id: &str) -> Result<GameState, OpsE
         })
 }
 
-/// A seat as reports name it: `seat 0 (X)`.
+/// A seat as reports name it: `seat 0 (X)` (the symbol escaped:
+/// [`escape_disruptive`]).
 fn seat_name(state: &GameState, seat: Seat) -> String {
     match state.config().seats().get(seat.index()) {
-        Some(info) => format!("{seat} ({})", info.symbol),
+        Some(info) => format!("{seat} ({})", escape_disruptive(&info.symbol)),
         None => seat.to_string(),
     }
 }

@@ -7,9 +7,10 @@
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, OpsError, end_reason_text, seat_name, status_text, time_text};
-use crate::game::GameState;
+use crate::game::{GameState, escape_disruptive};
 use crate::proto::convert;
 use crate::registry::log;
+use crate::store::StoreError;
 
 /// `plylog show`: draw a game.
 #[derive(Debug, Clone, clap::Args)]
@@ -28,15 +29,27 @@ pub struct ShowArgs {
 ///
 /// # Errors
 /// [`OpsError::NoGame`]; [`OpsError::Refused`] for a sequence the game does
-/// not have; [`OpsError::Corrupt`] when the log does not replay that far;
+/// not have, or a game whose events are stored without its row in the
+/// games table; [`OpsError::Corrupt`] when the log does not replay that far;
 /// store and output failures.
 pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let store = args.database.open_to_read().await?;
     let loaded = store.load(&args.game, crate::store::LoadFrom::Start).await;
     store.close().await;
-    let events = loaded?
-        .ok_or_else(|| OpsError::NoGame(args.game.clone()))?
-        .events;
+    let events = match loaded {
+        Ok(Some(log)) => log.events,
+        Ok(None) => return Err(OpsError::NoGame(args.game.clone())),
+        // The log's events are there; the row its seat tokens are read
+        // from is not.
+        Err(StoreError::Database(sqlx::Error::RowNotFound)) => {
+            return Err(OpsError::Refused(format!(
+                "game {} is not in the games table, though events of it are stored \
+                 (plylog games and verify do not list it)",
+                args.game
+            )));
+        }
+        Err(other) => return Err(other.into()),
+    };
     let last = events.len() as u64;
     let at = args.at.unwrap_or(last);
     if !(1..=last).contains(&at) {
@@ -52,7 +65,7 @@ pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsEr
     };
     let (state, _) = log::rebuild(shown).map_err(corrupt)?;
     let (wire, event) = log::decode(&shown[shown.len() - 1]).map_err(corrupt)?;
-    writeln!(out, "game    {}", args.game)?;
+    writeln!(out, "game    {}", escape_disruptive(&args.game))?;
     writeln!(out, "rules   {}", state.config().rules())?;
     writeln!(out, "seats   {}", seats_text(&state))?;
     writeln!(
@@ -75,12 +88,13 @@ pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsEr
     writeln!(out, "status  {status}")?;
     writeln!(out)?;
     for row in state.render() {
-        writeln!(out, "{row}")?;
+        writeln!(out, "{}", escape_disruptive(&row))?;
     }
     Ok(Finding::Clean)
 }
 
-/// The seats in turn order: `0 X alice, 1 O bob (bot)`.
+/// The seats in turn order: `0 X alice, 1 O bob (bot)`, escaped
+/// ([`escape_disruptive`]).
 fn seats_text(state: &GameState) -> String {
     state
         .config()
@@ -89,7 +103,11 @@ fn seats_text(state: &GameState) -> String {
         .enumerate()
         .map(|(index, seat)| {
             let bot = if seat.bot.is_some() { " (bot)" } else { "" };
-            format!("{index} {} {}{bot}", seat.symbol, seat.player_id)
+            format!(
+                "{index} {} {}{bot}",
+                escape_disruptive(&seat.symbol),
+                escape_disruptive(&seat.player_id)
+            )
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, Games, OpsError, count};
+use crate::game::escape_disruptive;
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
 use crate::store::{EventStore, GameRecord, LoadFrom, StoreError};
@@ -60,7 +61,11 @@ async fn check_all(
         checked += 1;
         let problems = check(store, &record).await?;
         for problem in &problems {
-            writeln!(out, "game {}: {problem}", record.game_id)?;
+            writeln!(
+                out,
+                "game {}: {problem}",
+                escape_disruptive(&record.game_id)
+            )?;
         }
         bad += u64::from(!problems.is_empty());
     }

@@ -1053,7 +1053,8 @@ pub fn event_to_proto(
 
 /// Decodes a stored event. Rule sets are rebuilt without a cell limit (the
 /// limit applied when the game was created) and seats without the server's
-/// current seat limits.
+/// current seat limits or the check for disruptive characters in names
+/// (games created before it may hold them).
 ///
 /// # Errors
 /// [`FieldError`] naming what is missing or malformed.
@@ -1065,6 +1066,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
             let limits = SeatLimits {
                 max_seats: crate::rules::MAX_SEATS,
                 max_id_chars: usize::MAX,
+                plain_text: false,
             };
             config_from_proto(
                 WireConfig {

@@ -104,6 +104,25 @@ async fn bad_seats_are_invalid_arguments_naming_the_seat() {
         (vec![seat("a", "X"), seat("b", "X")], "seats[1].symbol"),
         (vec![seat("a", "X"), seat("", "O")], "seats[1].player_id"),
         (vec![seat("a", ""), seat("b", "O")], "seats[0].symbol"),
+        // Names that act on a terminal or reorder text (issue 35).
+        (
+            vec![seat("admin\u{202e}gnp.exe", "X"), seat("b", "O")],
+            "seats[0].player_id",
+        ),
+        (
+            vec![seat("a", "X"), seat("bob\r\u{1b}[31mred", "O")],
+            "seats[1].player_id",
+        ),
+        (
+            vec![
+                seat("a", "X"),
+                pb::Seat {
+                    display_name: "\u{1b}]0;pwned\u{7}".into(),
+                    ..seat("b", "O")
+                },
+            ],
+            "seats[1].display_name",
+        ),
     ];
     for (seats, field) in cases {
         let request = pb::CreateGameRequest {

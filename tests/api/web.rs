@@ -14,7 +14,7 @@ use plylog::proto as pb;
 use plylog::web::{WebSettings, parse_origin};
 use prost::Message;
 
-use crate::helpers::{TestServer, create, mnk, place, play};
+use crate::helpers::{TestServer, create, mnk, place, play, reason};
 
 type Http = HttpClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
 
@@ -209,6 +209,40 @@ async fn grpc_web_text_streams_in_base64_and_reports_errors_in_trailers() {
         trailer.contains(&format!("grpc-status:{}", tonic::Code::NotFound as i32)),
         "{trailer:?}"
     );
+}
+
+#[tokio::test]
+async fn a_garbled_grpc_web_request_is_the_clients_fault_not_an_internal_error() {
+    let server = TestServer::start().await;
+    // A data frame flagged 0x80, which marks trailers in a response and
+    // nothing in a request; and grpc-web-text that is not base64.
+    let mut trailer_flagged = frame(&pb::ListGamesRequest::default());
+    trailer_flagged[0] = 0x80;
+    let requests = [
+        ("application/grpc-web+proto", trailer_flagged),
+        ("application/grpc-web-text", b"!!!!not base64".to_vec()),
+    ];
+    for (content_type, body) in requests {
+        let response = http()
+            .request(grpc_web(&server, "ListGames", content_type, body))
+            .await
+            .expect("an answer");
+        assert_eq!(response.status(), StatusCode::OK);
+        // A refusal before any message is trailers-only: the status is in
+        // the headers.
+        let status = tonic::Status::from_header_map(response.headers())
+            .unwrap_or_else(|| panic!("{content_type}: no grpc-status header"));
+        assert_eq!(
+            status.code(),
+            tonic::Code::InvalidArgument,
+            "{content_type}: {status:?}"
+        );
+        assert_eq!(reason(&status), "INVALID_REQUEST", "{content_type}");
+        assert!(
+            status.message().starts_with("malformed request"),
+            "{content_type}: {status:?}"
+        );
+    }
 }
 
 /// A preflight as Chromium sends it before a cross-origin grpc-web call.

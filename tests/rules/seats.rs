@@ -82,3 +82,81 @@ fn empty_ids_and_bad_symbols_are_refused() {
     }
     assert!(config(vec![seat("a", "❤\u{FE0F}"), seat("b", "O")]).is_ok());
 }
+
+#[test]
+fn names_that_act_on_a_terminal_or_reorder_text_are_refused_naming_the_field() {
+    let named = |player_id: &str, display_name: &str, symbol: &str| SeatInfo {
+        player_id: player_id.into(),
+        display_name: display_name.into(),
+        symbol: symbol.into(),
+        bot: None,
+    };
+    for bad in [
+        "admin\u{202e}gnp.exe",
+        "\u{1b}]0;title\u{7}",
+        "bob\r",
+        "a\nb",
+        "del\u{7f}",
+        "c1\u{9b}2J",
+        "\u{2066}isolate",
+        "mark\u{200f}",
+        "\u{61c}x",
+        "line\u{2028}break",
+    ] {
+        let err = config(vec![named(bad, "", "X"), named("b", "", "O")]).unwrap_err();
+        assert_eq!(err.field, "seats[0].player_id", "{bad:?}");
+        assert!(
+            err.why.contains("\\u{"),
+            "the character is named escaped: {err}"
+        );
+        let err = config(vec![named("a", "", "X"), named("b", bad, "O")]).unwrap_err();
+        assert_eq!(err.field, "seats[1].display_name", "{bad:?}");
+    }
+    // A bidirectional override in a symbol draws nothing by itself but
+    // reorders what follows it.
+    let err = config(vec![named("a", "", "\u{202e}X"), named("b", "", "O")]).unwrap_err();
+    assert_eq!(err.field, "seats[0].symbol");
+    // Spaces, accents, right-to-left letters, emoji with joiners and
+    // variation selectors are names like any other.
+    assert!(
+        config(vec![
+            named("ada lovelace", "Ada Lovelace", "X"),
+            named(
+                "\u{5e9}\u{5dc}\u{5d5}\u{5dd}",
+                "Zoë 👩\u{200d}💻 ❤\u{fe0f}",
+                "O"
+            ),
+        ])
+        .is_ok()
+    );
+    // A stored game is read back as it was created, whatever its names.
+    let stored = SeatLimits {
+        plain_text: false,
+        ..SeatLimits::default()
+    };
+    assert!(
+        GameConfig::new(
+            RuleSet::Mnk(MnkRules::TIC_TAC_TOE),
+            vec![
+                named("admin\u{202e}gnp.exe", "\u{1b}[2J", "\u{202e}X"),
+                named("b", "", "O"),
+            ],
+            stored,
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn an_escaped_name_shows_each_disruptive_character_as_its_escape() {
+    use plylog::game::escape_disruptive;
+    assert_eq!(
+        escape_disruptive("admin\u{202e}gnp.exe"),
+        "admin\\u{202e}gnp.exe"
+    );
+    assert_eq!(
+        escape_disruptive("\u{1b}]0;t\u{7}\r\n\u{9b}"),
+        "\\u{1b}]0;t\\u{7}\\u{d}\\u{a}\\u{9b}"
+    );
+    assert_eq!(escape_disruptive("Zoë 👩\u{200d}💻"), "Zoë 👩\u{200d}💻");
+}

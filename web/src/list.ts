@@ -4,7 +4,7 @@
 import { client, errorText } from "./api";
 import { formatAgo, formatTime, gameHref, h, setAttr, setText } from "./dom";
 import type { GameSummary } from "./gen/plylog/v1/game_service_pb";
-import { KIND_NAMES, KINDS, kindOf, rulesLabel, statusName, symbolOf, timestampMs } from "./model";
+import { KIND_NAMES, KINDS, kindOf, rulesLabel, seatName, statusName, symbolOf, timestampMs, visible } from "./model";
 import type { View } from "./view";
 
 const POLL_MS = 1000;
@@ -89,7 +89,7 @@ export function listView(): View {
         tr = h(
           "tr",
           { "data-game-id": g.gameId },
-          h("td", { class: "id" }, h("a", { href: gameHref(g.gameId) }, g.gameId)),
+          h("td", { class: "id" }, h("a", { href: gameHref(g.gameId) }, visible(g.gameId))),
           h("td", { class: "kind" }),
           h("td", { class: "players" }),
           h("td", { class: "status" }),
@@ -104,7 +104,7 @@ export function listView(): View {
       const kind = kindOf(g.rules) ?? "";
       setAttr(kindTd, "data-kind", kind);
       setText(kindTd, rulesLabel(g.rules));
-      setText(playersTd, g.seats.map((s, i) => `${symbolOf(g.seats, i)} ${s.displayName || s.playerId}${s.bot ? " (bot)" : ""}`).join(" · "));
+      setText(playersTd, g.seats.map((s, i) => `${symbolOf(g.seats, i)} ${seatName(s)}${s.bot ? " (bot)" : ""}`).join(" · "));
       setText(statusTd, STATUS_LABELS[status] ?? status);
       setAttr(statusTd, "class", `status st-${status.toLowerCase()}`);
       setText(seqTd, String(g.lastSequence));

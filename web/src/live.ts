@@ -20,7 +20,9 @@ import {
   seatLabel,
   setupOf,
   statusName,
+  symbolOf,
   timestampMs,
+  visible,
 } from "./model";
 import { boardPanel, sceneOf, seatsLegend } from "./panel";
 import type { View } from "./view";
@@ -34,7 +36,7 @@ const rcText = (rc: RC | undefined) => (rc ? `${rc[0]},${rc[1]}` : "");
 
 export function liveView(gameId: string): View {
   const panel = boardPanel("board");
-  const title = h("h2", {}, gameId);
+  const title = h("h2", {}, visible(gameId));
   const kindEl = h("span", { class: "kind-label muted" });
   const conn = h("span", { class: "conn", id: "connection" }, "connecting");
   const seatsBox = h("div", { class: "seats-box" });
@@ -116,7 +118,7 @@ export function liveView(gameId: string): View {
     c.remaining.forEach((d, seat) => {
       let ms = durationMs(d);
       if (seat === running && started !== undefined) ms -= now - started;
-      parts.push(`${seat === running ? "▶ " : ""}${setup!.seats[seat]?.symbol ?? seat} ${formatClock(ms)}`);
+      parts.push(`${seat === running ? "▶ " : ""}${symbolOf(setup!.seats, seat)} ${formatClock(ms)}`);
     });
     const deadline = timestampMs(c.deadline);
     if (deadline !== undefined && running !== undefined && (c.remaining.length === 0 || setup.perMoveMs > 0)) {
@@ -170,7 +172,7 @@ export function liveView(gameId: string): View {
       } catch (e) {
         if (signal.aborted) return undefined;
         if (e instanceof ConnectError && e.code === Code.NotFound) {
-          setText(error, `game ${gameId} not found`);
+          setText(error, `game ${visible(gameId)} not found`);
         } else {
           setText(error, `cannot read the game: ${errorText(e)}`);
           if (applied > 0n) setConnection("reconnecting");

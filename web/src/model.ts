@@ -228,16 +228,31 @@ export function statusOfOutcome(o: Outcome | undefined): GameStatus {
 
 export type RC = [number, number];
 
-/** A seat's symbol, or its number when it has none. */
+/**
+ * Text as the page shows it: each character that acts on the text around it
+ * instead of drawing (a control character, a bidirectional formatting
+ * character such as the override in "admin\u{202e}gnp.exe", a line or
+ * paragraph separator) written as its escape, `\u{202e}`, as `plylog show`
+ * writes it. The server refuses them in new games; older games may hold them.
+ */
+export function visible(text: string): string {
+  return text.replace(/[\p{Cc}\p{Bidi_Control}\u2028\u2029]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+/** A seat's symbol (visible), or its number when it has none. */
 export function symbolOf(seats: Seat[], seat: number): string {
-  return seats[seat]?.symbol || String(seat);
+  return visible(seats[seat]?.symbol || String(seat));
+}
+
+/** A seat's display name, or its player id when it has none (visible). */
+export function seatName(s: Seat): string {
+  return visible(s.displayName || s.playerId);
 }
 
 export function seatLabel(seats: Seat[], seat: number): string {
   const s = seats[seat];
   if (!s) return `seat ${seat}`;
-  const name = s.displayName || s.playerId;
-  return `${symbolOf(seats, seat)} (${name})`;
+  return `${symbolOf(seats, seat)} (${seatName(s)})`;
 }
 
 /** What it takes to revert one applied MovePlayed (MoveUndone). */

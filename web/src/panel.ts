@@ -2,7 +2,7 @@
 // canvas, plus the scene a BoardState draws as.
 
 import { h } from "./dom";
-import type { BoardState, Setup } from "./model";
+import { type BoardState, type Setup, seatName, symbolOf } from "./model";
 import { BoardCanvas, type Scene } from "./render";
 
 export interface BoardPanel {
@@ -59,9 +59,9 @@ export function seatsLegend(setup: Setup): HTMLElement {
         "li",
         { "data-seat": i },
         h("span", { class: `swatch k-${setup.kind} s${i % 8}` }),
-        h("b", {}, s.symbol || String(i)),
+        h("b", {}, symbolOf(setup.seats, i)),
         " ",
-        s.displayName || s.playerId,
+        seatName(s),
         s.bot ? h("span", { class: "tag" }, "bot") : "",
       ),
     );

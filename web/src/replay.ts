@@ -16,6 +16,7 @@ import {
   setupOf,
   statusName,
   symbolOf,
+  visible,
 } from "./model";
 import { boardPanel, sceneOf, seatsLegend } from "./panel";
 import type { View } from "./view";
@@ -47,7 +48,7 @@ export function replayView(gameId: string, startSequence: bigint | undefined): V
       "div",
       { class: "view-head" },
       h("a", { href: "#/", class: "back" }, "← all games"),
-      h("h2", {}, gameId),
+      h("h2", {}, visible(gameId)),
       kindEl,
       h("span", { class: "tag" }, "replay"),
       h("a", { href: gameHref(gameId), id: "live-link", class: "button" }, "live view"),
