@@ -563,9 +563,10 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     };
     assert_eq!(expired(&kinds), 1, "{kinds:?}");
     assert!(matches!(kinds[2], pb::game_event::Kind::GameEnded(_)));
-    // The restarted server loads the timed game by itself at startup.
+    // The restarted server's timer queue loads the timed game by itself,
+    // as due at startup.
     let started = std::time::Instant::now();
-    while server.log_lines("bot games loaded").is_empty() {
+    while server.log_lines("games due at startup woken").is_empty() {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "the restarted server did not load the timed game"
@@ -637,9 +638,13 @@ async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
     assert_eq!(game(client(port)).await.last_sequence, 2, "still thinking");
     server.kill();
     let server = start_with(&db, port, &THINKING);
-    // The restarted server loads the game by itself, before anyone asks.
+    // The restarted server loads the game by itself, before anyone asks:
+    // a bot to move is due at once.
     let started = std::time::Instant::now();
-    while server.log_lines("their bots think games=1").is_empty() {
+    while server
+        .log_lines("games due at startup woken games=1")
+        .is_empty()
+    {
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "the restarted server did not load the bot's game"

@@ -29,6 +29,10 @@ use crate::store::{
 /// another writer (another node on a shared database).
 const CONFLICT_RETRIES: usize = 3;
 
+/// How long the timer queue leaves a game whose bot is thinking on this
+/// node before it claims it again, in milliseconds (see [`Actor::wake`]).
+const BOT_LEASE_MS: i64 = 5_000;
+
 /// How long after a timeout that could not be appended it is tried again.
 const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -172,10 +176,11 @@ pub(super) struct Actor {
     /// When the game's last event was recorded (Unix epoch milliseconds):
     /// the next is recorded no earlier.
     last_recorded_at_ms: i64,
-    /// Why the state could not be rebuilt after a failed append, if it
-    /// could not: the actor then leaves memory once the message in hand is
-    /// answered.
-    broken: Option<RegistryError>,
+    /// After a failed append whose state could not be rebuilt at once (the
+    /// store was unreachable): the sequence to rebuild it at. Nothing is
+    /// answered or decided from the state until it is (see
+    /// [`Actor::restored`]); the actor stays, with its subscribers.
+    stale_at: Option<u64>,
     /// The turn (round, seat, start) whose absence was last reported.
     reported_absence: Option<(u32, Seat, i64)>,
     /// On a shared store: a turn whose seat another node still served (or
@@ -184,6 +189,10 @@ pub(super) struct Actor {
     /// The bot move being decided: the sequence of the position it is
     /// decided on, and the flag that stops it.
     thinking: Option<(u64, Arc<AtomicBool>)>,
+    /// While a bot decides its move here and the timer queue has claimed
+    /// the game: the sequence of the position and until when the game's
+    /// wake is leased to this node (see [`Actor::wake`]).
+    bot_lease: Option<(u64, i64)>,
     /// The sequence whose bot move could not be appended: the next attempt
     /// waits a while first.
     bot_failed: Option<u64>,
@@ -339,10 +348,11 @@ impl Actor {
             absent_from,
             stored_wake: loaded.wake,
             last_recorded_at_ms: loaded.last_recorded_at_ms,
-            broken: None,
+            stale_at: None,
             reported_absence: None,
             absence_check: None,
             thinking: None,
+            bot_lease: None,
             bot_failed: None,
             snapshot_at: loaded.snapshot_at,
             shared,
@@ -365,24 +375,22 @@ impl Actor {
         // The answer of the bot move being decided, if any.
         let mut answer = None;
         loop {
-            // A failed append whose state could not be rebuilt: the game
-            // leaves memory, to be loaded afresh.
-            if let Some(error) = actor.broken.take() {
-                actor.leave_broken(id, &queue, &error);
-                break;
-            }
             // The turn's deadline, armed afresh after every message (and so
             // after a load, a move, or a catch-up from another node).
             let turn_ends = actor.state.deadline();
             let grace_ends = actor.grace_ends();
-            // A bot to move starts thinking (once per position).
-            if let Some(started) = actor.think() {
-                answer = Some(started);
+            // Neither a bot nor the stored wake acts on a stale state (see
+            // `Actor::restore`): the next message rebuilds it first.
+            if actor.stale_at.is_none() {
+                // A bot to move starts thinking (once per position).
+                if let Some(started) = actor.think() {
+                    answer = Some(started);
+                }
+                // The store's timer queue brings the game back when it is
+                // due if it leaves memory meanwhile: a game waiting on a
+                // deadline or a bot may be evicted like any other.
+                actor.store_wake().await;
             }
-            // The store's timer queue brings the game back when it is due
-            // if it leaves memory meanwhile: a game waiting on a deadline
-            // or a bot may be evicted like any other.
-            actor.store_wake().await;
             // Boxed once polled: a timer that is not armed (most games
             // have no clock) then takes a pointer's room in the task, which
             // lives as long as the game, instead of two sleeps'.
@@ -472,25 +480,6 @@ impl Actor {
         // Its wake may be the next due now that it is not in memory.
         if actor.stored_wake.at_ms.is_some() {
             actor.registry.inner.wakes.notify_one();
-        }
-    }
-
-    /// Leaves memory after the state could not be rebuilt (see
-    /// [`Actor::restore`]): out of the registry's map, so the next message
-    /// loads the game afresh, and every message already queued answered
-    /// with `error` (a store that is unavailable stays so, for the caller
-    /// to retry).
-    fn leave_broken(
-        &self,
-        id: u64,
-        queue: &flume::Receiver<Box<(Msg, Span)>>,
-        error: &RegistryError,
-    ) {
-        self.registry.forget(&self.game_id, id);
-        for queued in queue.drain() {
-            let (msg, _) = *queued;
-            msg.fail(error.for_another_caller());
-            self.shared.done();
         }
     }
 
@@ -682,6 +671,10 @@ impl Actor {
         // load's first request skips that extra query.
         let read_after_arrival = self.queued_before_load > 0;
         self.queued_before_load = self.queued_before_load.saturating_sub(1);
+        if let Err(error) = self.restored().await {
+            msg.fail(error);
+            return;
+        }
         if !read_after_arrival
             && !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
             && let Err(error) = self.fresh().await
@@ -737,8 +730,13 @@ impl Actor {
                 reply,
             } => {
                 // The claim postponed the stored wake; the serving loop
-                // writes the real one once this is answered.
+                // writes the real one once this is answered. A bot that is
+                // thinking here leases the game.
                 self.stored_wake.at_ms = Some(claimed_until);
+                if let Some((sequence, _)) = self.thinking {
+                    let now = self.registry.settings().clock.now_ms();
+                    self.bot_lease = Some((sequence, now.saturating_add(BOT_LEASE_MS)));
+                }
                 self.wake_due().await;
                 let _ = reply.send(Ok(()));
             }
@@ -1159,6 +1157,9 @@ impl Actor {
         command: Command,
         request: &RequestMeta,
     ) -> Result<CommandReply, RegistryError> {
+        // The actor's own commands (a timeout, a bot's move) come here
+        // without a message.
+        self.restored().await?;
         for _ in 0..CONFLICT_RETRIES {
             // Authorized afresh on every attempt, against the state this
             // attempt decides on: after a lost race the actor has caught up,
@@ -1335,21 +1336,35 @@ impl Actor {
 
     /// Puts back the state as it stood at `sequence`, before events applied
     /// ahead of an append that failed: rebuilt from the store (its latest
-    /// snapshot at or before `sequence` and the events after it). When even
-    /// that fails, the actor is marked broken and leaves memory once the
-    /// message is answered (the next call loads the game afresh).
+    /// snapshot at or before `sequence` and the events after it). When that
+    /// fails too, the state stays marked stale, and the next message
+    /// rebuilds it first (see [`Actor::restored`]).
     ///
     /// # Errors
     /// Store failures and a corrupt log, as [`Registry::state_after`].
     async fn restore(&mut self, sequence: u64) -> Result<(), RegistryError> {
+        self.stale_at = Some(sequence);
+        self.restored().await
+    }
+
+    /// Rebuilds the state if an earlier failed append left it stale (see
+    /// [`Actor::restore`]); nothing otherwise.
+    ///
+    /// # Errors
+    /// Store failures and a corrupt log, as [`Registry::state_after`]: the
+    /// state stays stale.
+    async fn restored(&mut self) -> Result<(), RegistryError> {
+        let Some(sequence) = self.stale_at else {
+            return Ok(());
+        };
         match self.registry.state_after(&self.game_id, sequence).await {
             Ok((state, _)) => {
                 self.state = state;
+                self.stale_at = None;
                 Ok(())
             }
             Err(error) => {
-                tracing::warn!(game_id = %self.game_id, error = %error, "the state before a failed append could not be rebuilt; the game leaves memory");
-                self.broken = Some(error.for_another_caller());
+                tracing::warn!(game_id = %self.game_id, error = %error, "the state before a failed append could not be rebuilt yet; the next message tries again");
                 Err(error)
             }
         }
@@ -1358,9 +1373,21 @@ impl Actor {
     /// When the game is next due, as the timer queue keeps it (see
     /// [`super::wakes`]): its turn's deadline, the absent seat to move's
     /// grace period, a bot to move.
+    ///
+    /// A bot to move is due at once, as the append that made it so writes:
+    /// should this node stop before its bot moves, the queue brings the
+    /// game back. Once the queue has claimed the game while its bot thinks
+    /// here, the game is leased for [`BOT_LEASE_MS`] instead (due when the
+    /// lease runs out, and claimed again then), so that the queue does not
+    /// claim it over and over while it thinks, and a node that stops
+    /// mid-thought delays the bot by that much at most.
     fn wake(&self) -> Wake {
         let grace = self.grace_ends().map(|(_, at)| at);
-        wakes::of(&self.state, grace, self.absent_since())
+        let leased = self
+            .bot_lease
+            .filter(|(sequence, _)| *sequence == self.state.sequence())
+            .map(|(_, until)| until);
+        wakes::of(&self.state, grace, self.absent_since(), leased)
     }
 
     /// Writes the game's wake when it is not what the store holds (a seat

@@ -613,7 +613,7 @@ impl Registry {
             .config()
             .absence()
             .map(|policy| recorded_at_ms.saturating_add(policy.grace_ms as i64));
-        let wake = wakes::of(&state, grace_ends, absent_since);
+        let wake = wakes::of(&state, grace_ends, absent_since, None);
         let event = crate::game::Event::GameCreated(config.clone());
         let payload =
             convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)

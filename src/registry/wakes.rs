@@ -40,17 +40,19 @@ const POLL: Duration = Duration::from_secs(1);
 /// The wake of `state` (see [`Wake`]): the earliest of its turn's deadline,
 /// `grace_ends` (when the absent seat to move runs out of grace, as the
 /// caller works it out from presence) and, with a bot to move, the start
-/// of its turn (due at once); with `absent_since`, the time the seat to move
-/// has been absent from. O(1).
+/// of its turn (due at once), or `bot_leased_until` while the bot is
+/// thinking on a node; with `absent_since`, the time the seat to move has
+/// been absent from. O(1).
 pub(super) fn of(
     state: &GameState,
     grace_ends: Option<Millis>,
     absent_since: Option<Millis>,
+    bot_leased_until: Option<Millis>,
 ) -> Wake {
     let bot_to_move = state
         .to_move()
         .is_some_and(|seat| state.config().bot(seat).is_some());
-    let bot_due = bot_to_move.then_some(state.clocks().turn_started);
+    let bot_due = bot_to_move.then(|| bot_leased_until.unwrap_or(state.clocks().turn_started));
     let at_ms = [state.deadline(), grace_ends, bot_due]
         .into_iter()
         .flatten()
@@ -68,6 +70,9 @@ pub(super) fn of(
 /// memory, or a new game was not kept in memory). Only a claim writes: an
 /// idle server reads the index once per [`POLL`].
 pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
+    // Games woken since the server started, until the first time nothing
+    // is due: what the server found due at startup.
+    let mut at_startup = Some(0);
     loop {
         let Some(strong) = inner.upgrade() else {
             return;
@@ -90,6 +95,10 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
             match store.claim_wakes(now, LEASE_MS, BATCH).await {
                 // What is due, and maybe more: look again at once.
                 Ok(due) if !due.is_empty() => {
+                    tracing::debug!(games = due.len(), "due games woken");
+                    if let Some(woken) = at_startup.as_mut() {
+                        *woken += due.len();
+                    }
                     wake(&registry, due, now.saturating_add(LEASE_MS)).await;
                     continue;
                 }
@@ -100,6 +109,11 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
                     next = None;
                 }
             }
+        }
+        if let Some(games) = at_startup.take().filter(|games| *games > 0) {
+            // Their clocks ran out, their absent seats' grace ended, or
+            // their bots are to move.
+            tracing::info!(games, "games due at startup woken");
         }
         let shutdown = registry.inner.shutdown.clone();
         // Nothing of the registry is held while waiting.
@@ -213,24 +227,25 @@ mod tests {
     #[test]
     fn an_untimed_game_without_bots_never_wakes() {
         let state = after_one_move(config(false, None, None));
-        assert_eq!(of(&state, None, None), Wake::default());
+        assert_eq!(of(&state, None, None, None), Wake::default());
     }
 
     #[test]
     fn a_timed_game_wakes_at_its_turns_deadline() {
         let state = GameState::new(config(false, Some(5_000), None), 1_000);
-        assert_eq!(of(&state, None, None).at_ms, Some(6_000));
+        assert_eq!(of(&state, None, None, None).at_ms, Some(6_000));
         let state = after_one_move(config(false, Some(5_000), None));
-        assert_eq!(of(&state, None, None).at_ms, Some(9_000));
+        assert_eq!(of(&state, None, None, None).at_ms, Some(9_000));
     }
 
     #[test]
     fn a_bot_to_move_is_due_at_once_and_an_earlier_grace_end_wins_over_a_deadline() {
         let state = after_one_move(config(true, Some(5_000), None));
         assert_eq!(state.to_move(), Some(Seat(1)));
-        assert_eq!(of(&state, None, None).at_ms, Some(4_000));
+        assert_eq!(of(&state, None, None, None).at_ms, Some(4_000));
+        assert_eq!(of(&state, None, None, Some(34_000)).at_ms, Some(9_000));
         let state = after_one_move(config(false, Some(5_000), Some(60_000)));
-        let wake = of(&state, Some(7_000), Some(4_000));
+        let wake = of(&state, Some(7_000), Some(4_000), None);
         assert_eq!(
             wake,
             Wake {
@@ -238,6 +253,6 @@ mod tests {
                 absent_since_ms: Some(4_000)
             }
         );
-        assert_eq!(of(&state, Some(70_000), None).at_ms, Some(9_000));
+        assert_eq!(of(&state, Some(70_000), None, None).at_ms, Some(9_000));
     }
 }
