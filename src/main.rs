@@ -86,16 +86,21 @@ struct BookArgs {
 /// Writes the opening book, printing a line per position solved.
 fn connect4_book(args: &BookArgs) -> ExitCode {
     let started = std::time::Instant::now();
-    let bytes = plylog::engine::generate_book(args.nodes, args.max_moves, |position, score, entries| {
-        eprintln!(
-            "{entries} entries, {:.0} s: a position of {} discs scores {score}",
-            started.elapsed().as_secs_f64(),
-            position.moves()
-        );
-    });
+    let bytes =
+        plylog::engine::generate_book(args.nodes, args.max_moves, |position, score, entries| {
+            eprintln!(
+                "{entries} entries, {:.0} s: a position of {} discs scores {score}",
+                started.elapsed().as_secs_f64(),
+                position.moves()
+            );
+        });
     match std::fs::write(&args.out, &bytes) {
         Ok(()) => {
-            eprintln!("{} entries written to {}", bytes.len() / 8, args.out.display());
+            eprintln!(
+                "{} entries written to {}",
+                bytes.len() / 8,
+                args.out.display()
+            );
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -97,9 +97,7 @@ fn rejection_of(rejection: &GameError) -> Rejection {
         GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
             return Rejection::Field("move", R::WrongMoveKind);
         }
-        GameError::Illegal(
-            IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. },
-        ) => {
+        GameError::Illegal(IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. }) => {
             return Rejection::Field("move.place.mark", R::InvalidRequest);
         }
         GameError::NoSuchSeat { .. } => return Rejection::Field("seat", R::InvalidRequest),
@@ -109,9 +107,7 @@ fn rejection_of(rejection: &GameError) -> Rejection {
         GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
             (Code::FailedPrecondition, R::ColumnFull)
         }
-        GameError::Illegal(IllegalMove::NoFlip { .. }) => {
-            (Code::FailedPrecondition, R::NoFlip)
-        }
+        GameError::Illegal(IllegalMove::NoFlip { .. }) => (Code::FailedPrecondition, R::NoFlip),
         GameError::Illegal(IllegalMove::SwapNotAllowed) => {
             (Code::FailedPrecondition, R::SwapNotAllowed)
         }
@@ -122,16 +118,14 @@ fn rejection_of(rejection: &GameError) -> Rejection {
             (Code::FailedPrecondition, R::NotYourDisc)
         }
         GameError::NotYourTurn { to_move, .. } => {
-            let metadata =
-                HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
+            let metadata = HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
             return Rejection::Status(Code::FailedPrecondition, R::NotYourTurn, metadata);
         }
         GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
         GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
         GameError::UndoDisabled => (Code::FailedPrecondition, R::UndoDisabled),
         GameError::NotLastMover { last_mover, .. } => {
-            let metadata =
-                HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
+            let metadata = HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
             return Rejection::Status(Code::FailedPrecondition, R::NotLastMover, metadata);
         }
         GameError::NotRedoer { mover, .. } => {

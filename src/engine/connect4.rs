@@ -1163,7 +1163,9 @@ impl Engine for ConnectFourEngine {
             let known = Self::fallback(&mut solver, &position, budget, true);
             best = match book.get(&position) {
                 Some(entry) => Some((entry.columns().collect(), entry.score)),
-                None => Self::exact(&mut solver, budget, |s| s.best_columns(&position, budget)).ok(),
+                None => {
+                    Self::exact(&mut solver, budget, |s| s.best_columns(&position, budget)).ok()
+                }
             };
             if let Some((columns, score)) = &best {
                 for col in columns {
@@ -1173,7 +1175,9 @@ impl Engine for ConnectFourEngine {
                     if position.can_play(col) && exact[col as usize].is_none() {
                         // A column whose position after is in the book.
                         let after = position.after(position.drop_cell(col));
-                        if let Some(entry) = book.get(&after).filter(|_| !position.is_winning_move(col)) {
+                        if let Some(entry) =
+                            book.get(&after).filter(|_| !position.is_winning_move(col))
+                        {
                             exact[col as usize] = Some(-entry.score);
                             continue;
                         }

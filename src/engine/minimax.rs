@@ -366,7 +366,10 @@ impl Track {
     /// Everything counted afresh from `node`'s board: one pass over it.
     fn new(node: &Node<'_>) -> Self {
         let board = node.position().board();
-        let key = board.map_or(0, |b| b.pieces().fold(0, |key, (at, seat)| key ^ cell_hash(b, at, seat)));
+        let key = board.map_or(0, |b| {
+            b.pieces()
+                .fold(0, |key, (at, seat)| key ^ cell_hash(b, at, seat))
+        });
         let windows = window_k(node.rules())
             .zip(board)
             .map(|(k, board)| (k, window_total(board, k)));
@@ -442,7 +445,6 @@ impl Track {
         }
     }
 }
-
 
 /// Boards of more than this many cells are searched near their pieces
 /// only (see [`MinimaxEngine`]).
@@ -598,7 +600,12 @@ impl Near {
         let Some(board) = node.position().board() else {
             return node.moves();
         };
-        let coord = |index: u64| Coord::new((index / self.cols as u64) as u32, (index % self.cols as u64) as u32);
+        let coord = |index: u64| {
+            Coord::new(
+                (index / self.cols as u64) as u32,
+                (index % self.cols as u64) as u32,
+            )
+        };
         let mut cells: Vec<Coord> = self
             .counts
             .keys()
@@ -613,7 +620,10 @@ impl Near {
                 let mut columns: Vec<u32> = cells.iter().map(|at| at.col).collect();
                 columns.sort_unstable();
                 columns.dedup();
-                columns.into_iter().map(|column| Move::Drop { column }).collect()
+                columns
+                    .into_iter()
+                    .map(|column| Move::Drop { column })
+                    .collect()
             }
             RuleSet::Wild(_) => cells
                 .iter()
@@ -621,7 +631,9 @@ impl Near {
                 .collect(),
             _ => cells.into_iter().map(Move::Place).collect(),
         };
-        let swap = node.rules().play(node.position(), node.to_move(), Move::Swap);
+        let swap = node
+            .rules()
+            .play(node.position(), node.to_move(), Move::Swap);
         if matches!(node.rules(), RuleSet::Hex(_)) && swap.is_ok() {
             moves.push(Move::Swap);
         }

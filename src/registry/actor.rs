@@ -788,7 +788,13 @@ impl Actor {
         if self.state.sequence() != sequence {
             return;
         }
-        let proven = matches!(choice, Some(Choice { score: Score::Exact(_), .. }));
+        let proven = matches!(
+            choice,
+            Some(Choice {
+                score: Score::Exact(_),
+                ..
+            })
+        );
         let mv = match choice {
             Some(choice) => {
                 tracing::debug!(%seat, nodes = choice.nodes, score = ?choice.score, "bot chose");

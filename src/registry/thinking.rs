@@ -256,8 +256,8 @@ impl Thinking {
         })
         .await;
         answer.ok_or(RegistryError::AnalysisExhausted {
-                ms: limit.as_millis() as u64,
-            })
+            ms: limit.as_millis() as u64,
+        })
     }
 }
 

@@ -433,7 +433,14 @@ async fn analyses_are_refused_beyond_the_server_limit_and_bad_setups_name_their_
     for (moves, reason) in [
         (vec![place(0, 0), place(3, 0)], "OUT_OF_BOUNDS"),
         (
-            vec![place(0, 0), place(1, 0), place(0, 1), place(1, 1), place(0, 2), place(2, 2)],
+            vec![
+                place(0, 0),
+                place(1, 0),
+                place(0, 1),
+                place(1, 1),
+                place(0, 2),
+                place(2, 2),
+            ],
             "GAME_OVER",
         ),
     ] {

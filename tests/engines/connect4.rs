@@ -192,9 +192,14 @@ fn env_or(name: &str, default: u64) -> u64 {
 /// Connect4 at strength 10 moving first never loses: seeded games against
 /// MCTS (seeds 0 to N-1, printed), 4 games at MCTS strength 4 by default
 /// (C4_GAMES and C4_MCTS_STRENGTH change them: `C4_GAMES=50
-/// C4_MCTS_STRENGTH=10 cargo test --release --test engines -- --nocapture
-/// first_player` is the issue's 50 games).
+/// C4_MCTS_STRENGTH=10 cargo test --release --test engines -- --ignored
+/// --nocapture first_player` is issue 35's 50 games).
+///
+/// Ignored until `data/connect4-book.bin` holds the opening book: without
+/// it the engine's first moves are not proven within the default budget
+/// (generate it with `plylog connect4-book`, see the README).
 #[test]
+#[ignore = "needs the generated opening book (plylog connect4-book)"]
 fn the_exact_engine_as_first_player_never_loses_to_mcts() {
     let games = env_or("C4_GAMES", 4);
     let mcts = env_or("C4_MCTS_STRENGTH", 4) as u8;
@@ -213,5 +218,9 @@ fn the_exact_engine_as_first_player_never_loses_to_mcts() {
         "connect4 (10) first against mcts ({mcts}): {wins} wins, {draws} draws, {losses} losses \
          in {games} games; {unproven} with a move not proven"
     );
-    assert_eq!((losses, draws), (0, 0), "a perfect first player wins every game");
+    assert_eq!(
+        (losses, draws),
+        (0, 0),
+        "a perfect first player wins every game"
+    );
 }

@@ -122,7 +122,11 @@ impl OpeningBook {
 /// without a limit. Deterministic: the same arguments give the same bytes.
 /// `progress` is told each position solved: its discs, its score and the
 /// entries so far.
-pub fn generate(nodes: u64, max_moves: u32, mut progress: impl FnMut(&C4Bitboard, i32, usize)) -> Vec<u8> {
+pub fn generate(
+    nodes: u64,
+    max_moves: u32,
+    mut progress: impl FnMut(&C4Bitboard, i32, usize),
+) -> Vec<u8> {
     let never = AtomicBool::new(false);
     let unlimited = Budget {
         nodes: u64::MAX,
@@ -159,7 +163,10 @@ pub fn generate(nodes: u64, max_moves: u32, mut progress: impl FnMut(&C4Bitboard
             .expect("a search without limit");
         let best = columns.iter().fold(0u8, |mask, col| mask | 1 << col);
         let stored = if mirrored { mirror_columns(best) } else { best };
-        entries.insert(key, ((score + SCORE_OFFSET) as u64) << SCORE_SHIFT | u64::from(stored));
+        entries.insert(
+            key,
+            ((score + SCORE_OFFSET) as u64) << SCORE_SHIFT | u64::from(stored),
+        );
         progress(&position, score, entries.len());
         for col in columns.iter().rev() {
             if position.is_winning_move(*col) {
@@ -180,4 +187,64 @@ pub fn generate(nodes: u64, max_moves: u32, mut progress: impl FnMut(&C4Bitboard
         .into_iter()
         .flat_map(|(key, rest)| (key << KEY_SHIFT | rest).to_le_bytes())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A book of one entry: `position`'s best columns and score.
+    fn book_of(position: &C4Bitboard) -> (OpeningBook, BookEntry) {
+        let never = AtomicBool::new(false);
+        let budget = Budget {
+            nodes: u64::MAX,
+            stop: &never,
+        };
+        let (columns, score) = Solver::new()
+            .best_columns(position, &budget)
+            .expect("no limit");
+        let best = columns.iter().fold(0u8, |mask, col| mask | 1 << col);
+        let (key, mirrored) = book_key(position);
+        let stored = if mirrored { mirror_columns(best) } else { best };
+        let entry =
+            key << KEY_SHIFT | ((score + SCORE_OFFSET) as u64) << SCORE_SHIFT | u64::from(stored);
+        let bytes: &'static [u8] = Box::leak(entry.to_le_bytes().to_vec().into_boxed_slice());
+        (OpeningBook { bytes }, BookEntry { score, best })
+    }
+
+    #[test]
+    fn a_position_and_its_mirror_image_share_one_entry_with_mirrored_columns() {
+        // Pons' Test_L2_R1, line 1 (score 4), and its mirror image.
+        let position: C4Bitboard = "5554224333234511764415115".parse().expect("legal");
+        let (book, entry) = book_of(&position);
+        assert_eq!(entry.score, 4);
+        assert_eq!(book.get(&position), Some(entry));
+        let mirrored = book
+            .get(&position.mirror())
+            .expect("the mirror image is in the book");
+        assert_eq!(mirrored.score, 4);
+        assert_eq!(mirrored.best, mirror_columns(entry.best));
+        assert_eq!(book.get(&C4Bitboard::new()), None);
+        assert_eq!(position.mirror().mirror(), position);
+    }
+
+    #[test]
+    fn the_checked_in_book_is_sorted_and_each_entry_scores_in_range() {
+        let book = OpeningBook::standard();
+        assert_eq!(STANDARD.len() % 8, 0);
+        for i in 1..book.len() {
+            assert!(
+                book.entry(i - 1) >> KEY_SHIFT < book.entry(i) >> KEY_SHIFT,
+                "entry {i}"
+            );
+        }
+        for i in 0..book.len() {
+            let entry = book.entry(i);
+            let score = ((entry >> SCORE_SHIFT) & 0x3F) as i32 - SCORE_OFFSET;
+            assert!(
+                (-21..=21).contains(&score) && entry & 0x7F != 0,
+                "entry {i}"
+            );
+        }
+    }
 }
