@@ -973,8 +973,10 @@ const FALLBACK_SHARE: u64 = 8;
 
 /// Standard Connect Four (7x6, four in a row, no Pop Out), two seats.
 ///
-/// At [`MAX_STRENGTH`] it plays perfectly when its budget allows, with a
-/// fresh [`Solver`]:
+/// At [`MAX_STRENGTH`] it plays perfectly when its opening book (see
+/// [`OpeningBook`]) or its budget allows: a position in the book gets its
+/// best columns and exact score from there at once; otherwise, with a fresh
+/// [`Solver`]:
 /// 1. a fallback first: iterative deepening to 8 plies within an eighth of
 ///    the node budget, as below;
 /// 2. the exact search, until three quarters of the budget are spent: a
@@ -1161,12 +1163,11 @@ impl Engine for ConnectFourEngine {
         } else {
             let book = OpeningBook::standard();
             let known = Self::fallback(&mut solver, &position, budget, true);
-            best = match book.get(&position) {
-                Some(entry) => Some((entry.columns().collect(), entry.score)),
-                None => {
-                    Self::exact(&mut solver, budget, |s| s.best_columns(&position, budget)).ok()
-                }
-            };
+            best = Self::exact(&mut solver, budget, |s| match book.get(&position) {
+                Some(entry) => Ok((entry.columns().collect(), entry.score)),
+                None => s.best_columns(&position, budget),
+            })
+            .ok();
             if let Some((columns, score)) = &best {
                 for col in columns {
                     exact[*col as usize] = Some(*score);

@@ -195,11 +195,12 @@ fn env_or(name: &str, default: u64) -> u64 {
 /// C4_MCTS_STRENGTH=10 cargo test --release --test engines -- --ignored
 /// --nocapture first_player` is issue 35's 50 games).
 ///
-/// Ignored until `data/connect4-book.bin` holds the opening book: without
-/// it the engine's first moves are not proven within the default budget
-/// (generate it with `plylog connect4-book`, see the README).
+/// Ignored until `data/connect4-book.bin` holds the whole opening book (it
+/// holds the empty board only): without it the engine's early moves after
+/// the first are not proven within the default budget (generate it with
+/// `plylog connect4-book`, see the README).
 #[test]
-#[ignore = "needs the generated opening book (plylog connect4-book)"]
+#[ignore = "needs the whole opening book (plylog connect4-book)"]
 fn the_exact_engine_as_first_player_never_loses_to_mcts() {
     let games = env_or("C4_GAMES", 4);
     let mcts = env_or("C4_MCTS_STRENGTH", 4) as u8;
@@ -223,4 +224,39 @@ fn the_exact_engine_as_first_player_never_loses_to_mcts() {
         (0, 0),
         "a perfect first player wins every game"
     );
+}
+
+/// The empty board, from the opening book (data/connect4-book.bin): the
+/// first player wins with its last disc (Pons' score 1), and only in the
+/// middle column (index 3), proven within the server's default budget of
+/// 1,000,000 nodes, which the solver alone is far from enough for.
+#[test]
+fn the_empty_board_is_proven_a_first_player_win_in_the_middle_column_only() {
+    let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
+    let node = Node::new(&rules, rules.initial_position(2), Seat(0), vec![false; 2]);
+    let stop = AtomicBool::new(false);
+    let budget = Budget {
+        nodes: 1_000_000,
+        stop: &stop,
+    };
+    for seed in 0..3 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let choice = ConnectFourEngine
+            .choose(&node, MAX_STRENGTH, &budget, &mut rng)
+            .expect("a move");
+        assert_eq!(choice.mv, Move::Drop { column: 3 }, "seed {seed}");
+        assert_eq!(choice.score, Score::Exact(1), "seed {seed}");
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let analysis = ConnectFourEngine
+        .analyze(&node, MAX_STRENGTH, &budget, &mut rng)
+        .expect("an analysis");
+    assert_eq!(analysis.score, Score::Exact(1));
+    for (mv, score) in analysis.moves {
+        match mv {
+            Move::Drop { column: 3 } => assert_eq!(score, Score::Exact(1)),
+            // Proven not to win: below the middle column's score.
+            _ => assert!(score.rank() < Score::Exact(1).rank(), "{mv:?}: {score:?}"),
+        }
+    }
 }
