@@ -62,6 +62,51 @@ enum Command {
     /// gRPC handler measured the same way.
     #[command(subcommand)]
     Bench(plylog::bench::Command),
+    /// Generate Connect Four's opening book (data/connect4-book.bin) with
+    /// the project's own solver; the same arguments give the same bytes.
+    Connect4Book(BookArgs),
+}
+
+/// The arguments of `plylog connect4-book`.
+#[derive(Debug, Clone, Args)]
+struct BookArgs {
+    /// Where to write the book.
+    #[arg(long, default_value = "data/connect4-book.bin")]
+    out: PathBuf,
+    /// The node budget the book is made for: positions the engine proves
+    /// within it are left out (the server's default --bot-nodes).
+    #[arg(long, default_value_t = 1_000_000)]
+    nodes: u64,
+    /// The most discs of a position in the book.
+    #[arg(long, default_value_t = 42)]
+    max_moves: u32,
+}
+
+/// Writes the opening book, printing a line per position solved.
+fn connect4_book(args: &BookArgs) -> ExitCode {
+    let started = std::time::Instant::now();
+    let bytes =
+        plylog::engine::generate_book(args.nodes, args.max_moves, |position, score, entries| {
+            eprintln!(
+                "{entries} entries, {:.0} s: a position of {} discs scores {score}",
+                started.elapsed().as_secs_f64(),
+                position.moves()
+            );
+        });
+    match std::fs::write(&args.out, &bytes) {
+        Ok(()) => {
+            eprintln!(
+                "{} entries written to {}",
+                bytes.len() / 8,
+                args.out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("plylog: cannot write {}: {error}", args.out.display());
+            ExitCode::from(3)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -109,6 +154,12 @@ struct ServeArgs {
     /// same budget.
     #[arg(long, env = "PLYLOG_BOT_NODES", default_value_t = 1_000_000)]
     bot_nodes: u64,
+    /// Most milliseconds one bot move may think once it has a bot thread;
+    /// then the bot plays the best move found so far (which, unlike a move
+    /// decided within --bot-nodes, depends on the machine's speed). Bots get
+    /// threads first come, first served, one move at a time.
+    #[arg(long, env = "PLYLOG_BOT_MOVE_MS", default_value_t = 2_000)]
+    bot_move_ms: u64,
     /// SuggestMove and AnalyzePosition calls running at once; more get
     /// UNAVAILABLE / OVERLOADED.
     #[arg(long, env = "PLYLOG_MAX_ANALYSES", default_value_t = 2)]
@@ -265,6 +316,7 @@ impl ServeArgs {
                         .unwrap_or(EngineSettings::default().bot_threads)
                         .max(1),
                     bot_nodes: self.bot_nodes.max(1),
+                    bot_move_time: Duration::from_millis(self.bot_move_ms.max(1)),
                     max_analyses: self.max_analyses,
                     analysis_nodes: self.analysis_nodes.max(1),
                     analysis_time: Duration::from_millis(self.analysis_time_limit_ms.max(1)),
@@ -295,6 +347,7 @@ async fn main() -> ExitCode {
             }
             return plylog::bench::run(command).await;
         }
+        Some(Command::Connect4Book(args)) => return connect4_book(&args),
     };
     let telemetry = match telemetry::init(cli.log_format, cli.otlp_endpoint.as_deref()) {
         Ok(telemetry) => telemetry,

@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
-use crate::game::{Command, GameState, decide, evolve};
+use crate::game::{Command, GameError, GameState, decide, evolve};
 use crate::proto::convert::{self, FieldError, View};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
@@ -133,9 +133,9 @@ impl GameApi {
             let mv = convert::move_from_proto(Some(mv), &field)?;
             let seat = state
                 .to_move()
-                .ok_or_else(|| FieldError::invalid(&field, "the game is over before this move"))?;
+                .ok_or_else(|| status::setup_move_refused(&field, &GameError::GameOver))?;
             let events = decide(&state, &Command::Play { seat, mv }, 0)
-                .map_err(|e| FieldError::invalid(&field, e.to_string()))?;
+                .map_err(|e| status::setup_move_refused(&field, &e))?;
             for event in &events {
                 evolve(&mut state, event, 0);
             }

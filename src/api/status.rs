@@ -77,6 +77,97 @@ impl From<RegistryError> for Status {
     }
 }
 
+/// How a refused command goes on the wire.
+enum Rejection {
+    /// INVALID_ARGUMENT naming the request field that is wrong whatever the
+    /// position.
+    Field(&'static str, pb::ErrorReason),
+    /// A status with its code, reason and metadata.
+    Status(Code, pb::ErrorReason, HashMap<String, String>),
+}
+
+/// The table's rows for the game's refusals.
+fn rejection_of(rejection: &GameError) -> Rejection {
+    use pb::ErrorReason as R;
+    let (code, reason) = match rejection {
+        GameError::Illegal(IllegalMove::CellOffBoard { .. }) => {
+            return Rejection::Field("move.place", R::OutOfBounds);
+        }
+        GameError::Illegal(IllegalMove::ColumnOffBoard { .. }) => {
+            return Rejection::Field("move.drop.column", R::OutOfBounds);
+        }
+        GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
+            return Rejection::Field("move", R::WrongMoveKind);
+        }
+        GameError::Illegal(IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. }) => {
+            return Rejection::Field("move.place.mark", R::InvalidRequest);
+        }
+        GameError::NoSuchSeat { .. } => return Rejection::Field("seat", R::InvalidRequest),
+        GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
+            (Code::FailedPrecondition, R::CellOccupied)
+        }
+        GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
+            (Code::FailedPrecondition, R::ColumnFull)
+        }
+        GameError::Illegal(IllegalMove::NoFlip { .. }) => (Code::FailedPrecondition, R::NoFlip),
+        GameError::Illegal(IllegalMove::SwapNotAllowed) => {
+            (Code::FailedPrecondition, R::SwapNotAllowed)
+        }
+        GameError::Illegal(IllegalMove::ColumnEmpty { .. }) => {
+            (Code::FailedPrecondition, R::ColumnEmpty)
+        }
+        GameError::Illegal(IllegalMove::NotYourDisc { .. }) => {
+            (Code::FailedPrecondition, R::NotYourDisc)
+        }
+        GameError::NotYourTurn { to_move, .. } => {
+            let metadata = HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
+            return Rejection::Status(Code::FailedPrecondition, R::NotYourTurn, metadata);
+        }
+        GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
+        GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
+        GameError::UndoDisabled => (Code::FailedPrecondition, R::UndoDisabled),
+        GameError::NotLastMover { last_mover, .. } => {
+            let metadata = HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
+            return Rejection::Status(Code::FailedPrecondition, R::NotLastMover, metadata);
+        }
+        GameError::NotRedoer { mover, .. } => {
+            let metadata = HashMap::from([("last_mover".to_owned(), mover.to_string())]);
+            return Rejection::Status(Code::FailedPrecondition, R::NotLastMover, metadata);
+        }
+        GameError::SeatRequired => return Rejection::Field("seat", R::InvalidRequest),
+        GameError::NothingToRedo => (Code::FailedPrecondition, R::NothingToRedo),
+        GameError::ConsentRequired => (Code::FailedPrecondition, R::ConsentRequired),
+        GameError::TakebackNotAllowed => (Code::FailedPrecondition, R::TakebackNotAllowed),
+        GameError::NoPendingOffer { .. } => (Code::FailedPrecondition, R::NoPendingOffer),
+        GameError::AlreadyAgreed { .. } => (Code::FailedPrecondition, R::AlreadyAgreed),
+        GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
+        GameError::RematchPending => (Code::FailedPrecondition, R::RematchPending),
+        GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
+        GameError::SeatIsBot { .. } => (Code::FailedPrecondition, R::SeatIsBot),
+        GameError::TimeExpired { seat, deadline_ms } => {
+            let deadline = crate::proto::convert::timestamp(*deadline_ms).to_string();
+            let metadata = HashMap::from([
+                ("seat".to_owned(), seat.to_string()),
+                ("deadline".to_owned(), deadline),
+            ]);
+            return Rejection::Status(Code::FailedPrecondition, R::TimeExpired, metadata);
+        }
+    };
+    Rejection::Status(code, reason, HashMap::new())
+}
+
+/// A move of an analysis' position setup that the rules or the game refuse:
+/// INVALID_ARGUMENT (the request itself is wrong, whatever the server
+/// holds) with the move's own reason (OUT_OF_BOUNDS, CELL_OCCUPIED,
+/// COLUMN_FULL, GAME_OVER...) and `field`, the move's place in the request
+/// (`target.setup.moves[i]`), as the BadRequest violation.
+pub(super) fn setup_move_refused(field: &str, error: &GameError) -> Status {
+    let reason = match rejection_of(error) {
+        Rejection::Field(_, reason) | Rejection::Status(_, reason, _) => reason,
+    };
+    FieldError::new(field, error.to_string(), reason).into()
+}
+
 /// Maps a registry error to its status: the table of DESIGN.md.
 pub fn to_status(error: RegistryError) -> Status {
     use pb::ErrorReason as R;
@@ -84,82 +175,11 @@ pub fn to_status(error: RegistryError) -> Status {
     let none = HashMap::new;
     match error {
         RegistryError::NotFound { .. } => status(Code::NotFound, message, R::GameNotFound, none()),
-        RegistryError::Rejected(rejection) => {
+        RegistryError::Rejected(rejection) => match rejection_of(&rejection) {
             // Wrong whatever the position: INVALID_ARGUMENT with the field.
-            let invalid =
-                |field: &str, reason| FieldError::new(field, message.clone(), reason).into();
-            let (code, reason) = match rejection {
-                GameError::Illegal(IllegalMove::CellOffBoard { .. }) => {
-                    return invalid("move.place", R::OutOfBounds);
-                }
-                GameError::Illegal(IllegalMove::ColumnOffBoard { .. }) => {
-                    return invalid("move.drop.column", R::OutOfBounds);
-                }
-                GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
-                    return invalid("move", R::WrongMoveKind);
-                }
-                GameError::Illegal(
-                    IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. },
-                ) => {
-                    return invalid("move.place.mark", R::InvalidRequest);
-                }
-                GameError::NoSuchSeat { .. } => return invalid("seat", R::InvalidRequest),
-                GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
-                    (Code::FailedPrecondition, R::CellOccupied)
-                }
-                GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
-                    (Code::FailedPrecondition, R::ColumnFull)
-                }
-                GameError::Illegal(IllegalMove::NoFlip { .. }) => {
-                    (Code::FailedPrecondition, R::NoFlip)
-                }
-                GameError::Illegal(IllegalMove::SwapNotAllowed) => {
-                    (Code::FailedPrecondition, R::SwapNotAllowed)
-                }
-                GameError::Illegal(IllegalMove::ColumnEmpty { .. }) => {
-                    (Code::FailedPrecondition, R::ColumnEmpty)
-                }
-                GameError::Illegal(IllegalMove::NotYourDisc { .. }) => {
-                    (Code::FailedPrecondition, R::NotYourDisc)
-                }
-                GameError::NotYourTurn { to_move, .. } => {
-                    let metadata =
-                        HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
-                    return status(Code::FailedPrecondition, message, R::NotYourTurn, metadata);
-                }
-                GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
-                GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
-                GameError::UndoDisabled => (Code::FailedPrecondition, R::UndoDisabled),
-                GameError::NotLastMover { last_mover, .. } => {
-                    let metadata =
-                        HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
-                    return status(Code::FailedPrecondition, message, R::NotLastMover, metadata);
-                }
-                GameError::NotRedoer { mover, .. } => {
-                    let metadata = HashMap::from([("last_mover".to_owned(), mover.to_string())]);
-                    return status(Code::FailedPrecondition, message, R::NotLastMover, metadata);
-                }
-                GameError::SeatRequired => return invalid("seat", R::InvalidRequest),
-                GameError::NothingToRedo => (Code::FailedPrecondition, R::NothingToRedo),
-                GameError::ConsentRequired => (Code::FailedPrecondition, R::ConsentRequired),
-                GameError::TakebackNotAllowed => (Code::FailedPrecondition, R::TakebackNotAllowed),
-                GameError::NoPendingOffer { .. } => (Code::FailedPrecondition, R::NoPendingOffer),
-                GameError::AlreadyAgreed { .. } => (Code::FailedPrecondition, R::AlreadyAgreed),
-                GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
-                GameError::RematchPending => (Code::FailedPrecondition, R::RematchPending),
-                GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
-                GameError::SeatIsBot { .. } => (Code::FailedPrecondition, R::SeatIsBot),
-                GameError::TimeExpired { seat, deadline_ms } => {
-                    let deadline = crate::proto::convert::timestamp(deadline_ms).to_string();
-                    let metadata = HashMap::from([
-                        ("seat".to_owned(), seat.to_string()),
-                        ("deadline".to_owned(), deadline),
-                    ]);
-                    return status(Code::FailedPrecondition, message, R::TimeExpired, metadata);
-                }
-            };
-            status(code, message, reason, none())
-        }
+            Rejection::Field(field, reason) => FieldError::new(field, message, reason).into(),
+            Rejection::Status(code, reason, metadata) => status(code, message, reason, metadata),
+        },
         RegistryError::SequenceMismatch { current, .. } => {
             let metadata = HashMap::from([("current_sequence".to_owned(), current.to_string())]);
             status(Code::Aborted, message, R::SequenceMismatch, metadata)

@@ -39,6 +39,10 @@
 //!   of the rows they sit on (the first player wants odd rows, the second
 //!   even rows), which the depth-limited search's evaluation weighs.
 
+mod book;
+
+pub use book::{BookEntry, OpeningBook, generate as generate_book};
+
 use std::sync::atomic::AtomicBool;
 
 use rand::Rng;
@@ -283,6 +287,22 @@ impl C4Bitboard {
     /// Discs played so far (0 to 42).
     pub fn moves(&self) -> u32 {
         self.moves
+    }
+
+    /// The same position seen in a mirror: column `c` becomes column
+    /// `6 - c`. It has the same score, its best columns mirrored.
+    pub fn mirror(&self) -> C4Bitboard {
+        let flip = |bits: u64| {
+            (0..WIDTH).fold(0, |mirrored, col| {
+                let column = (bits >> (col * STRIDE)) & ((1 << STRIDE) - 1);
+                mirrored | column << ((WIDTH - 1 - col) * STRIDE)
+            })
+        };
+        C4Bitboard {
+            current: flip(self.current),
+            mask: flip(self.mask),
+            moves: self.moves,
+        }
     }
 
     /// Whether column `column` (0 the leftmost) has room for a disc.
@@ -607,8 +627,8 @@ impl Solver {
     }
 
     /// The exact score of `position` for the side to move, in Pons'
-    /// convention; `None` when `budget.stop` was set (checked every 1,024
-    /// nodes) or `budget.nodes` nodes were visited before the score was
+    /// convention; `None` when `budget.stop` was set (checked at every
+    /// node) or `budget.nodes` nodes were visited before the score was
     /// proven. A full board scores 0.
     pub fn solve(&mut self, position: &C4Bitboard, budget: &Budget<'_>) -> Option<i32> {
         if budget.stopped() {
@@ -636,11 +656,11 @@ impl Solver {
         self.analyze_exact(position, budget).ok()
     }
 
-    /// Counts a node; fails once the limit is passed or, every 1,024 nodes,
-    /// when the caller asked to stop.
+    /// Counts a node; fails once the limit is passed or when the caller
+    /// asked to stop.
     fn visit(&mut self, budget: &Budget<'_>) -> Result<(), Stopped> {
         self.nodes += 1;
-        if self.nodes > self.limit || (self.nodes.is_multiple_of(1024) && budget.stopped()) {
+        if self.nodes > self.limit || budget.stopped() {
             return Err(Stopped);
         }
         Ok(())
@@ -953,8 +973,10 @@ const FALLBACK_SHARE: u64 = 8;
 
 /// Standard Connect Four (7x6, four in a row, no Pop Out), two seats.
 ///
-/// At [`MAX_STRENGTH`] it plays perfectly when its budget allows, with a
-/// fresh [`Solver`]:
+/// At [`MAX_STRENGTH`] it plays perfectly when its opening book (see
+/// [`OpeningBook`]) or its budget allows: a position in the book gets its
+/// best columns and exact score from there at once; otherwise, with a fresh
+/// [`Solver`]:
 /// 1. a fallback first: iterative deepening to 8 plies within an eighth of
 ///    the node budget, as below;
 /// 2. the exact search, until three quarters of the budget are spent: a
@@ -1009,6 +1031,18 @@ impl ConnectFourEngine {
     ) -> (u32, Vec<(u32, i32)>) {
         let nodes = budget.nodes / FALLBACK_SHARE;
         solver.deepen(position, None, FALLBACK_DEPTH, nodes, every_move, budget)
+    }
+
+    /// Steps 1 and 2 at [`MAX_STRENGTH`], without the book: the best
+    /// columns and their exact score, if the search proves them within
+    /// `budget` (what the book's generation asks of each position).
+    fn prove(
+        solver: &mut Solver,
+        position: &C4Bitboard,
+        budget: &Budget<'_>,
+    ) -> Result<(Vec<u32>, i32), Stopped> {
+        Self::fallback(solver, position, budget, false);
+        Self::exact(solver, budget, |s| s.best_columns(position, budget))
     }
 
     /// Step 2 at [`MAX_STRENGTH`]: sets the exact search's node limit, and
@@ -1078,6 +1112,10 @@ impl Engine for ConnectFourEngine {
             let (_, values) = solver.deepen(&position, None, depth, budget.nodes, false, budget);
             let (column, value) = pick(&values, rng)?;
             (column, Score::Heuristic(value))
+        } else if let Some(entry) = OpeningBook::standard().get(&position) {
+            let values: Vec<(u32, i32)> = entry.columns().map(|col| (col, entry.score)).collect();
+            let (column, value) = pick(&values, rng)?;
+            (column, Score::Exact(value))
         } else {
             let known = Self::fallback(&mut solver, &position, budget, false);
             match Self::exact(&mut solver, budget, |s| s.best_columns(&position, budget)) {
@@ -1123,14 +1161,27 @@ impl Engine for ConnectFourEngine {
             let (_, values) = solver.deepen(&position, None, depth, budget.nodes, true, budget);
             values
         } else {
+            let book = OpeningBook::standard();
             let known = Self::fallback(&mut solver, &position, budget, true);
-            best = Self::exact(&mut solver, budget, |s| s.best_columns(&position, budget)).ok();
+            best = Self::exact(&mut solver, budget, |s| match book.get(&position) {
+                Some(entry) => Ok((entry.columns().collect(), entry.score)),
+                None => s.best_columns(&position, budget),
+            })
+            .ok();
             if let Some((columns, score)) = &best {
                 for col in columns {
                     exact[*col as usize] = Some(*score);
                 }
                 for col in ORDER {
                     if position.can_play(col) && exact[col as usize].is_none() {
+                        // A column whose position after is in the book.
+                        let after = position.after(position.drop_cell(col));
+                        if let Some(entry) =
+                            book.get(&after).filter(|_| !position.is_winning_move(col))
+                        {
+                            exact[col as usize] = Some(-entry.score);
+                            continue;
+                        }
                         match solver.column_score(&position, col, budget) {
                             Ok(score) => exact[col as usize] = Some(score),
                             Err(Stopped) => break,

@@ -35,11 +35,15 @@ const LOCAL_ABOVE: u64 = 64;
 /// How far from a stone (in king steps) a cell is near it.
 const REACH: i64 = 2;
 
-/// A playout stops, scored as a draw, after this many plies per cell.
+/// A playout stops, scored as a draw, after this many plies per cell...
 const PLIES_PER_CELL: u64 = 4;
 
+/// ...or after this many plies in all, whichever comes first, so that an
+/// iteration's cost does not grow with the board past 1,024 cells.
+const MAX_PLAYOUT: u64 = 4_096;
+
 /// A playout checks the stop flag every this many plies.
-const STOP_EVERY: u64 = 1_024;
+const STOP_EVERY: u64 = 64;
 
 /// Monte Carlo tree search with the UCT selection rule (Kocsis and
 /// Szepesvári 2006, "Bandit based Monte-Carlo Planning"; the four steps as
@@ -57,7 +61,7 @@ const STOP_EVERY: u64 = 1_024;
 ///
 /// **Iterations**: `min(budget.nodes, MctsEngine::iterations(strength))`,
 /// `25 * 2^(strength - 1)`: 25 at strength 1, 12,800 at strength 10. The
-/// stop flag is read before every iteration and every 1,024 plies of a
+/// stop flag is read before every iteration and every 64 plies of a
 /// playout; a stopped search plays the most visited move so far (`None`
 /// before the first iteration ends).
 ///
@@ -79,9 +83,11 @@ const STOP_EVERY: u64 = 1_024;
 ///   legal, which is a uniform draw over the legal moves without listing
 ///   them.
 /// - Connect Four and Pop Out: playouts list the moves each ply.
-/// - A playout ends, scored as a draw, after 4 plies per cell: Pop Out
-///   draws on a third repetition, which the game tracks and a node does
-///   not, so a playout could otherwise go on without end.
+/// - A playout ends, scored as a draw, after 4 plies per cell or 4,096
+///   plies, whichever is fewer: Pop Out draws on a third repetition, which
+///   the game tracks and a node does not, so a playout could otherwise go
+///   on without end, and on a large board an iteration then costs no more
+///   than on a board of 1,024 cells.
 ///
 /// Snakes and ladders is not supported: it is a race of dice.
 #[derive(Debug, Clone, Copy, Default)]
@@ -424,7 +430,7 @@ impl Walk<'_> {
         rng: &mut ChaCha8Rng,
     ) -> Result<Option<Seat>, Stopped> {
         let cells = self.node.position().board().map_or(0, |b| b.cells());
-        let cap = cells * PLIES_PER_CELL;
+        let cap = (cells * PLIES_PER_CELL).min(MAX_PLAYOUT);
         if let Helper::Cells(empty) = &mut self.helper {
             let board = self.node.position().board().expect("a board");
             empty.clear();

@@ -1,12 +1,13 @@
 //! The minimax engine: negamax with alpha-beta pruning, iterative deepening
 //! and a transposition table.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rand_chacha::ChaCha8Rng;
 
 use super::{Budget, Choice, Engine, MAX_STRENGTH, Node, Score, Step};
-use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat};
+use crate::rules::lines::AXES;
+use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat, WildRules};
 
 /// Negamax with alpha-beta pruning (Knuth and Moore, "An analysis of
 /// alpha-beta pruning", Artificial Intelligence 6, 1975), deepened one ply
@@ -30,9 +31,22 @@ use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat};
 ///   for its n pieces, the mover's windows counted positive and the others'
 ///   negative; in Othello, the disc difference plus 10 per corner; elsewhere
 ///   (wild, Hex) 0.
+/// - **Moves searched:** every legal move, except on boards of more than 64
+///   cells in m,n,k, gomoku, wild, Hex and Connect Four without Pop Out:
+///   there only the empty cells within two king steps of a piece (the
+///   centre on an empty board; in Connect Four, the columns of those
+///   cells; Hex's swap when it is legal), in the rules' order, as gomoku
+///   programs do and as [`super::MctsEngine`] does.
+/// - **Cost per node** does not grow with the board: the searched moves,
+///   the table key (a Zobrist-style hash, after Zobrist, "A new hashing
+///   method with application for game playing", 1970) and the K-window
+///   evaluation are kept up to date move by move (O(K) per axis through
+///   the cell played), and the search is set up once per call (one pass
+///   over the board). Othello (at most 16x16) and Pop Out list their moves
+///   at every node.
 /// - **Budget:** nodes visited; when it runs out during a depth, the best
-///   move of the deepest finished depth is played (the first legal move if
-///   none finished).
+///   move of the deepest finished depth is played (the first move searched
+///   if none finished). The stop flag is read at every node.
 /// - Ties go to the first move in the rules' order: the engine draws nothing
 ///   from the generator.
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,10 +73,11 @@ enum Bound {
     Upper,
 }
 
-/// One search: the node moved through, the table, the nodes visited and
-/// whether the budget stopped it.
+/// One search: the node moved through with what is kept up to date beside
+/// it, the table, the nodes visited and whether the budget stopped it.
 struct Search<'b, 'r> {
     node: Node<'r>,
+    track: Track,
     table: HashMap<u64, Entry>,
     nodes: u64,
     budget: &'b Budget<'b>,
@@ -89,20 +104,24 @@ impl Engine for MinimaxEngine {
         budget: &Budget<'_>,
         _: &mut ChaCha8Rng,
     ) -> Option<Choice> {
-        let moves = node.moves();
-        let first = *moves.first()?;
+        if budget.stopped() || node.outcome().is_some() {
+            return None;
+        }
         let max_depth = if strength >= MAX_STRENGTH {
             u32::MAX
         } else {
             u32::from(strength.max(1))
         };
         let mut search = Search {
+            track: Track::new(node),
             node: node.clone(),
             table: HashMap::new(),
             nodes: 0,
             budget,
             out_of_budget: false,
         };
+        let moves = search.moves();
+        let first = *moves.first()?;
         let mut best = (first, Score::Heuristic(0));
         for depth in 1..=max_depth {
             let (value, mv, complete) = search.root(&moves, depth);
@@ -182,32 +201,40 @@ impl Search<'_, '_> {
             // is never chosen.
             Err(_) => return (-i32::MAX, true),
         };
+        self.track.played(&self.node, &step);
         let (value, whole) = self.negamax(depth - 1, alpha, beta);
         self.node.undo(&step);
+        self.track.undone();
         (-value, whole)
+    }
+
+    /// The moves to search from the node (see [`MinimaxEngine`]).
+    fn moves(&self) -> Vec<Move> {
+        match &self.track.near {
+            Some(near) if self.node.outcome().is_none() => near.moves(&self.node),
+            _ => self.node.moves(),
+        }
     }
 
     /// The value of the node for its seat to move, searched `depth` more
     /// plies within (alpha, beta), and whether it is exact to the end.
     fn negamax(&mut self, depth: u32, mut alpha: i32, beta: i32) -> (i32, bool) {
         self.nodes += 1;
-        if self.nodes >= self.budget.nodes
-            || (self.nodes.is_multiple_of(1024) && self.budget.stopped())
-        {
+        if self.nodes >= self.budget.nodes || self.budget.stopped() {
             self.out_of_budget = true;
             return (0, false);
         }
         if let Some(outcome) = self.node.outcome() {
             return (self.terminal(outcome), true);
         }
-        let moves = self.node.moves();
+        let moves = self.moves();
         if moves.is_empty() {
             // No listed move but no outcome: a position the rules leave to
             // the game layer (it does not arise in two-seat games).
             return (0, true);
         }
         if depth == 0 {
-            return (evaluate(&self.node), false);
+            return (self.evaluate(), false);
         }
         let key = self.key();
         let mut first = 0;
@@ -271,64 +298,347 @@ impl Search<'_, '_> {
         }
     }
 
-    /// The table key: the pieces' digest with the seat to move mixed in.
+    /// The table key: the pieces' hash with the seat to move mixed in.
     fn key(&self) -> u64 {
         let seat = u64::from(self.node.to_move().0);
-        self.node.position().digest() ^ seat.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        self.track.key ^ seat.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The heuristic value of the node for its seat to move (see
+    /// [`MinimaxEngine`]).
+    fn evaluate(&self) -> i32 {
+        let me = self.node.to_move();
+        if let Some((_, total)) = self.track.windows {
+            let total = if me == Seat(0) { total } else { -total };
+            return total.clamp(-i64::from(WON - 1), i64::from(WON - 1)) as i32;
+        }
+        match (self.node.rules(), self.node.position().board()) {
+            (RuleSet::ConnectFour(r), Some(board)) => {
+                let total = window_total(board, r.k());
+                let total = if me == Seat(0) { total } else { -total };
+                total.clamp(-i64::from(WON - 1), i64::from(WON - 1)) as i32
+            }
+            (RuleSet::Othello(_), Some(board)) => discs(board, me),
+            _ => 0,
+        }
     }
 }
 
-/// The heuristic value of a position for its seat to move (see
-/// [`MinimaxEngine`]).
-fn evaluate(node: &Node<'_>) -> i32 {
-    let Some(board) = node.position().board() else {
-        return 0;
-    };
-    let me = node.to_move();
-    match node.rules() {
-        RuleSet::Mnk(r) => windows(board, r.k(), me),
-        RuleSet::Gomoku(r) => windows(board, r.board().k(), me),
-        RuleSet::ConnectFour(r) => windows(board, r.k(), me),
-        RuleSet::Othello(_) => discs(board, me),
-        RuleSet::Wild(_) | RuleSet::Hex(_) | RuleSet::SnakesLadders(_) => 0,
+/// The K of the games whose evaluation counts windows and is kept up to
+/// date move by move (m,n,k, gomoku, Connect Four without Pop Out).
+fn window_k(rules: &RuleSet) -> Option<u32> {
+    match rules {
+        RuleSet::Mnk(r) => Some(r.k()),
+        RuleSet::Gomoku(r) => Some(r.board().k()),
+        RuleSet::ConnectFour(r) if r.pop_out().is_none() => Some(r.k()),
+        _ => None,
     }
 }
 
-/// The K-window count: every window of `k` cells in a row, column or
-/// diagonal holding `n > 0` pieces of one seat only scores 4^(n-1), for
-/// `me` positive and for any other seat negative.
-fn windows(board: &Board, k: u32, me: Seat) -> i32 {
-    let (rows, cols) = (i64::from(board.rows()), i64::from(board.cols()));
-    let k = i64::from(k);
-    let mut total: i64 = 0;
-    for (dr, dc) in [(0, 1), (1, 0), (1, 1), (1, -1)] {
-        for row in 0..rows {
-            for col in 0..cols {
-                let (end_row, end_col) = (row + dr * (k - 1), col + dc * (k - 1));
-                if !board.contains(end_row, end_col) {
-                    continue;
-                }
-                let mut owner = None;
-                let mut count = 0u32;
-                let mut mixed = false;
-                for i in 0..k {
-                    if let Some(Some(seat)) = board.get(row + dr * i, col + dc * i) {
-                        if owner.is_some_and(|o| o != seat) {
-                            mixed = true;
-                            break;
-                        }
-                        owner = Some(seat);
-                        count += 1;
+/// What a search keeps up to date beside its node, so that no node costs a
+/// pass over the board: the pieces' hash, the K-window total (for seat 0)
+/// and the cells near the pieces, each restored from `undo` on the way
+/// back.
+struct Track {
+    /// The XOR of [`cell_hash`] over the pieces.
+    key: u64,
+    /// K and the window total for seat 0, in the games that count windows.
+    windows: Option<(u32, i64)>,
+    /// The cells to search, on large boards of the games searched near
+    /// their pieces.
+    near: Option<Near>,
+    /// What each move played changed: the key, the total and the change to
+    /// `near` before it.
+    undo: Vec<(u64, i64, NearChange)>,
+}
+
+/// How a move changed [`Near`], for taking it back.
+enum NearChange {
+    /// Nothing.
+    None,
+    /// The cells around this one were counted.
+    Added(Coord),
+    /// The whole set was rebuilt (a swap); this was the old one.
+    Replaced(Near),
+}
+
+impl Track {
+    /// Everything counted afresh from `node`'s board: one pass over it.
+    fn new(node: &Node<'_>) -> Self {
+        let board = node.position().board();
+        let key = board.map_or(0, |b| {
+            b.pieces()
+                .fold(0, |key, (at, seat)| key ^ cell_hash(b, at, seat))
+        });
+        let windows = window_k(node.rules())
+            .zip(board)
+            .map(|(k, board)| (k, window_total(board, k)));
+        let local = matches!(
+            node.rules(),
+            RuleSet::Mnk(_) | RuleSet::Gomoku(_) | RuleSet::Wild(_) | RuleSet::Hex(_)
+        ) || matches!(node.rules(), RuleSet::ConnectFour(r) if r.pop_out().is_none());
+        let near = board
+            .filter(|b| local && b.cells() > LOCAL_ABOVE)
+            .map(Near::new);
+        Track {
+            key,
+            windows,
+            near,
+            undo: Vec::new(),
+        }
+    }
+
+    /// Counts `step`, just played on `node`.
+    fn played(&mut self, node: &Node<'_>, step: &Step) {
+        let total = self.windows.map_or(0, |(_, total)| total);
+        let mut change = NearChange::None;
+        let key = self.key;
+        if let Some(board) = node.position().board() {
+            match (step.played.mv, step.played.placement) {
+                (Move::Pop { .. } | Move::Swap, _) | (_, None) => {
+                    // Rare (Pop Out, Hex's one swap): counted afresh.
+                    let fresh = Track::new(node);
+                    self.key = fresh.key;
+                    self.windows = fresh.windows;
+                    if let (Some(near), Some(rebuilt)) = (self.near.as_mut(), fresh.near) {
+                        change = NearChange::Replaced(std::mem::replace(near, rebuilt));
                     }
                 }
-                if let (false, Some(owner)) = (mixed, owner) {
-                    let value = 4i64.pow(count.min(12) - 1);
-                    total += if owner == me { value } else { -value };
+                (_, Some(at)) => {
+                    let piece = board.at(at).unwrap_or(step.seat);
+                    self.key ^= cell_hash(board, at, piece);
+                    for flip in &step.played.flips {
+                        let now = board.at(*flip).unwrap_or(step.seat);
+                        let before = Seat(1 - now.0.min(1));
+                        self.key ^= cell_hash(board, *flip, now) ^ cell_hash(board, *flip, before);
+                    }
+                    if let Some((k, total)) = self.windows.as_mut() {
+                        *total += window_change(board, at, piece, *k);
+                    }
+                    if let Some(near) = self.near.as_mut() {
+                        near.add(at);
+                        change = NearChange::Added(at);
+                    }
+                }
+            }
+        }
+        self.undo.push((key, total, change));
+    }
+
+    /// Takes back the last move counted.
+    fn undone(&mut self) {
+        let Some((key, total, change)) = self.undo.pop() else {
+            return;
+        };
+        self.key = key;
+        if let Some((_, now)) = self.windows.as_mut() {
+            *now = total;
+        }
+        match change {
+            NearChange::None => {}
+            NearChange::Added(at) => {
+                if let Some(near) = self.near.as_mut() {
+                    near.remove(at);
+                }
+            }
+            NearChange::Replaced(old) => self.near = Some(old),
+        }
+    }
+}
+
+/// Boards of more than this many cells are searched near their pieces
+/// only (see [`MinimaxEngine`]).
+const LOCAL_ABOVE: u64 = 64;
+
+/// How far from a piece (in king steps) a cell is near it.
+const REACH: i64 = 2;
+
+/// The hash of `seat`'s piece on `at`: SplitMix64 (Steele, Lea and Flood,
+/// "Fast splittable pseudorandom number generators", 2014) of the cell's
+/// row-major index and the seat, so that no table of board size is needed.
+fn cell_hash(board: &Board, at: Coord, seat: Seat) -> u64 {
+    let index = u64::from(at.row) * u64::from(board.cols()) + u64::from(at.col);
+    let mut z = (index << 8 | u64::from(seat.0)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The value of a window of K cells holding `mine` of seat 0's pieces and
+/// `theirs` of seat 1's: 4^(n-1) for the n pieces of a window of one seat
+/// only (n capped at 12), positive for seat 0; 0 for an empty or mixed one.
+fn window_value(mine: u32, theirs: u32) -> i64 {
+    match (mine, theirs) {
+        (0, 0) => 0,
+        (n, 0) => 4i64.pow(n.min(12) - 1),
+        (0, n) => -(4i64.pow(n.min(12) - 1)),
+        _ => 0,
+    }
+}
+
+/// The K-window count for seat 0: every window of `k` cells in a row,
+/// column or diagonal that holds `n > 0` pieces of one seat only scores
+/// 4^(n-1), seat 0's positive and seat 1's negative. Counted by putting
+/// the pieces one by one on an empty copy of the board (one pass over the
+/// board, then O(K) per piece and axis).
+fn window_total(board: &Board, k: u32) -> i64 {
+    let pieces: Vec<(Coord, Seat)> = board.pieces().collect();
+    let mut scratch = board.clone();
+    for (at, _) in &pieces {
+        scratch.clear(*at);
+    }
+    let mut total = 0;
+    for (at, seat) in pieces {
+        total += window_change(&scratch, at, seat, k);
+        scratch.put(at, seat);
+    }
+    total
+}
+
+/// How the K-window count for seat 0 changes when `seat`'s piece goes on
+/// `at`, empty or not on `board` (`at` is read as empty before and as
+/// `seat`'s after): each axis through `at` is walked once, K-1 cells each
+/// way, sliding the window's counts along, so O(K) per axis.
+fn window_change(board: &Board, at: Coord, seat: Seat, k: u32) -> i64 {
+    let k = i64::from(k);
+    let (row, col) = (i64::from(at.row), i64::from(at.col));
+    let mut change = 0;
+    for (dr, dc) in AXES {
+        // The cells of the axis from -(k-1) to k-1 that are on the board.
+        let on = |step: i64| board.contains(row + step * dr, col + step * dc);
+        let back = (1..k).take_while(|step| on(-step)).count() as i64;
+        let forward = (1..k).take_while(|step| on(*step)).count() as i64;
+        if back + forward + 1 < k {
+            continue;
+        }
+        let piece = |step: i64| match board.get(row + step * dr, col + step * dc) {
+            _ if step == 0 => None,
+            Some(Some(seat)) => Some(seat),
+            _ => None,
+        };
+        let mut counts = [0u32; 2];
+        let count = |counts: &mut [u32; 2], step: i64, sign: i32| {
+            if let Some(seat) = piece(step) {
+                let slot = &mut counts[seat.index().min(1)];
+                *slot = slot.wrapping_add_signed(sign);
+            }
+        };
+        for step in -back..-back + k {
+            count(&mut counts, step, 1);
+        }
+        for start in -back..=forward - k + 1 {
+            if start > -back {
+                count(&mut counts, start - 1, -1);
+                count(&mut counts, start + k - 1, 1);
+            }
+            let before = window_value(counts[0], counts[1]);
+            let mut after = counts;
+            after[seat.index().min(1)] += 1;
+            change += window_value(after[0], after[1]) - before;
+        }
+    }
+    change
+}
+
+/// The cells near the pieces, on a large board: how many pieces are
+/// within [`REACH`] of each (cells near none are not kept), by row-major
+/// index, so that listing them costs what they number, not the board.
+#[derive(Debug, Clone)]
+struct Near {
+    rows: i64,
+    cols: i64,
+    counts: BTreeMap<u64, u32>,
+}
+
+impl Near {
+    /// The cells near `board`'s pieces.
+    fn new(board: &Board) -> Self {
+        let mut near = Near {
+            rows: i64::from(board.rows()),
+            cols: i64::from(board.cols()),
+            counts: BTreeMap::new(),
+        };
+        for (at, _) in board.pieces() {
+            near.add(at);
+        }
+        near
+    }
+
+    /// The on-board cells within [`REACH`] of `at`, by row-major index.
+    fn around(&self, at: Coord) -> impl Iterator<Item = u64> + use<> {
+        let (rows, cols) = (self.rows, self.cols);
+        let (row, col) = (i64::from(at.row), i64::from(at.col));
+        ((row - REACH).max(0)..=(row + REACH).min(rows - 1)).flat_map(move |r| {
+            ((col - REACH).max(0)..=(col + REACH).min(cols - 1)).map(move |c| (r * cols + c) as u64)
+        })
+    }
+
+    /// Counts a piece put on `at`.
+    fn add(&mut self, at: Coord) {
+        for index in self.around(at) {
+            *self.counts.entry(index).or_default() += 1;
+        }
+    }
+
+    /// Takes back what [`Near::add`] counted for `at`.
+    fn remove(&mut self, at: Coord) {
+        for index in self.around(at) {
+            if let Some(count) = self.counts.get_mut(&index) {
+                *count -= 1;
+                if *count == 0 {
+                    self.counts.remove(&index);
                 }
             }
         }
     }
-    total.clamp(-i64::from(WON - 1), i64::from(WON - 1)) as i32
+
+    /// The moves to search on `node`: on the empty cells near a piece (the
+    /// centre of an empty board), in the rules' order: a stone (both marks
+    /// in wild games), or the cell's column in Connect Four; then Hex's
+    /// swap when it is legal.
+    fn moves(&self, node: &Node<'_>) -> Vec<Move> {
+        let Some(board) = node.position().board() else {
+            return node.moves();
+        };
+        let coord = |index: u64| {
+            Coord::new(
+                (index / self.cols as u64) as u32,
+                (index % self.cols as u64) as u32,
+            )
+        };
+        let mut cells: Vec<Coord> = self
+            .counts
+            .keys()
+            .map(|index| coord(*index))
+            .filter(|at| board.at(*at).is_none())
+            .collect();
+        if self.counts.is_empty() {
+            cells.push(Coord::new(board.rows() / 2, board.cols() / 2));
+        }
+        let mut moves: Vec<Move> = match node.rules() {
+            RuleSet::ConnectFour(_) => {
+                let mut columns: Vec<u32> = cells.iter().map(|at| at.col).collect();
+                columns.sort_unstable();
+                columns.dedup();
+                columns
+                    .into_iter()
+                    .map(|column| Move::Drop { column })
+                    .collect()
+            }
+            RuleSet::Wild(_) => cells
+                .iter()
+                .flat_map(|at| WildRules::MARKS.map(|mark| Move::PlaceMark { at: *at, mark }))
+                .collect(),
+            _ => cells.into_iter().map(Move::Place).collect(),
+        };
+        let swap = node
+            .rules()
+            .play(node.position(), node.to_move(), Move::Swap);
+        if matches!(node.rules(), RuleSet::Hex(_)) && swap.is_ok() {
+            moves.push(Move::Swap);
+        }
+        moves
+    }
 }
 
 /// Othello: the mover's discs minus the others', plus 10 for each corner
@@ -420,7 +730,12 @@ mod tests {
         let mut board = Board::new(3, 3);
         board.put(Coord::new(1, 1), Seat(0));
         // The centre is in 4 of tic-tac-toe's 8 lines.
-        assert_eq!(windows(&board, 3, Seat(0)), 4);
-        assert_eq!(windows(&board, 3, Seat(1)), -4);
+        assert_eq!(window_total(&board, 3), 4);
+        // Kept up to date move by move, the count is the same as afresh.
+        board.put(Coord::new(0, 0), Seat(1));
+        assert_eq!(
+            window_total(&board, 3),
+            4 + window_change(&board, Coord::new(0, 0), Seat(1), 3)
+        );
     }
 }

@@ -36,7 +36,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use connect4::{BitboardError, C4Bitboard, ConnectFourEngine, Solver};
+pub use connect4::{
+    BitboardError, BookEntry, C4Bitboard, ConnectFourEngine, OpeningBook, Solver, generate_book,
+};
 pub use mcts::MctsEngine;
 pub use minimax::MinimaxEngine;
 pub use random::{RandomEngine, random_move};
@@ -149,14 +151,21 @@ pub struct Chooser {
     pub engine: EngineKind,
     /// Its strength, 1 to [`MAX_STRENGTH`].
     pub strength: u8,
+    /// Whether the engine proved the move best: its score was
+    /// [`Score::Exact`] (connect4 at [`MAX_STRENGTH`] from its opening book
+    /// or its solver, minimax on a game it solved). False for an estimate,
+    /// including a move cut short by the server's time limit.
+    pub proven: bool,
 }
 
 impl Bot {
-    /// What a move this bot chose records of it.
-    pub fn chooser(&self) -> Chooser {
+    /// What a move this bot chose records of it, `proven` as
+    /// [`Chooser::proven`].
+    pub fn chooser(&self, proven: bool) -> Chooser {
         Chooser {
             engine: self.engine,
             strength: self.strength,
+            proven,
         }
     }
 }
@@ -169,8 +178,12 @@ pub struct Budget<'a> {
     /// so far; the same budget gives the same answer on every machine.
     pub nodes: u64,
     /// Set by the caller to stop the search at once (a changed position, a
-    /// deadline); a search checks it at least every 1,024 nodes. A stopped
-    /// search returns the best move found so far, if any.
+    /// deadline, shutdown); every engine reads it at every node (MCTS: every
+    /// iteration and every 64 plies of a playout), and no node's work grows
+    /// with the board's size, so a search stops within a small margin of
+    /// the flag. A stopped search returns the best move found so far, if
+    /// any: unlike a search ended by `nodes`, which move that is depends on
+    /// the machine's speed.
     pub stop: &'a AtomicBool,
 }
 
@@ -298,6 +311,9 @@ pub trait Engine: Sync {
         let mut scored = Vec::with_capacity(moves.len());
         let mut nodes = 0;
         for mv in moves {
+            if budget.stopped() {
+                return None;
+            }
             let step = child.play(mv).ok()?;
             let score = match child.outcome() {
                 Some(Outcome::Draw) => Score::Exact(0),

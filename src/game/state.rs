@@ -35,6 +35,9 @@ pub enum Command {
         mv: Move,
         /// The sequence of the last event the engine saw.
         sequence: u64,
+        /// Whether the engine proved the move best (see
+        /// [`crate::engine::Chooser::proven`]).
+        proven: bool,
     },
     /// Take back the last move on the board.
     Undo {
@@ -999,7 +1002,12 @@ fn decide_round(
             }
             play(state, seat, mv, false)
         }
-        Command::BotPlay { seat, mv, sequence } => {
+        Command::BotPlay {
+            seat,
+            mv,
+            sequence,
+            proven,
+        } => {
             let Some(bot) = state.config.bot(seat) else {
                 return Err(GameError::NoSuchSeat {
                     seat: seat.0.into(),
@@ -1012,7 +1020,7 @@ fn decide_round(
             state.check_can_act(seat, now)?;
             let mut events = play(state, seat, mv, false)?;
             if let Some(Event::MovePlayed { chosen_by, .. }) = events.first_mut() {
-                *chosen_by = Some(bot.chooser());
+                *chosen_by = Some(bot.chooser(proven));
             }
             Ok(events)
         }

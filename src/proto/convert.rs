@@ -467,6 +467,7 @@ fn chooser_to_proto(chooser: &Chooser) -> pb::Chooser {
     pb::Chooser {
         engine: engine_to_proto(chooser.engine) as i32,
         strength: chooser.strength.into(),
+        proven: chooser.proven,
     }
 }
 
@@ -1099,7 +1100,11 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                         "move_played.chosen_by.strength",
                         ErrorReason::InvalidRequest,
                     )?;
-                    Ok::<_, FieldError>(Chooser { engine, strength })
+                    Ok::<_, FieldError>(Chooser {
+                        engine,
+                        strength,
+                        proven: c.proven,
+                    })
                 })
                 .transpose()?;
             Ok(Event::MovePlayed {
@@ -1508,6 +1513,7 @@ mod tests {
                 chosen_by: Some(Chooser {
                     engine: EngineKind::Mcts,
                     strength: 3,
+                    proven: false,
                 }),
             });
         }

@@ -16,7 +16,7 @@ use super::{
     CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
 };
 use super::{log, snapshot};
-use crate::engine::{Bot, Choice};
+use crate::engine::{Bot, Choice, Score};
 use crate::game::{Command, Event, GameError, GameState, decide, evolve};
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
@@ -861,6 +861,13 @@ impl Actor {
         if self.state.sequence() != sequence {
             return;
         }
+        let proven = matches!(
+            choice,
+            Some(Choice {
+                score: Score::Exact(_),
+                ..
+            })
+        );
         let mv = match choice {
             Some(choice) => {
                 tracing::debug!(%seat, nodes = choice.nodes, score = ?choice.score, "bot chose");
@@ -882,7 +889,12 @@ impl Actor {
         let request = RequestMeta::default();
         let result = match self.fresh().await {
             Ok(()) => {
-                let command = Command::BotPlay { seat, mv, sequence };
+                let command = Command::BotPlay {
+                    seat,
+                    mv,
+                    sequence,
+                    proven,
+                };
                 Box::pin(self.execute(command, &request)).await
             }
             Err(error) => Err(error),

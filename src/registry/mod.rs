@@ -329,7 +329,7 @@ impl Registry {
     ) -> Self {
         let changes = store.changes();
         let shutdown = CancellationToken::new();
-        let settings_engines = settings.engines;
+        let thinking = thinking::Thinking::new(settings.engines, shutdown.clone());
         let presence = store.shared().then(|| {
             presence::spawn_writer(Arc::clone(&store), settings.clock.clone(), shutdown.clone())
         });
@@ -346,7 +346,7 @@ impl Registry {
                 metrics: Metrics::new(),
                 actor_failures: std::sync::atomic::AtomicU64::new(0),
                 presence,
-                thinking: thinking::Thinking::new(settings_engines),
+                thinking,
                 wakes: Arc::new(tokio::sync::Notify::new()),
                 started_at_ms,
             }),

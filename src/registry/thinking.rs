@@ -1,6 +1,15 @@
 //! Engine work off the game actors: bot moves and analyses run on tokio's
 //! blocking threads, each bounded by a semaphore, and stop through their
-//! budget's flag.
+//! budget's flag: set at their deadline, when their caller goes away, and
+//! at shutdown.
+//!
+//! Bot moves are scheduled fairly: the bot permits are handed out first
+//! come, first served (tokio's semaphore is FIFO), and a bot holds one for
+//! one move and at most [`EngineSettings::bot_move_time`], then queues
+//! again behind the bots already waiting. So a bot waits at most about
+//! `bot_move_time` times the bots ahead of it divided by
+//! [`EngineSettings::bot_threads`], however heavy the other games' bots
+//! are.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,6 +17,7 @@ use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use super::RegistryError;
 use crate::engine::{Analysis, Bot, Budget, Choice, EngineKind, Node};
@@ -22,8 +32,14 @@ pub struct EngineSettings {
     pub bot_threads: usize,
     /// The node budget of one bot move (default 1,000,000): positions for
     /// minimax and connect4, iterations for MCTS. The same budget gives the
-    /// same move on every machine, so a bot game replays move for move.
+    /// same move on every machine, so a bot game plays again move for move
+    /// (unless `bot_move_time` cut a move short).
     pub bot_nodes: u64,
+    /// The most time one bot move may think (default 2 s), counted from
+    /// when it gets its permit: then the engine plays the best move it has
+    /// found (which, unlike one decided within `bot_nodes`, depends on the
+    /// machine's speed). Keeps every bot game moving and the pool fair.
+    pub bot_move_time: Duration,
     /// Analyses (SuggestMove, AnalyzePosition) running at once (default
     /// 2); more are refused with UNAVAILABLE / OVERLOADED.
     pub max_analyses: usize,
@@ -39,6 +55,7 @@ impl Default for EngineSettings {
         EngineSettings {
             bot_threads: (cores / 2).max(1),
             bot_nodes: 1_000_000,
+            bot_move_time: Duration::from_secs(2),
             max_analyses: 2,
             analysis_nodes: 100_000_000,
             analysis_time: Duration::from_secs(10),
@@ -46,12 +63,14 @@ impl Default for EngineSettings {
     }
 }
 
-/// The server's engine pools: permits for bot moves and for analyses.
+/// The server's engine pools: permits for bot moves and for analyses, and
+/// the server's shutdown, which stops every search.
 #[derive(Debug)]
 pub(super) struct Thinking {
     settings: EngineSettings,
     bots: Arc<Semaphore>,
     analyses: Arc<Semaphore>,
+    shutdown: CancellationToken,
 }
 
 /// What to search: the state's position, seat to move and seats in play.
@@ -95,12 +114,39 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// Runs `search` on a blocking thread with `stop` as its flag, setting the
+/// flag when `limit` has passed or `shutdown` is cancelled: its answer, and
+/// whether the deadline (not shutdown, nor a caller's stop) cut it short.
+async fn search_within<T: Send + 'static>(
+    limit: Duration,
+    stop: &Arc<AtomicBool>,
+    shutdown: &CancellationToken,
+    search: impl FnOnce(&AtomicBool) -> Option<T> + Send + 'static,
+) -> (Option<T>, bool) {
+    let flag = Arc::clone(stop);
+    let mut work = tokio::task::spawn_blocking(move || search(&flag));
+    let mut timed_out = false;
+    let answer = tokio::select! {
+        done = &mut work => done,
+        () = tokio::time::sleep(limit) => {
+            timed_out = !stop.swap(true, Ordering::Relaxed);
+            work.await
+        }
+        () = shutdown.cancelled() => {
+            stop.store(true, Ordering::Relaxed);
+            work.await
+        }
+    };
+    (answer.ok().flatten(), timed_out)
+}
+
 impl Thinking {
-    pub(super) fn new(settings: EngineSettings) -> Self {
+    pub(super) fn new(settings: EngineSettings, shutdown: CancellationToken) -> Self {
         Thinking {
             settings,
             bots: Arc::new(Semaphore::new(settings.bot_threads.max(1))),
             analyses: Arc::new(Semaphore::new(settings.max_analyses)),
+            shutdown,
         }
     }
 
@@ -121,32 +167,43 @@ impl Thinking {
         }
     }
 
-    /// Decides a bot's move: waits for a bot permit, then runs the engine
-    /// on a blocking thread until it answers or `stop` is set. `None` when
-    /// stopped or when the engine found no move.
+    /// Decides a bot's move: waits for a bot permit (first come, first
+    /// served), then runs the engine on a blocking thread until it answers,
+    /// [`EngineSettings::bot_move_time`] passes (then it plays the best move
+    /// found so far) or `stop` is set. `None` when stopped or when the
+    /// engine found no move. At shutdown the search stops and the future
+    /// never resolves, so that no move is appended then.
     ///
     /// # Cancellation safety
     /// Dropping the future stops the search.
     pub(super) async fn bot_move(&self, job: Job, stop: Arc<AtomicBool>) -> Option<Choice> {
-        let _permit = Arc::clone(&self.bots).acquire_owned().await.ok()?;
+        let permit = tokio::select! {
+            permit = Arc::clone(&self.bots).acquire_owned() => permit.ok(),
+            () = self.shutdown.cancelled() => None,
+        };
+        if self.shutdown.is_cancelled() {
+            return std::future::pending().await;
+        }
+        let _permit = permit?;
         if stop.load(Ordering::Relaxed) {
             return None;
         }
         let _guard = StopOnDrop(Arc::clone(&stop));
-        let flag = Arc::clone(&stop);
-        let choice = tokio::task::spawn_blocking(move || {
+        let limit = self.settings.bot_move_time;
+        let (choice, timed_out) = search_within(limit, &stop, &self.shutdown, move |flag| {
             let budget = Budget {
                 nodes: job.nodes,
-                stop: &flag,
+                stop: flag,
             };
             let mut rng = job.rng.clone();
             let engine = job.engine.engine();
             engine.choose(&job.node()?, job.strength, &budget, &mut rng)
         })
-        .await
-        .ok()
-        .flatten();
-        choice.filter(|_| !stop.load(Ordering::Relaxed))
+        .await;
+        if self.shutdown.is_cancelled() {
+            return std::future::pending().await;
+        }
+        choice.filter(|_| timed_out || !stop.load(Ordering::Relaxed))
     }
 
     /// Runs an analysis within `time` (capped by the server's limit):
@@ -179,11 +236,10 @@ impl Thinking {
         });
         let stop = Arc::new(AtomicBool::new(false));
         let _guard = StopOnDrop(Arc::clone(&stop));
-        let flag = Arc::clone(&stop);
-        let mut work = tokio::task::spawn_blocking(move || {
+        let (answer, _) = search_within(limit, &stop, &self.shutdown, move |flag| {
             let budget = Budget {
                 nodes: job.nodes,
-                stop: &flag,
+                stop: flag,
             };
             let mut rng = job.rng.clone();
             let node = job.node()?;
@@ -197,20 +253,11 @@ impl Thinking {
                     .analyze(&node, job.strength, &budget, &mut rng)
                     .map(Answer::Analysis)
             }
-        });
-        let answer = tokio::select! {
-            done = &mut work => done,
-            () = tokio::time::sleep(limit) => {
-                stop.store(true, Ordering::Relaxed);
-                work.await
-            }
-        };
-        answer
-            .ok()
-            .flatten()
-            .ok_or(RegistryError::AnalysisExhausted {
-                ms: limit.as_millis() as u64,
-            })
+        })
+        .await;
+        answer.ok_or(RegistryError::AnalysisExhausted {
+            ms: limit.as_millis() as u64,
+        })
     }
 }
 

@@ -99,6 +99,55 @@ async fn two_minimax_bots_play_tic_tac_toe_to_a_draw_by_themselves() {
         let chooser = chooser.expect("each move names its engine");
         assert_eq!(chooser.engine(), pb::Engine::Minimax);
         assert_eq!(chooser.strength, 10);
+        // Tic-tac-toe is solved within the budget: every move is proven.
+        assert!(chooser.proven, "move {i} is not proven: {chooser:?}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_bot_on_a_million_cells_keeps_its_time_limit_and_leaves_the_pool_to_other_bots() {
+    // One bot thread, and a quick time limit: the huge game's bots must
+    // take turns with the tic-tac-toe game's, one move each at a time.
+    let registry = plylog::registry::RegistrySettings {
+        engines: EngineSettings {
+            bot_threads: 1,
+            bot_move_time: Duration::from_millis(200),
+            ..EngineSettings::default()
+        },
+        ..settings()
+    };
+    let mut server = TestServer::start_with(registry).await;
+    let client = &mut server.client;
+    let huge = vec![
+        bot("a", "X", pb::Engine::Minimax, 10, 1),
+        bot("b", "O", pb::Engine::Minimax, 10, 2),
+    ];
+    create_from(client, with_seats("huge", mnk(1000, 1000, 5), huge)).await;
+    let small = vec![
+        bot("x", "X", pb::Engine::Minimax, 10, 3),
+        bot("o", "O", pb::Engine::Minimax, 10, 4),
+    ];
+    create_from(client, with_seats("small", mnk(3, 3, 3), small)).await;
+    let (events, status) = until_over(client, "small", Duration::from_secs(120)).await;
+    assert_eq!(status, pb::GameStatus::Drawn, "{events:?}");
+    // Meanwhile the huge game moved too, each move cut by the time limit:
+    // an estimate, recorded as not proven, still naming its engine.
+    wait_until_sequence(client, "huge", 3).await;
+    let huge_events: Vec<pb::GameEvent> = read_stream(client, "huge", 0)
+        .await
+        .into_iter()
+        .filter_map(|kind| match kind {
+            pb::stream_events_response::Kind::Event(event) => Some(event),
+            _ => None,
+        })
+        .collect();
+    let huge_moves = moves(&huge_events);
+    assert!(huge_moves.len() >= 2, "{huge_moves:?}");
+    for (_, chooser) in huge_moves {
+        let chooser = chooser.expect("a bot's move names its engine");
+        assert_eq!(chooser.engine(), pb::Engine::Minimax);
+        assert!(!chooser.proven, "{chooser:?}");
     }
     server.stop().await;
 }
@@ -374,12 +423,37 @@ async fn analyses_are_refused_beyond_the_server_limit_and_bad_setups_name_their_
             ))
             .await,
         Code::InvalidArgument,
-        "INVALID_REQUEST",
+        "CELL_OCCUPIED",
     );
     assert_eq!(
         bad_field(&illegal).as_deref(),
         Some("target.setup.moves[1]")
     );
+    // Each refused setup move carries its own reason, as SubmitMove's.
+    for (moves, reason) in [
+        (vec![place(0, 0), place(3, 0)], "OUT_OF_BOUNDS"),
+        (
+            vec![
+                place(0, 0),
+                place(1, 0),
+                place(0, 1),
+                place(1, 1),
+                place(0, 2),
+                place(2, 2),
+            ],
+            "GAME_OVER",
+        ),
+    ] {
+        let refused = assert_rejected(
+            client
+                .suggest_move(suggest_on(mnk(3, 3, 3), moves.clone(), pb::Engine::Random))
+                .await,
+            Code::InvalidArgument,
+            reason,
+        );
+        let last = format!("target.setup.moves[{}]", moves.len() - 1);
+        assert_eq!(bad_field(&refused), Some(last), "{reason}");
+    }
     assert_rejected(
         client
             .suggest_move(suggest_on(mnk(3, 3, 3), vec![], pb::Engine::Connect4))
