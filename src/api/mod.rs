@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
-use crate::game::{Command, GameState, decide, evolve};
+use crate::game::{Command, GameState, MIN_TIME_MS, decide, evolve};
 use crate::proto::convert::{self, FieldError, View};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
@@ -122,6 +122,7 @@ impl GameApi {
             },
             settings.max_cells,
             settings.seat_limits,
+            MIN_TIME_MS,
         )
         .map_err(|mut e| {
             e.field = format!("target.setup.{}", e.field);
@@ -538,6 +539,7 @@ impl GameService for GameApi {
             },
             settings.max_cells,
             settings.seat_limits,
+            MIN_TIME_MS,
         )?;
         // Fingerprint the rules as the server reads them, so a retry that
         // spells out the defaults is still the same request.
