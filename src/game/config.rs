@@ -215,7 +215,10 @@ impl TimeControl {
                 "a time control needs a per-move limit, a clock, or both".into(),
             );
         }
-        if let Some(why) = self.per_move_ms.and_then(|ms| out_of_range(ms, shortest_ms)) {
+        if let Some(why) = self
+            .per_move_ms
+            .and_then(|ms| out_of_range(ms, shortest_ms))
+        {
             return invalid("per_move", why);
         }
         if let Some(clock) = self.clock {

@@ -31,15 +31,18 @@ fn timed(
     on_expiry: ExpiryPolicy,
 ) -> GameConfig {
     config
-        .with_time_control(TimeControl {
-            per_move_ms,
-            clock: clock.map(|(initial_ms, increment_ms)| Fischer {
-                initial_ms,
-                increment_ms,
-            }),
-            on_expiry,
-            seed: 42,
-        }, MIN_TIME_MS)
+        .with_time_control(
+            TimeControl {
+                per_move_ms,
+                clock: clock.map(|(initial_ms, increment_ms)| Fischer {
+                    initial_ms,
+                    increment_ms,
+                }),
+                on_expiry,
+                seed: 42,
+            },
+            MIN_TIME_MS,
+        )
         .unwrap()
 }
 
@@ -589,10 +592,13 @@ fn a_rematch_starts_a_fresh_round_at_once_or_when_the_round_ends() {
 fn a_seat_reported_absent_on_its_turn_meets_the_absence_policy() {
     let away = |action| {
         tic_tac_toe(2)
-            .with_absence(AbsencePolicy {
-                grace_ms: 10_000,
-                action,
-            }, MIN_TIME_MS)
+            .with_absence(
+                AbsencePolicy {
+                    grace_ms: 10_000,
+                    action,
+                },
+                MIN_TIME_MS,
+            )
             .unwrap()
     };
     let absent = |seat| Command::GraceExpired { seat: Seat(seat) };
@@ -739,10 +745,13 @@ fn two_seats_asking_for_a_rematch_at_the_end_start_one_round() {
 #[test]
 fn an_absent_seat_offering_a_draw_accepts_one_that_stands() {
     let config = tic_tac_toe(2)
-        .with_absence(AbsencePolicy {
-            grace_ms: 1_000,
-            action: AbsenceAction::OfferDraw,
-        }, MIN_TIME_MS)
+        .with_absence(
+            AbsencePolicy {
+                grace_ms: 1_000,
+                action: AbsenceAction::OfferDraw,
+            },
+            MIN_TIME_MS,
+        )
         .unwrap();
     let mut game = Table::new(config);
     game.ok(&act(1, Action::OfferDraw), T);
@@ -815,8 +824,7 @@ fn abandoned() -> Event {
 }
 
 #[test]
-fn a_game_nobody_plays_ends_after_three_rounds_of_random_moves_and_a_move_starts_the_count_again()
-{
+fn a_game_nobody_plays_ends_after_three_rounds_of_random_moves_and_a_move_starts_the_count_again() {
     let mut game = Table::new(self_playing(None, false));
     // Five random moves, then seat 1 plays one itself: the count restarts.
     for _ in 0..5 {
@@ -829,7 +837,10 @@ fn a_game_nobody_plays_ends_after_three_rounds_of_random_moves_and_a_move_starts
     game.ok(&Command::Play { seat: Seat(1), mv }, now);
     let (moves, events) = expire_until_not_a_move(&mut game);
     assert_eq!(moves, AUTOMATIC_ROUNDS * 2, "three rounds of two seats");
-    assert_eq!(events, vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]);
+    assert_eq!(
+        events,
+        vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]
+    );
     assert_eq!(game.state.status(), GameStatus::NoResult);
     assert_eq!(game.state.end_reason(), Some(EndReason::Abandoned));
     assert_eq!(game.state.deadline(), None, "nothing more to time");
@@ -864,7 +875,10 @@ fn random_moves_for_an_absent_seat_count_too_and_bot_moves_do_not_hide_them() {
     let events = loop {
         let deadline = game.state.deadline().unwrap();
         let events = game.ok(&Command::Timeout, deadline);
-        if !matches!(events.as_slice(), [Event::TimeExpired { .. }, Event::MovePlayed { .. }]) {
+        if !matches!(
+            events.as_slice(),
+            [Event::TimeExpired { .. }, Event::MovePlayed { .. }]
+        ) {
             break events;
         }
         random += 1;
@@ -873,10 +887,20 @@ fn random_moves_for_an_absent_seat_count_too_and_bot_moves_do_not_hide_them() {
         let mv = first_legal_move(&game, bot);
         let sequence = game.state.sequence();
         let now = game.state.clocks().turn_started;
-        game.ok(&Command::BotPlay { seat: bot, mv, sequence }, now);
+        game.ok(
+            &Command::BotPlay {
+                seat: bot,
+                mv,
+                sequence,
+            },
+            now,
+        );
     };
     assert_eq!(random, AUTOMATIC_ROUNDS);
-    assert_eq!(events, vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]);
+    assert_eq!(
+        events,
+        vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]
+    );
     game.check_replay();
 
     // A seat away past its grace period gets random moves too (the
@@ -903,7 +927,10 @@ fn game_to_move(game: &Table) -> Seat {
 
 fn first_legal_move(game: &Table, seat: Seat) -> Move {
     let rules = game.state.config().rules();
-    rules.legal_moves(game.state.position(), seat).next().unwrap()
+    rules
+        .legal_moves(game.state.position(), seat)
+        .next()
+        .unwrap()
 }
 
 #[test]
@@ -926,7 +953,10 @@ fn a_fischer_clock_never_holds_more_than_thirty_days() {
         let seat = (ply % 2) as u8;
         game.ok(&place(seat, ply / 21, ply % 21), now);
         for left in &game.state.clocks().remaining_ms {
-            assert!(*left <= MAX_TIME_MS as Millis, "{left} ms after {ply} plies");
+            assert!(
+                *left <= MAX_TIME_MS as Millis,
+                "{left} ms after {ply} plies"
+            );
         }
         assert!(game.state.deadline().unwrap() <= now + MAX_TIME_MS as Millis);
     }
