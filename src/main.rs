@@ -120,9 +120,9 @@ struct ServeArgs {
     #[arg(long, env = "PLYLOG_ANALYSIS_TIME_LIMIT_MS", default_value_t = 10_000)]
     analysis_time_limit_ms: u64,
     /// Heavy reads (GetReplay pages with positions, GetGame and analyses
-    /// at a past sequence) rebuilding positions at once, each on a thread
-    /// of its own (default: half the cores, at least 1); the others wait
-    /// their turn, leaving the other cores to moves and light calls.
+    /// at a past sequence) running at once, each rebuilding positions on a
+    /// thread of its own (default: half the cores, at least 1); the others
+    /// wait their turn, leaving the other cores to moves and light calls.
     #[arg(long, env = "PLYLOG_HEAVY_READ_THREADS")]
     heavy_read_threads: Option<usize>,
     /// Heavy reads admitted at once, running or waiting; more get

@@ -891,10 +891,11 @@ impl Registry {
         // A page with positions rebuilds them: a heavy read, filled on the
         // heavy-read pool (the store is read here). It starts from the
         // state after the event before `from`.
-        let admission = positions
-            .any()
-            .then(|| self.admit_heavy_read())
-            .transpose()?;
+        let admission = if positions.any() {
+            Some(self.admit_heavy_read().await?)
+        } else {
+            None
+        };
         let state = match (&admission, from) {
             (Some(admission), 2..) if from <= last => {
                 Some(self.rebuild_after(admission, game_id, from - 1).await?.0)
@@ -942,22 +943,24 @@ impl Registry {
         game_id: &str,
         at: u64,
     ) -> Result<(GameState, i64), RegistryError> {
-        let admission = self.admit_heavy_read()?;
+        let admission = self.admit_heavy_read().await?;
         self.rebuild_after(&admission, game_id, at).await
     }
 
-    /// Admits a heavy read (see [`HeavyReadSettings`]).
+    /// Admits a heavy read and waits for its turn to run (see
+    /// [`HeavyReadSettings`]).
     ///
     /// # Errors
     /// [`RegistryError::HeavyReadsBusy`], counted as shed.
-    fn admit_heavy_read(&self) -> Result<heavy::Admission, RegistryError> {
-        self.inner.heavy.admit().inspect_err(|_| {
+    async fn admit_heavy_read(&self) -> Result<heavy::Admission, RegistryError> {
+        self.inner.heavy.admit().await.inspect_err(|_| {
             self.inner.metrics.shed("max_heavy_reads");
         })
     }
 
-    /// [`Registry::state_after`] for a heavy read already admitted: the
-    /// store is read here, the state rebuilt on the pool's threads.
+    /// [`Registry::state_after`] for a heavy read already admitted and
+    /// running: the store is read here, the state rebuilt on a blocking
+    /// thread.
     async fn rebuild_after(
         &self,
         admission: &heavy::Admission,
