@@ -13,8 +13,8 @@
 //! recorded at (Unix epoch milliseconds), so replay gives the same clocks.
 //! ```
 //! use plylog::game::{
-//!     Command, Event, Fischer, GameConfig, GameState, SeatInfo, SeatLimits, TimeControl,
-//!     decide, evolve,
+//!     Command, Event, Fischer, GameConfig, GameState, MIN_TIME_MS, SeatInfo, SeatLimits,
+//!     TimeControl, decide, evolve,
 //! };
 //! use plylog::rules::{ConnectFourRules, EndReason, Move, Outcome, RuleSet, Seat};
 //!
@@ -30,7 +30,7 @@
 //! let timed = TimeControl { per_move_ms: None, clock: Some(clock), on_expiry: Default::default(), seed: 7 };
 //! let config = GameConfig::new(rules, vec![seat("R"), seat("Y")], SeatLimits::default())
 //!     .expect("two seats with distinct symbols")
-//!     .with_time_control(timed)
+//!     .with_time_control(timed, MIN_TIME_MS)
 //!     .expect("a usable time control");
 //! let t0 = 1_700_000_000_000;
 //! let mut state = GameState::new(config.clone(), t0);

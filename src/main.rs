@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, GameLimitArgs, Settings, TlsFiles, shutdown_signal};
-use plylog::registry::{EngineSettings, RegistrySettings};
+use plylog::registry::{EngineSettings, HeavyReadSettings, RegistrySettings};
 use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;
 use plylog::web::WebSettings;
@@ -170,6 +170,16 @@ struct ServeArgs {
     /// Most milliseconds one analysis may think.
     #[arg(long, env = "PLYLOG_ANALYSIS_TIME_LIMIT_MS", default_value_t = 10_000)]
     analysis_time_limit_ms: u64,
+    /// Heavy reads (GetReplay pages with positions, GetGame and analyses
+    /// at a past sequence) running at once, each rebuilding positions on a
+    /// thread of its own (default: half the cores, at least 1); the others
+    /// wait their turn, leaving the other cores to moves and light calls.
+    #[arg(long, env = "PLYLOG_HEAVY_READ_THREADS")]
+    heavy_read_threads: Option<usize>,
+    /// Heavy reads admitted at once, running or waiting; more get
+    /// UNAVAILABLE / OVERLOADED (retry with backoff).
+    #[arg(long, env = "PLYLOG_MAX_HEAVY_READS", default_value_t = 64)]
+    max_heavy_reads: usize,
     /// Seconds a game with no traffic and no subscribers stays in memory.
     #[arg(long, env = "PLYLOG_IDLE_TIMEOUT_SECS", default_value_t = 300)]
     idle_timeout_secs: u64,
@@ -224,10 +234,11 @@ struct ServeArgs {
     #[arg(long, env = "PLYLOG_KEEPALIVE_TIMEOUT_SECS", default_value_t = 20)]
     keepalive_timeout_secs: u64,
     /// KiB buffered per event stream in HTTP/2's send buffer towards a
-    /// client that does not read, whatever window the client advertises
-    /// (events further behind wait in the game's live buffer, shared by all
-    /// its streams, or in the store).
-    #[arg(long, env = "PLYLOG_STREAM_BUFFER_KIB", default_value_t = 64)]
+    /// client that does not read, besides the batch being written, whatever
+    /// window the client advertises (events further behind wait in the
+    /// game's live buffer, shared by all its streams, or in the store).
+    /// Each buffered frame costs HTTP/2 about 300 bytes more: keep it small.
+    #[arg(long, env = "PLYLOG_STREAM_BUFFER_KIB", default_value_t = 1)]
     stream_buffer_kib: usize,
     /// Calls (streams included) one connection may have open at once.
     #[arg(long, env = "PLYLOG_MAX_STREAMS_PER_CONNECTION", default_value_t = 200)]
@@ -320,6 +331,13 @@ impl ServeArgs {
                     max_analyses: self.max_analyses,
                     analysis_nodes: self.analysis_nodes.max(1),
                     analysis_time: Duration::from_millis(self.analysis_time_limit_ms.max(1)),
+                },
+                heavy_reads: HeavyReadSettings {
+                    threads: self
+                        .heavy_read_threads
+                        .unwrap_or(HeavyReadSettings::default().threads)
+                        .max(1),
+                    max_heavy_reads: self.max_heavy_reads,
                 },
                 ..RegistrySettings::default()
             },

@@ -15,9 +15,10 @@ use crate::proto::ErrorReason;
 /// The encoding buffer of a reply or a stream: 1 KiB to start with (it
 /// grows to fit a larger message), where tonic's default is 8 KiB held for
 /// the life of every stream, most of a big fan-out's memory per follower.
-/// Messages are handed to the transport once 32 KiB are buffered, as
-/// tonic's default.
-const ENCODE_BUFFER: (usize, usize) = (1024, 32 * 1024);
+/// A stream's messages are handed to the transport in batches of at most 8
+/// KiB (and one message), where tonic's default is 32 KiB: a stream that
+/// is not read holds a batch being written and the next one (issue 35).
+const ENCODE_BUFFER: (usize, usize) = (1024, 8 * 1024);
 
 /// A prost codec whose decode errors are the caller's: INVALID_ARGUMENT with
 /// an ErrorInfo of reason INVALID_REQUEST. `T` is encoded, `U` decoded.

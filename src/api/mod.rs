@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
-use crate::game::{Command, GameError, GameState, decide, evolve};
+use crate::game::{Command, GameError, GameState, MIN_TIME_MS, decide, evolve};
 use crate::proto::convert::{self, FieldError, View};
 use crate::proto::{self as pb, game_service_server::GameService};
 use crate::registry::{
@@ -122,6 +122,7 @@ impl GameApi {
             },
             settings.max_cells,
             settings.seat_limits,
+            MIN_TIME_MS,
         )
         .map_err(|mut e| {
             e.field = format!("target.setup.{}", e.field);
@@ -281,7 +282,8 @@ fn with_credential(mut meta: RequestMeta, credential: Credential) -> RequestMeta
 /// Checks a new game as CreateGame does, and `plylog import` for each game
 /// it reads: the game id (`None`: the server picks one) and the rules,
 /// seats, undo policy, time control and disconnect policy, against the
-/// server's `max_cells` and `seat_limits`.
+/// server's `max_cells` and `seat_limits`, every time limit at least
+/// [`MIN_TIME_MS`].
 ///
 /// # Errors
 /// [`FieldError`] naming the first field at fault (see [`check_game_id`]
@@ -295,7 +297,7 @@ pub fn check_new_game(
     if let Some(game_id) = game_id {
         check_game_id(game_id)?;
     }
-    convert::config_from_proto(wire, max_cells, seat_limits)
+    convert::config_from_proto(wire, max_cells, seat_limits, MIN_TIME_MS)
 }
 
 /// Checks a game id (1 to [`MAX_ID_CHARS`] characters of

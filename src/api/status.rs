@@ -222,7 +222,9 @@ pub fn to_status(error: RegistryError) -> Status {
             R::SeatTokenSecretMissing,
             none(),
         ),
-        RegistryError::Overloaded | RegistryError::AnalysesBusy { .. } => {
+        RegistryError::Overloaded
+        | RegistryError::AnalysesBusy { .. }
+        | RegistryError::HeavyReadsBusy { .. } => {
             status(Code::Unavailable, message, R::Overloaded, none())
         }
         RegistryError::Contended { .. } => {

@@ -158,7 +158,8 @@ pub enum ExpiryPolicy {
 }
 
 /// A game clock in the Fischer style: each seat starts with `initial_ms`
-/// and gains `increment_ms` after each of its moves.
+/// and gains `increment_ms` after each of its moves, up to
+/// [`MAX_TIME_MS`] on its clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Fischer {
     /// Each seat's time at the start, in milliseconds (at least 1).
@@ -215,51 +216,62 @@ pub enum AbsenceAction {
 /// follows the game's stream with its token).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AbsencePolicy {
-    /// The grace period, in milliseconds (1 ms to [`MAX_TIME_MS`]).
+    /// The grace period, in milliseconds ([`MIN_TIME_MS`] to
+    /// [`MAX_TIME_MS`]).
     pub grace_ms: u64,
     /// What happens once it has passed.
     pub action: AbsenceAction,
 }
 
-/// Longest time a clock or turn may be given: 30 days, in milliseconds.
+/// Longest time a clock or turn may be given: 30 days, in milliseconds. A
+/// seat's clock never holds more: an increment that would take it past
+/// stops there.
 pub const MAX_TIME_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+/// Shortest per-move limit, starting clock or grace period a new game may
+/// have: 1 s, in milliseconds. Shorter ones let a game whose seats all
+/// stay away play itself a move per millisecond (issue 35: 610 events/s
+/// from one 1 ms game); games stored before the limit keep theirs (they
+/// are read with a shortest time of 1 ms).
+pub const MIN_TIME_MS: u64 = 1_000;
+
+/// Why `ms` is not from `shortest_ms` to [`MAX_TIME_MS`], if it is not.
+fn out_of_range(ms: u64, shortest_ms: u64) -> Option<String> {
+    let shortest = shortest_ms.max(1);
+    (!(shortest..=MAX_TIME_MS).contains(&ms))
+        .then(|| format!("{ms} ms is not from {shortest} ms to {MAX_TIME_MS} ms"))
+}
 
 impl TimeControl {
     /// Checks the time control is usable: at least a per-move limit or a
-    /// clock, each limit from 1 ms to [`MAX_TIME_MS`], the increment at most
+    /// clock, each limit from `shortest_ms` (at least 1 ms; new games:
+    /// [`MIN_TIME_MS`]) to [`MAX_TIME_MS`], the increment at most
     /// [`MAX_TIME_MS`].
     ///
     /// # Errors
     /// A short lowercase sentence naming the field at fault.
-    pub fn check(&self) -> Result<(), InvalidTimeControl> {
+    pub fn check(&self, shortest_ms: u64) -> Result<(), InvalidTimeControl> {
         let invalid = |field: &str, why: String| {
             Err(InvalidTimeControl {
                 field: format!("time_control.{field}"),
                 why,
             })
         };
-        let in_range = |ms: u64| (1..=MAX_TIME_MS).contains(&ms);
         if self.per_move_ms.is_none() && self.clock.is_none() {
             return invalid(
                 "per_move",
                 "a time control needs a per-move limit, a clock, or both".into(),
             );
         }
-        if let Some(ms) = self.per_move_ms.filter(|ms| !in_range(*ms)) {
-            return invalid(
-                "per_move",
-                format!("{ms} ms is not from 1 ms to {MAX_TIME_MS} ms"),
-            );
+        if let Some(why) = self
+            .per_move_ms
+            .and_then(|ms| out_of_range(ms, shortest_ms))
+        {
+            return invalid("per_move", why);
         }
         if let Some(clock) = self.clock {
-            if !in_range(clock.initial_ms) {
-                return invalid(
-                    "initial",
-                    format!(
-                        "{} ms is not from 1 ms to {MAX_TIME_MS} ms",
-                        clock.initial_ms
-                    ),
-                );
+            if let Some(why) = out_of_range(clock.initial_ms, shortest_ms) {
+                return invalid("initial", why);
             }
             if clock.increment_ms > MAX_TIME_MS {
                 return invalid(
@@ -422,12 +434,17 @@ impl GameConfig {
         }
     }
 
-    /// The same game timed by `time_control` (see [`TimeControl::check`]).
+    /// The same game timed by `time_control`, each of its limits at least
+    /// `shortest_ms` (see [`TimeControl::check`]).
     ///
     /// # Errors
     /// [`InvalidTimeControl`] naming the field at fault.
-    pub fn with_time_control(self, time_control: TimeControl) -> Result<Self, InvalidTimeControl> {
-        time_control.check()?;
+    pub fn with_time_control(
+        self,
+        time_control: TimeControl,
+        shortest_ms: u64,
+    ) -> Result<Self, InvalidTimeControl> {
+        time_control.check(shortest_ms)?;
         Ok(GameConfig {
             time_control: Some(time_control),
             ..self
@@ -438,15 +455,17 @@ impl GameConfig {
     ///
     /// # Errors
     /// [`InvalidTimeControl`] naming `absence.grace` when the grace period
-    /// is not from 1 ms to [`MAX_TIME_MS`].
-    pub fn with_absence(self, absence: AbsencePolicy) -> Result<Self, InvalidTimeControl> {
-        if !(1..=MAX_TIME_MS).contains(&absence.grace_ms) {
+    /// is not from `shortest_ms` (at least 1 ms; new games:
+    /// [`MIN_TIME_MS`]) to [`MAX_TIME_MS`].
+    pub fn with_absence(
+        self,
+        absence: AbsencePolicy,
+        shortest_ms: u64,
+    ) -> Result<Self, InvalidTimeControl> {
+        if let Some(why) = out_of_range(absence.grace_ms, shortest_ms) {
             return Err(InvalidTimeControl {
                 field: "absence.grace".into(),
-                why: format!(
-                    "{} ms is not from 1 ms to {MAX_TIME_MS} ms",
-                    absence.grace_ms
-                ),
+                why,
             });
         }
         Ok(GameConfig {

@@ -27,11 +27,11 @@ mod state;
 
 pub use config::{
     AbsenceAction, AbsencePolicy, EMPTY_CELL, ExpiryPolicy, Fischer, GameConfig, InvalidSeats,
-    InvalidTimeControl, MAX_TIME_MS, SeatInfo, SeatLimits, TimeControl, UndoPolicy,
+    InvalidTimeControl, MAX_TIME_MS, MIN_TIME_MS, SeatInfo, SeatLimits, TimeControl, UndoPolicy,
     escape_disruptive, is_disruptive,
 };
 pub use event::Event;
 pub use state::{
-    Action, Clocks, Command, GameError, GameState, GameStatus, Millis, Offer, PlayedMove,
-    ReplayError, decide, evolve,
+    AUTOMATIC_ROUNDS, Action, Clocks, Command, GameError, GameState, GameStatus, Millis, Offer,
+    PlayedMove, ReplayError, decide, evolve,
 };

@@ -6,13 +6,24 @@ use std::sync::Arc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{AbsenceAction, EMPTY_CELL, Event, ExpiryPolicy, GameConfig, UndoPolicy};
+use super::{AbsenceAction, EMPTY_CELL, Event, ExpiryPolicy, GameConfig, MAX_TIME_MS, UndoPolicy};
 use crate::engine::random_move;
 use crate::rules::{Coord, EndReason, IllegalMove, Move, Outcome, Played, Position, Roll, Seat};
 
 /// A reading of the server's clock: Unix epoch milliseconds. The shell
 /// reads the clock and passes it in; nothing here reads one.
 pub type Millis = i64;
+
+/// Rounds of automatic moves after which a game nobody plays ends: once
+/// the server has played, in a row, this many moves per seat in play that
+/// a person plays (random moves on expiry, [`ExpiryPolicy::RandomMove`],
+/// for a seat whose time ran out or that stayed away), with no move, undo,
+/// redo, offer, answer or rematch request of such a seat in between, the
+/// next expiry of such a seat ends the game with no result and
+/// [`EndReason::Abandoned`] instead of another move. Bot seats neither
+/// count nor reset the count; a game with no person's seat in play never
+/// ends this way.
+pub const AUTOMATIC_ROUNDS: u32 = 3;
 
 /// What a seat asks of a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -441,8 +452,9 @@ where
 /// A game as the fold of its events: configuration, position, whose turn it
 /// is, the moves on the board (the undo stack) and the moves undone since
 /// the last move (the redo stack), the clocks, the seats out of play, any
-/// pending offer, the outcome, and the sequence of the last event applied
-/// (1-based; 1 right after creation).
+/// pending offer, the outcome, the moves the server played in a row for
+/// seats nobody plays (see [`AUTOMATIC_ROUNDS`]), and the sequence of the
+/// last event applied (1-based; 1 right after creation).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GameState {
     config: Arc<GameConfig>,
@@ -478,6 +490,13 @@ pub struct GameState {
     /// How often each position (pieces and seat to move, by digest) has
     /// occurred, kept only for rule sets that draw on repetition.
     repetitions: HashMap<u64, u32>,
+    /// Moves the server played in a row for seats that people play (on
+    /// expiry or absence), since such a seat last moved or acted itself
+    /// (see [`AUTOMATIC_ROUNDS`]).
+    automatic_moves: u32,
+    /// Whether the last event applied was a TimeExpired or SeatAbsent:
+    /// the event after it is the server's, on the seat's behalf.
+    on_behalf: bool,
 }
 
 impl GameState {
@@ -515,6 +534,8 @@ impl GameState {
             rematch: None,
             absence_logged: false,
             repetitions: HashMap::new(),
+            automatic_moves: 0,
+            on_behalf: false,
         };
         state.count_position(1);
         state
@@ -793,6 +814,17 @@ impl GameState {
             .enumerate()
             .filter(|(_, out)| !**out)
             .map(|(i, _)| Seat(i as u8))
+    }
+
+    /// Whether every seat in play that a person plays has stopped playing:
+    /// the server has played [`AUTOMATIC_ROUNDS`] moves per such seat in a
+    /// row. `false` when no such seat is in play.
+    fn is_unattended(&self) -> bool {
+        let people = self
+            .in_play()
+            .filter(|s| self.config.bot(*s).is_none())
+            .count() as u32;
+        people > 0 && self.automatic_moves >= AUTOMATIC_ROUNDS.saturating_mul(people)
     }
 
     fn check_in_progress(&self) -> Result<(), String> {
@@ -1343,7 +1375,9 @@ fn timeout(state: &GameState, now: Millis) -> Result<Vec<Event>, GameError> {
 /// What `policy` does to `seat`, the seat to move, whose time ran out or
 /// who stayed away past the grace period (`reason`), once the event that
 /// says so (sequence `state.sequence + 1`) is appended. A random move is
-/// drawn from stream `state.sequence + 2` of ChaCha8 seeded with `seed`.
+/// drawn from stream `state.sequence + 2` of ChaCha8 seeded with `seed`,
+/// unless the game is unattended (see [`AUTOMATIC_ROUNDS`]): it then ends
+/// with no result, [`EndReason::Abandoned`].
 fn expire(
     state: &GameState,
     seat: Seat,
@@ -1356,6 +1390,14 @@ fn expire(
             outcome: Some(Outcome::Draw),
             reason,
         }],
+        // Nobody plays this game any more: it ends rather than playing
+        // itself to the end of the board.
+        ExpiryPolicy::RandomMove if state.config.bot(seat).is_none() && state.is_unattended() => {
+            vec![Event::GameEnded {
+                outcome: None,
+                reason: EndReason::Abandoned,
+            }]
+        }
         ExpiryPolicy::RandomMove => {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             rng.set_stream(state.sequence + 2);
@@ -1414,6 +1456,16 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
     state.sequence += 1;
     let config = Arc::clone(&state.config);
     let rules = config.rules();
+    // Whether the server appended this event for a seat whose time ran out
+    // or that stayed away (the event right after that news).
+    let on_behalf = std::mem::take(&mut state.on_behalf);
+    // A person's own move or action starts the count of automatic moves
+    // again (a bot's changes nothing).
+    let reset_by = |state: &mut GameState, seat: Option<Seat>| {
+        if !on_behalf && seat.is_none_or(|s| config.bot(s).is_none()) {
+            state.automatic_moves = 0;
+        }
+    };
     let set_offer = |offer: &mut Option<Offer>, seat: Seat| {
         let offer = offer.get_or_insert_with(|| Offer {
             by: seat,
@@ -1426,11 +1478,18 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
         Event::GameCreated(_) => panic!("GameCreated is only ever the first event"),
         Event::MovePlayed { seat, played, .. } | Event::MoveRedone { seat, played, .. } => {
             state.charge(at);
+            if on_behalf && config.bot(*seat).is_none() {
+                state.automatic_moves = state.automatic_moves.saturating_add(1);
+            }
+            reset_by(state, Some(*seat));
+            // An increment stops at the longest a clock may hold.
             if let (Some(left), Some(clock)) = (
                 state.clocks.remaining_ms.get_mut(seat.index()),
                 config.time_control().and_then(|tc| tc.clock),
             ) {
-                *left = left.saturating_add(clock.increment_ms as Millis);
+                *left = left
+                    .saturating_add(clock.increment_ms as Millis)
+                    .min(MAX_TIME_MS as Millis);
             }
             rules.apply(&mut state.position, *seat, played);
             if let Some(outcome) = &played.outcome {
@@ -1462,7 +1521,10 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.to_move = seat.next(config.seats().len());
         }
         Event::SeatTokenReissued { .. } => {}
-        Event::MoveUndone { seat, .. } => {
+        Event::MoveUndone {
+            seat, requested_by, ..
+        } => {
+            reset_by(state, *requested_by);
             state.charge(at);
             state.count_position(-1);
             if let Some(undone) = state.moves.pop() {
@@ -1484,8 +1546,14 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.to_move = state.skip_out(*seat);
             state.takeback = None;
         }
-        Event::TimeExpired { .. } => state.charge(at),
-        Event::SeatAbsent { .. } => state.absence_logged = true,
+        Event::TimeExpired { .. } => {
+            state.charge(at);
+            state.on_behalf = true;
+        }
+        Event::SeatAbsent { .. } => {
+            state.absence_logged = true;
+            state.on_behalf = true;
+        }
         Event::SeatOut { seat, .. } => {
             state.out[seat.index()] = true;
             for offer in [&mut state.draw_offer, &mut state.takeback] {
@@ -1506,14 +1574,25 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
             state.takeback = None;
         }
         Event::DrawOffered { seat } | Event::DrawAccepted { seat } => {
+            reset_by(state, Some(*seat));
             set_offer(&mut state.draw_offer, *seat);
         }
-        Event::DrawDeclined { .. } => state.draw_offer = None,
+        Event::DrawDeclined { seat } => {
+            reset_by(state, Some(*seat));
+            state.draw_offer = None;
+        }
         Event::TakebackRequested { seat } | Event::TakebackAccepted { seat } => {
+            reset_by(state, Some(*seat));
             set_offer(&mut state.takeback, *seat);
         }
-        Event::TakebackDeclined { .. } => state.takeback = None,
-        Event::RematchRequested { seat, rotate } => state.rematch = Some((*seat, *rotate)),
+        Event::TakebackDeclined { seat } => {
+            reset_by(state, Some(*seat));
+            state.takeback = None;
+        }
+        Event::RematchRequested { seat, rotate } => {
+            reset_by(state, Some(*seat));
+            state.rematch = Some((*seat, *rotate));
+        }
         Event::RoundStarted { round, first } => state.start_round(*round, *first, at),
     }
     // A finished game stays in memory for a while and seldom grows again:

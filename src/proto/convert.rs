@@ -77,12 +77,19 @@ pub fn duration(ms: i64) -> Duration {
 /// A protobuf Duration as whole milliseconds.
 ///
 /// # Errors
-/// [`FieldError`] (INVALID_TIME_CONTROL) for a negative duration, one with
-/// a part of a millisecond, or one too long to count.
+/// [`FieldError`] (INVALID_TIME_CONTROL) for a negative duration, `nanos`
+/// of a second or more (protobuf's Duration keeps them from -999,999,999
+/// to 999,999,999: `{seconds: 1, nanos: 2000000000}` is no duration, not
+/// 3 s), one with a part of a millisecond, or one too long to count.
 fn duration_ms(d: &Duration, field: &str) -> Result<u64, FieldError> {
     let invalid = |why: &str| FieldError::new(field, why, ErrorReason::InvalidTimeControl);
     if d.seconds < 0 || d.nanos < 0 {
         return Err(invalid("a duration must not be negative"));
+    }
+    if d.nanos >= 1_000_000_000 {
+        return Err(invalid(
+            "nanos must be from 0 to 999,999,999: whole seconds go in seconds",
+        ));
     }
     if d.nanos % 1_000_000 != 0 {
         return Err(invalid("a duration must be whole milliseconds"));
@@ -509,7 +516,10 @@ pub struct WireConfig<'a> {
     pub absence: Option<&'a pb::AbsencePolicy>,
 }
 
-/// Checks wire rules, seats, undo policy and time control together.
+/// Checks wire rules, seats, undo policy and time control together: a
+/// board of at most `max_cells`, seats within `limits`, time limits of at
+/// least `shortest_ms` ([`crate::game::MIN_TIME_MS`] for a new game; 1 for
+/// a stored one, whose limits were checked when it was created).
 ///
 /// # Errors
 /// [`FieldError`] with [`ErrorReason::InvalidRules`],
@@ -519,6 +529,7 @@ pub fn config_from_proto(
     wire: WireConfig<'_>,
     max_cells: u64,
     limits: SeatLimits,
+    shortest_ms: u64,
 ) -> Result<GameConfig, FieldError> {
     let WireConfig {
         rules,
@@ -571,13 +582,13 @@ pub fn config_from_proto(
     let config = match time_control {
         None => config,
         Some(tc) => config
-            .with_time_control(time_control_from_proto(tc)?)
+            .with_time_control(time_control_from_proto(tc)?, shortest_ms)
             .map_err(invalid)?,
     };
     match absence {
         None => Ok(config),
         Some(absence) => config
-            .with_absence(absence_from_proto(absence)?)
+            .with_absence(absence_from_proto(absence)?, shortest_ms)
             .map_err(invalid),
     }
 }
@@ -1079,6 +1090,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                 },
                 u64::MAX,
                 limits,
+                1,
             )
             .map(Event::GameCreated)
         }

@@ -87,6 +87,15 @@ pub enum RegistryError {
         /// The server's limit on analyses at once.
         max: usize,
     },
+    /// Every heavy-read slot is taken (see
+    /// [`super::HeavyReadSettings::max_heavy_reads`]).
+    #[error(
+        "all {max} heavy reads (replays with positions, past views) are busy; retry with backoff"
+    )]
+    HeavyReadsBusy {
+        /// The server's limit on heavy reads admitted at once.
+        max: usize,
+    },
     /// An analysis found no answer within its time.
     #[error("the analysis found no answer within {ms} ms")]
     AnalysisExhausted {

@@ -16,8 +16,10 @@
 mod actor;
 mod clock;
 mod error;
+mod heavy;
 pub mod log;
 mod presence;
+mod replay;
 mod residency;
 pub mod snapshot;
 mod stream;
@@ -35,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use clock::{Clock, ClockSample};
 pub use error::RegistryError;
+pub use heavy::HeavyReadSettings;
 pub use stream::EventStream;
 pub use thinking::Answer;
 pub use thinking::EngineSettings;
@@ -87,6 +90,9 @@ pub struct RegistrySettings {
     pub clock: Clock,
     /// Limits on bot moves and analyses.
     pub engines: EngineSettings,
+    /// Limits on the reads that rebuild positions (GetReplay pages with
+    /// positions, views and analyses at a past sequence).
+    pub heavy_reads: HeavyReadSettings,
     /// Events between a game's snapshots (default 1,000; 0: none taken).
     /// A game whose log has grown this many events past its latest
     /// snapshot (or its start) gets a new one after its next append; cold
@@ -110,6 +116,7 @@ impl Default for RegistrySettings {
             catch_up_interval: Duration::from_secs(2),
             clock: Clock::System,
             engines: EngineSettings::default(),
+            heavy_reads: HeavyReadSettings::default(),
             snapshot_every: 1000,
         }
     }
@@ -277,6 +284,8 @@ struct Inner {
     /// When this registry started, on its clock (Unix epoch milliseconds):
     /// a seat's absence recorded before counts from here.
     started_at_ms: i64,
+    /// The pool the reads that rebuild positions run in.
+    heavy: heavy::HeavyReads,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -296,6 +305,11 @@ pub struct ReplayPositions {
 }
 
 impl ReplayPositions {
+    /// Whether any step carries its position.
+    pub fn any(&self) -> bool {
+        self.every != Some(0) || !self.at.is_empty()
+    }
+
     /// Whether the step of `sequence` carries its position, in a game whose
     /// log ends at `last`.
     pub fn wants(&self, sequence: u64, last: u64) -> bool {
@@ -330,6 +344,7 @@ impl Registry {
         let changes = store.changes();
         let shutdown = CancellationToken::new();
         let thinking = thinking::Thinking::new(settings.engines, shutdown.clone());
+        let settings_heavy = settings.heavy_reads;
         let presence = store.shared().then(|| {
             presence::spawn_writer(Arc::clone(&store), settings.clock.clone(), shutdown.clone())
         });
@@ -349,6 +364,7 @@ impl Registry {
                 thinking,
                 wakes: Arc::new(tokio::sync::Notify::new()),
                 started_at_ms,
+                heavy: heavy::HeavyReads::new(settings_heavy),
             }),
         };
         if let Some(changes) = changes {
@@ -742,19 +758,34 @@ impl Registry {
     }
 
     /// The game at its latest position, or right after event `at`, as
-    /// `view` shows it.
+    /// `view` shows it. A position before the last is rebuilt from the
+    /// store, a heavy read (see [`HeavyReadSettings`]).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::SequenceOutOfRange`],
-    /// store failures.
+    /// [`RegistryError::HeavyReadsBusy`], store failures.
     pub async fn game(
         &self,
         game_id: &str,
         at: Option<u64>,
         view: View,
     ) -> Result<pb::Game, RegistryError> {
-        self.ask(game_id, |reply| Msg::View { at, view, reply })
-            .await
+        match self.before_the_last(game_id, at).await? {
+            Some((at, last)) => {
+                let (state, created_at_ms) = self.state_after(game_id, at).await?;
+                Ok(convert::game_in_view(
+                    game_id,
+                    &state,
+                    created_at_ms,
+                    last,
+                    view,
+                ))
+            }
+            None => {
+                self.ask(game_id, |reply| Msg::View { at, view, reply })
+                    .await
+            }
+        }
     }
 
     /// A game's state: the latest, or right after event `at`.
@@ -762,7 +793,33 @@ impl Registry {
     /// # Errors
     /// As [`Registry::game`].
     pub async fn state(&self, game_id: &str, at: Option<u64>) -> Result<GameState, RegistryError> {
-        self.ask(game_id, |reply| Msg::State { at, reply }).await
+        match self.before_the_last(game_id, at).await? {
+            Some((at, _)) => Ok(self.state_after(game_id, at).await?.0),
+            None => self.ask(game_id, |reply| Msg::State { at, reply }).await,
+        }
+    }
+
+    /// `Some((at, last))` when `at` asks for a position before the game's
+    /// last event `last`: a heavy read, rebuilt outside the game's actor
+    /// (which would otherwise wait for it, moves and all). `None` for the
+    /// latest position or one past the log, which the actor answers.
+    async fn before_the_last(
+        &self,
+        game_id: &str,
+        at: Option<u64>,
+    ) -> Result<Option<(u64, u64)>, RegistryError> {
+        let Some(at) = at.filter(|at| *at > 0) else {
+            return Ok(None);
+        };
+        let last = self
+            .ask(game_id, |reply| Msg::View {
+                at: None,
+                view: View::Basic,
+                reply,
+            })
+            .await?
+            .last_sequence;
+        Ok((at < last).then_some((at, last)))
     }
 
     /// Runs an analysis of `state` with `engine` (`None`: the strongest for
@@ -872,9 +929,11 @@ impl Registry {
     /// events from the store (in chunks of `limit`, more when `round`
     /// skips some), and rebuilds a position only when the page asks for
     /// one, from the latest snapshot before `from`. O(page), not O(log).
+    /// A page with positions is a heavy read (see [`HeavyReadSettings`]).
     ///
     /// # Errors
-    /// [`RegistryError::NotFound`], a corrupt log, store failures.
+    /// [`RegistryError::NotFound`], [`RegistryError::HeavyReadsBusy`], a
+    /// corrupt log, store failures.
     pub async fn replay(
         &self,
         game_id: &str,
@@ -886,82 +945,82 @@ impl Registry {
     ) -> Result<(pb::GetReplayResponse, Option<u64>), RegistryError> {
         let game = self.game(game_id, None, view).await?;
         let last = game.last_sequence;
-        let corrupt =
-            |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
-        // The state after the event before the next one read, while a
-        // position is still to come on this page.
-        let with_positions = positions.every != Some(0) || !positions.at.is_empty();
-        let mut state = match from {
-            2.. if with_positions && from <= last => {
-                Some(self.state_after(game_id, from - 1).await?.0)
+        // A page with positions rebuilds them: a heavy read, filled on the
+        // heavy-read pool (the store is read here). It starts from the
+        // state after the event before `from`.
+        let admission = if positions.any() {
+            Some(self.admit_heavy_read().await?)
+        } else {
+            None
+        };
+        let state = match (&admission, from) {
+            (Some(admission), 2..) if from <= last => {
+                Some(self.rebuild_after(admission, game_id, from - 1).await?.0)
             }
             _ => None,
         };
+        let mut page = replay::ReplayPage::new(game_id, game, limit, round, positions, state);
         let chunk = u32::try_from(limit.clamp(1, 10_000)).unwrap_or(10_000);
-        let mut reply = pb::GetReplayResponse::default();
-        reply.game = Some(game);
-        let (mut steps, mut pieces, mut bytes) = (0, 0, 0);
-        let mut next = None;
         let mut cursor = from.max(1);
-        'pages: while cursor <= last {
+        while cursor <= last && !page.is_full() {
             let stored = self.inner.store.read(game_id, cursor, last, chunk).await?;
             let Some(end) = stored.last().map(|e| e.sequence) else {
                 break;
             };
-            for s in &stored {
-                // Each event is checked (and decoded and applied while
-                // positions are to come), then sent as stored.
-                let sequence = s.sequence;
-                let event_round = if with_positions {
-                    let (wire, event) = actor::decode(game_id, s)?;
-                    let at = convert::timestamp_ms(wire.recorded_at.as_ref());
-                    match state.as_mut() {
-                        Some(state) => state.apply_stored(&event, at).map_err(corrupt)?,
-                        None => state = Some(GameState::replay([(event, at)]).map_err(corrupt)?),
-                    }
-                    wire.round
-                } else {
-                    log::stored_round(s).map_err(corrupt)?
-                };
-                if round.is_some_and(|r| r != event_round) {
-                    continue;
+            page = match &admission {
+                Some(admission) => {
+                    admission
+                        .run(move || {
+                            let mut page = page;
+                            page.take(&stored).map(|()| page)
+                        })
+                        .await??
                 }
-                if steps >= limit || (pieces >= REPLAY_PIECE_BUDGET && steps > 0) {
-                    next = Some(sequence);
-                    break 'pages;
+                None => {
+                    page.take(&stored)?;
+                    page
                 }
-                let shown = state.as_ref().filter(|_| positions.wants(sequence, last));
-                // Encoded once: its length decides whether it fits the page.
-                let position = shown.map(|state| convert::position_to_proto(state).encode_to_vec());
-                let size = pb::GetReplayResponse::encoded_step_len(
-                    s.payload.len(),
-                    position.as_ref().map(Vec::len),
-                );
-                if bytes + size > PAGE_BYTES && steps > 0 {
-                    next = Some(sequence);
-                    break 'pages;
-                }
-                if let Some(state) = shown {
-                    pieces += state.moves().len();
-                }
-                bytes += size;
-                steps += 1;
-                reply.push_encoded_step(&s.payload, position.as_deref());
-            }
+            };
             cursor = end + 1;
         }
-        Ok((reply, next))
+        Ok(page.finish())
     }
 
     /// The game's state right after event `at`, with its creation time
     /// (Unix epoch milliseconds): resumed from its latest snapshot when that
     /// is at or before `at` and usable, otherwise replayed from sequence 1.
+    /// A heavy read: admitted to the heavy-read pool and rebuilt on its
+    /// threads.
     ///
     /// # Errors
-    /// [`RegistryError::NotFound`] (no event `at`), a corrupt log, store
-    /// failures.
+    /// [`RegistryError::NotFound`] (no event `at`),
+    /// [`RegistryError::HeavyReadsBusy`], a corrupt log, store failures.
     pub(crate) async fn state_after(
         &self,
+        game_id: &str,
+        at: u64,
+    ) -> Result<(GameState, i64), RegistryError> {
+        let admission = self.admit_heavy_read().await?;
+        self.rebuild_after(&admission, game_id, at).await
+    }
+
+    /// Admits a heavy read and waits for its turn to run (see
+    /// [`HeavyReadSettings`]).
+    ///
+    /// # Errors
+    /// [`RegistryError::HeavyReadsBusy`], counted as shed.
+    async fn admit_heavy_read(&self) -> Result<heavy::Admission, RegistryError> {
+        self.inner.heavy.admit().await.inspect_err(|_| {
+            self.inner.metrics.shed("max_heavy_reads");
+        })
+    }
+
+    /// [`Registry::state_after`] for a heavy read already admitted and
+    /// running: the store is read here, the state rebuilt on a blocking
+    /// thread.
+    async fn rebuild_after(
+        &self,
+        admission: &heavy::Admission,
         game_id: &str,
         at: u64,
     ) -> Result<(GameState, i64), RegistryError> {
@@ -969,7 +1028,10 @@ impl Registry {
         let mut resumed = None;
         if let Some(snapshot) = store.snapshot(game_id).await?.filter(|s| s.sequence <= at) {
             let events = store.read(game_id, snapshot.sequence, at, u32::MAX).await?;
-            resumed = snapshot::usable(game_id, &snapshot, &events);
+            let id = game_id.to_owned();
+            resumed = admission
+                .run(move || snapshot::usable(&id, &snapshot, &events))
+                .await?;
         }
         let (state, created_at_ms) = match resumed {
             Some(resumed) => resumed,
@@ -980,7 +1042,9 @@ impl Registry {
                         game_id: game_id.to_owned(),
                     });
                 }
-                log::rebuild(&stored)
+                admission
+                    .run(move || log::rebuild(&stored))
+                    .await?
                     .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?
             }
         };
@@ -1083,6 +1147,12 @@ impl Registry {
         }
         let slot = StreamSlot(self.clone());
         Ok(stream::open(slot, request))
+    }
+
+    /// Heavy reads admitted now, running or waiting (see
+    /// [`HeavyReadSettings`]).
+    pub fn heavy_reads(&self) -> usize {
+        self.inner.heavy.admitted()
     }
 
     /// How many event streams are open.

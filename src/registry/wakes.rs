@@ -169,8 +169,8 @@ mod tests {
     use super::*;
     use crate::engine::{Bot, EngineKind};
     use crate::game::{
-        AbsenceAction, AbsencePolicy, Command, GameConfig, SeatInfo, SeatLimits, TimeControl,
-        decide, evolve,
+        AbsenceAction, AbsencePolicy, Command, GameConfig, MIN_TIME_MS, SeatInfo, SeatLimits,
+        TimeControl, decide, evolve,
     };
     use crate::rules::{Coord, MnkRules, Move, RuleSet, Seat};
 
@@ -200,14 +200,14 @@ mod tests {
                 on_expiry: Default::default(),
                 seed: 1,
             };
-            config = config.with_time_control(timed).unwrap();
+            config = config.with_time_control(timed, MIN_TIME_MS).unwrap();
         }
         if let Some(grace_ms) = grace_ms {
             let policy = AbsencePolicy {
                 grace_ms,
                 action: AbsenceAction::Expire,
             };
-            config = config.with_absence(policy).unwrap();
+            config = config.with_absence(policy, MIN_TIME_MS).unwrap();
         }
         config
     }

@@ -806,3 +806,122 @@ async fn an_absent_seat_of_a_game_that_left_memory_forfeits_when_its_grace_perio
         "reported absent at {at}, before the grace period after it left at {left_at}"
     );
 }
+
+/// A duration of `seconds` and `nanos`, as sent.
+fn duration(seconds: i64, nanos: i32) -> Option<prost_types::Duration> {
+    Some(prost_types::Duration { seconds, nanos })
+}
+
+#[tokio::test]
+async fn time_limits_under_a_second_and_durations_with_a_second_of_nanos_are_refused_naming_the_field()
+ {
+    let server = TestServer::start().await;
+    let mut client = server.client.clone();
+    let refused = |time_control: pb::TimeControl, absence: Option<pb::AbsencePolicy>| {
+        let mut client = client.clone();
+        async move {
+            let request = pb::CreateGameRequest {
+                absence,
+                ..timed_request("refused", time_control)
+            };
+            let status = assert_rejected(
+                client.create_game(request).await,
+                Code::InvalidArgument,
+                "INVALID_TIME_CONTROL",
+            );
+            bad_field(&status).unwrap_or_default()
+        }
+    };
+    // The attack's 1 ms turns, and anything under a second.
+    let tc = |per_move, initial| pb::TimeControl {
+        per_move,
+        initial,
+        on_expiry: pb::ExpiryPolicy::RandomMove as i32,
+        ..Default::default()
+    };
+    assert_eq!(
+        refused(tc(duration(0, 1_000_000), None), None).await,
+        "time_control.per_move"
+    );
+    assert_eq!(
+        refused(tc(duration(0, 999_000_000), None), None).await,
+        "time_control.per_move"
+    );
+    assert_eq!(
+        refused(tc(None, duration(0, 500_000_000)), None).await,
+        "time_control.initial"
+    );
+    let away = Some(pb::AbsencePolicy {
+        grace: duration(0, 10_000_000),
+        on_absence: 0,
+    });
+    assert_eq!(refused(tc(seconds(1), None), away).await, "absence.grace");
+    // `{seconds: 1, nanos: 2000000000}` is not a 3 s turn: nanos stay
+    // under a second (protobuf's Duration).
+    assert_eq!(
+        refused(tc(duration(1, 2_000_000_000), None), None).await,
+        "time_control.per_move"
+    );
+    assert_eq!(
+        refused(tc(None, duration(60, 1_000_000_000)), None).await,
+        "time_control.initial"
+    );
+    // One second is enough, and nothing refused was created.
+    let game = create_from(&mut client, timed_request("ok", tc(seconds(1), None))).await;
+    assert_eq!(game.time_control.unwrap().per_move, seconds(1));
+    assert_eq!(list_games(&mut client).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_huge_game_nobody_plays_ends_after_three_rounds_of_random_moves() {
+    let (clock, registry) = clocked();
+    let server = TestServer::start_with(registry).await;
+    let mut client = server.client.clone();
+    let tc = pb::TimeControl {
+        per_move: seconds(1),
+        on_expiry: pb::ExpiryPolicy::RandomMove as i32,
+        ..Default::default()
+    };
+    let request = pb::CreateGameRequest {
+        time_control: Some(tc),
+        ..create_request("alone", mnk(1000, 1000, 5))
+    };
+    create_from(&mut client, request).await;
+    let mut stream = follow(&mut client, "alone", 2).await;
+    // Nobody moves: each second the server plays a random move, three per
+    // seat, then ends the game instead of playing a seventh.
+    let mut random_moves = 0;
+    let ended = loop {
+        clock.advance(1_000);
+        let seen = next_events(&mut stream, 2).await;
+        assert!(
+            matches!(seen[0], pb::game_event::Kind::TimeExpired(_)),
+            "{seen:?}"
+        );
+        match &seen[1] {
+            pb::game_event::Kind::MovePlayed(_) => random_moves += 1,
+            pb::game_event::Kind::GameEnded(ended) => break ended.clone(),
+            other => panic!("a move or the end: {other:?}"),
+        }
+        assert!(random_moves <= 6, "the game plays on by itself");
+    };
+    assert_eq!(random_moves, 6);
+    let outcome_of_end = ended.outcome.unwrap();
+    assert_eq!(outcome_of_end.reason, pb::EndReason::Abandoned as i32);
+    assert!(matches!(
+        outcome_of_end.kind,
+        Some(pb::outcome::Kind::NoResult(_))
+    ));
+    let game = get_game(&mut client, "alone").await;
+    assert_eq!(
+        outcome(&game),
+        (
+            pb::GameStatus::NoResult as i32,
+            pb::EndReason::Abandoned as i32
+        )
+    );
+    assert_eq!(game.last_sequence, 1 + 6 * 2 + 2);
+    // Time goes on; nothing more is appended.
+    clock.advance(60_000);
+    assert_eq!(get_game(&mut client, "alone").await.last_sequence, 15);
+}

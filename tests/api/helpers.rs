@@ -95,6 +95,23 @@ impl TestDatabase {
         path
     }
 
+    /// A fresh PostgreSQL schema, whatever the configured backend, when
+    /// `DATABASE_URL` names a PostgreSQL database or the suite runs on
+    /// PostgreSQL (for a test that needs PostgreSQL's table locks).
+    pub(crate) async fn postgres() -> Option<Self> {
+        let configured = std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+        if !configured && !on_postgres() {
+            return None;
+        }
+        let schema = fresh_postgres_schema().await;
+        Some(TestDatabase {
+            url: schema.url.clone(),
+            file: None,
+            _schema: Some(schema),
+            _dir: tempfile::tempdir().expect("temp dir"),
+        })
+    }
+
     /// A fresh database of the configured backend.
     pub(crate) async fn fresh() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -154,6 +171,18 @@ impl TestServer {
     /// A server on a fresh database with `registry` settings.
     pub(crate) async fn start_with(registry: RegistrySettings) -> Self {
         TestServer::start_secured(registry, AccessSettings::default()).await
+    }
+
+    /// A server on `db` with `registry` settings.
+    pub(crate) async fn start_on(db: TestDatabase, registry: RegistrySettings) -> Self {
+        TestServer::start_full(
+            Arc::new(db),
+            registry,
+            AccessSettings::default(),
+            MAX_IN_FLIGHT,
+            WebSettings::default(),
+        )
+        .await
     }
 
     /// A server on a fresh database with `registry` and `access` settings.

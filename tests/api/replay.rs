@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use plylog::proto as pb;
 use tonic::Code;
 
@@ -454,4 +456,109 @@ async fn get_replay_refuses_a_stored_event_that_is_not_its_own() {
         execute(&db, "DROP TABLE saved").await;
         assert_eq!(replay(Some(0)).await.unwrap().into_inner(), whole);
     }
+}
+
+/// With the heavy-read pool full of reads that cannot go on (a lock held on
+/// PostgreSQL's snapshots table stops each at its first read), one more
+/// heavy read is refused at once with UNAVAILABLE / OVERLOADED and a retry
+/// delay, a replay without positions (not heavy) is answered, and so are
+/// another game's moves and GetGame; once the lock goes, the held reads
+/// are answered. Needs PostgreSQL (`DATABASE_URL`); skipped otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_heavy_read_pool_full_other_calls_are_answered_and_one_more_heavy_read_is_refused()
+{
+    use sqlx::Connection;
+    use tonic_types::StatusExt;
+
+    let Some(db) = TestDatabase::postgres().await else {
+        println!("skipped: needs PostgreSQL (DATABASE_URL=postgres://...)");
+        return;
+    };
+    let registry = plylog::registry::RegistrySettings {
+        heavy_reads: plylog::registry::HeavyReadSettings {
+            threads: 1,
+            max_heavy_reads: 2,
+        },
+        ..settings()
+    };
+    let server = TestServer::start_on(db, registry).await;
+    let mut c = server.client.clone();
+    create(&mut c, "long", mnk(15, 15, 5)).await;
+    play_all(
+        &mut c,
+        "long",
+        &[place(0, 0), place(1, 1), place(2, 2), place(3, 3)],
+    )
+    .await;
+    create(&mut c, "other", mnk(3, 3, 3)).await;
+    let client = c.clone();
+    let past = |at: u64| {
+        let mut c = client.clone();
+        async move {
+            c.get_game(pb::GetGameRequest {
+                game_id: "long".into(),
+                at_sequence: Some(at),
+            })
+            .await
+        }
+    };
+    let mut lock = sqlx::PgConnection::connect(&server.db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut lock).await.unwrap();
+    sqlx::query("LOCK TABLE snapshots IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    let held: Vec<_> = (2..4).map(|at| tokio::spawn(past(at))).collect();
+    wait_until("two heavy reads admitted", Duration::from_secs(10), || {
+        server.registry.heavy_reads() == 2
+    })
+    .await;
+    // The pool is full: one more heavy read is refused at once, a past
+    // view or a replay with positions alike.
+    let refused = assert_rejected(within(past(4)).await, Code::Unavailable, "OVERLOADED");
+    assert!(
+        refused
+            .get_error_details()
+            .retry_info()
+            .and_then(|r| r.retry_delay)
+            .is_some(),
+        "a retry delay: {refused:?}"
+    );
+    let replay = |every: Option<u32>| {
+        let mut c = client.clone();
+        async move {
+            c.get_replay(pb::GetReplayRequest {
+                game_id: "long".into(),
+                position_every: every,
+                ..Default::default()
+            })
+            .await
+        }
+    };
+    assert_rejected(within(replay(None)).await, Code::Unavailable, "OVERLOADED");
+    // Reads that rebuild nothing, and another game's moves, are answered.
+    let events = within(replay(Some(0))).await.unwrap().into_inner();
+    assert_eq!(events.steps.len(), 5);
+    within(play(&mut c, "other", 0, place(1, 1))).await.unwrap();
+    within(play(&mut c, "other", 1, place(0, 0))).await.unwrap();
+    assert_eq!(within(get_game(&mut c, "other")).await.last_sequence, 3);
+    assert_eq!(
+        server.registry.heavy_reads(),
+        2,
+        "the held reads still wait"
+    );
+    // The lock goes: the held reads are answered, and their slots free.
+    sqlx::query("COMMIT").execute(&mut lock).await.unwrap();
+    for (read, at) in held.into_iter().zip(2..) {
+        let game = within(read)
+            .await
+            .unwrap()
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(position(&game).sequence, at);
+    }
+    assert_eq!(server.registry.heavy_reads(), 0);
+    within(past(4)).await.unwrap();
 }

@@ -6,8 +6,9 @@
 use proptest::prelude::*;
 
 use plylog::game::{
-    AbsenceAction, AbsencePolicy, Action, Command, Event, ExpiryPolicy, Fischer, GameConfig,
-    GameError, GameState, GameStatus, Millis, SeatLimits, TimeControl, UndoPolicy, decide, evolve,
+    AUTOMATIC_ROUNDS, AbsenceAction, AbsencePolicy, Action, Command, Event, ExpiryPolicy, Fischer,
+    GameConfig, GameError, GameState, GameStatus, MAX_TIME_MS, MIN_TIME_MS, Millis, SeatLimits,
+    TimeControl, UndoPolicy, decide, evolve,
 };
 use plylog::rules::{ConnectFourRules, Coord, EndReason, MnkRules, Move, Outcome, RuleSet, Seat};
 
@@ -30,15 +31,18 @@ fn timed(
     on_expiry: ExpiryPolicy,
 ) -> GameConfig {
     config
-        .with_time_control(TimeControl {
-            per_move_ms,
-            clock: clock.map(|(initial_ms, increment_ms)| Fischer {
-                initial_ms,
-                increment_ms,
-            }),
-            on_expiry,
-            seed: 42,
-        })
+        .with_time_control(
+            TimeControl {
+                per_move_ms,
+                clock: clock.map(|(initial_ms, increment_ms)| Fischer {
+                    initial_ms,
+                    increment_ms,
+                }),
+                on_expiry,
+                seed: 42,
+            },
+            MIN_TIME_MS,
+        )
         .unwrap()
 }
 
@@ -255,7 +259,8 @@ fn the_random_move_policy_plays_a_legal_move_chosen_by_the_seed() {
     let mut game = Table::new(config.clone());
     let mut again = Table::new(config);
     let mut columns = Vec::new();
-    for turn in 1..=12 {
+    // As many as the server plays before a game nobody plays ends.
+    for turn in 1..=Millis::from(AUTOMATIC_ROUNDS) * 2 {
         let at = T + turn * 1_000;
         let events = game.ok(&Command::Timeout, at);
         assert_eq!(
@@ -587,10 +592,13 @@ fn a_rematch_starts_a_fresh_round_at_once_or_when_the_round_ends() {
 fn a_seat_reported_absent_on_its_turn_meets_the_absence_policy() {
     let away = |action| {
         tic_tac_toe(2)
-            .with_absence(AbsencePolicy {
-                grace_ms: 10_000,
-                action,
-            })
+            .with_absence(
+                AbsencePolicy {
+                    grace_ms: 10_000,
+                    action,
+                },
+                MIN_TIME_MS,
+            )
             .unwrap()
     };
     let absent = |seat| Command::GraceExpired { seat: Seat(seat) };
@@ -737,10 +745,13 @@ fn two_seats_asking_for_a_rematch_at_the_end_start_one_round() {
 #[test]
 fn an_absent_seat_offering_a_draw_accepts_one_that_stands() {
     let config = tic_tac_toe(2)
-        .with_absence(AbsencePolicy {
-            grace_ms: 1_000,
-            action: AbsenceAction::OfferDraw,
-        })
+        .with_absence(
+            AbsencePolicy {
+                grace_ms: 1_000,
+                action: AbsenceAction::OfferDraw,
+            },
+            MIN_TIME_MS,
+        )
         .unwrap();
     let mut game = Table::new(config);
     game.ok(&act(1, Action::OfferDraw), T);
@@ -757,6 +768,253 @@ fn an_absent_seat_offering_a_draw_accepts_one_that_stands() {
         ]
     );
     game.check_replay();
+}
+
+/// A 19x19 five-in-a-row game, 1 s a move, random moves on expiry, the
+/// seats absent after `grace_ms` (forfeit on expiry otherwise), seat 1 a
+/// bot when `bot` says so.
+fn self_playing(grace_ms: Option<u64>, bot: bool) -> GameConfig {
+    let seats = (0..2)
+        .map(|i| plylog::game::SeatInfo {
+            bot: (bot && i == 1).then_some(plylog::engine::Bot {
+                engine: plylog::engine::EngineKind::Random,
+                strength: 1,
+                seed: 3,
+            }),
+            ..crate::seat(&format!("p{i}"), &format!("S{i}"))
+        })
+        .collect();
+    let rules = RuleSet::Mnk(MnkRules::new(19, 19, 5, u64::MAX).unwrap());
+    let config = GameConfig::new(rules, seats, SeatLimits::default()).unwrap();
+    let config = timed(config, Some(MIN_TIME_MS), None, ExpiryPolicy::RandomMove);
+    match grace_ms {
+        None => config,
+        Some(grace_ms) => config
+            .with_absence(
+                AbsencePolicy {
+                    grace_ms,
+                    action: AbsenceAction::Expire,
+                },
+                MIN_TIME_MS,
+            )
+            .unwrap(),
+    }
+}
+
+/// Fires the timer at each deadline until a timeout appends something
+/// other than a random move; how many random moves it played, and the
+/// last timeout's events.
+fn expire_until_not_a_move(game: &mut Table) -> (u32, Vec<Event>) {
+    let mut moves = 0;
+    loop {
+        let deadline = game.state.deadline().expect("a game on time");
+        let events = game.ok(&Command::Timeout, deadline);
+        match events.as_slice() {
+            [Event::TimeExpired { .. }, Event::MovePlayed { .. }] => moves += 1,
+            _ => return (moves, events),
+        }
+    }
+}
+
+fn abandoned() -> Event {
+    Event::GameEnded {
+        outcome: None,
+        reason: EndReason::Abandoned,
+    }
+}
+
+#[test]
+fn a_game_nobody_plays_ends_after_three_rounds_of_random_moves_and_a_move_starts_the_count_again() {
+    let mut game = Table::new(self_playing(None, false));
+    // Five random moves, then seat 1 plays one itself: the count restarts.
+    for _ in 0..5 {
+        let deadline = game.state.deadline().unwrap();
+        game.ok(&Command::Timeout, deadline);
+    }
+    assert_eq!(game.state.to_move(), Some(Seat(1)));
+    let now = game.state.clocks().turn_started + 500;
+    let mv = first_legal_move(&game, Seat(1));
+    game.ok(&Command::Play { seat: Seat(1), mv }, now);
+    let (moves, events) = expire_until_not_a_move(&mut game);
+    assert_eq!(moves, AUTOMATIC_ROUNDS * 2, "three rounds of two seats");
+    assert_eq!(
+        events,
+        vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]
+    );
+    assert_eq!(game.state.status(), GameStatus::NoResult);
+    assert_eq!(game.state.end_reason(), Some(EndReason::Abandoned));
+    assert_eq!(game.state.deadline(), None, "nothing more to time");
+    // The count is part of the state: the log replays to it, also from
+    // half way (where it is mid-count).
+    game.check_replay();
+    let half = GameState::replay(game.log[..game.log.len() / 2].to_vec()).unwrap();
+    let mut resumed = half.clone();
+    for (event, at) in &game.log[game.log.len() / 2..] {
+        evolve(&mut resumed, event, *at);
+    }
+    assert_eq!(resumed, game.state);
+    // An offer answered by a seat is an action too: it restarts the count.
+    let mut offered = Table::new(self_playing(None, false));
+    for _ in 0..5 {
+        let deadline = offered.state.deadline().unwrap();
+        offered.ok(&Command::Timeout, deadline);
+    }
+    let now = offered.state.clocks().turn_started;
+    offered.ok(&act(0, Action::OfferDraw), now);
+    offered.ok(&act(1, Action::DeclineDraw), now);
+    let (moves, _) = expire_until_not_a_move(&mut offered);
+    assert_eq!(moves, AUTOMATIC_ROUNDS * 2);
+    offered.check_replay();
+}
+
+#[test]
+fn random_moves_for_an_absent_seat_count_too_and_bot_moves_do_not_hide_them() {
+    // Seat 1 is a bot: only seat 0's random moves count, three of them.
+    let mut game = Table::new(self_playing(None, true));
+    let mut random = 0;
+    let events = loop {
+        let deadline = game.state.deadline().unwrap();
+        let events = game.ok(&Command::Timeout, deadline);
+        if !matches!(
+            events.as_slice(),
+            [Event::TimeExpired { .. }, Event::MovePlayed { .. }]
+        ) {
+            break events;
+        }
+        random += 1;
+        // The bot answers at once with a move of its own.
+        let bot = Seat(1);
+        let mv = first_legal_move(&game, bot);
+        let sequence = game.state.sequence();
+        let now = game.state.clocks().turn_started;
+        game.ok(
+            &Command::BotPlay {
+                seat: bot,
+                mv,
+                sequence,
+                proven: false,
+            },
+            now,
+        );
+    };
+    assert_eq!(random, AUTOMATIC_ROUNDS);
+    assert_eq!(
+        events,
+        vec![Event::TimeExpired { seat: Seat(0) }, abandoned()]
+    );
+    game.check_replay();
+
+    // A seat away past its grace period gets random moves too (the
+    // absence policy applies the expiry policy): they count as well.
+    let mut away = Table::new(self_playing(Some(MIN_TIME_MS), false));
+    let mut moves = 0;
+    let last = loop {
+        let seat = game_to_move(&away);
+        let now = away.state.clocks().turn_started + 500;
+        let events = away.ok(&Command::GraceExpired { seat }, now);
+        match events.as_slice() {
+            [Event::SeatAbsent { .. }, Event::MovePlayed { .. }] => moves += 1,
+            _ => break events,
+        }
+    };
+    assert_eq!(moves, AUTOMATIC_ROUNDS * 2);
+    assert_eq!(last, vec![Event::SeatAbsent { seat: Seat(0) }, abandoned()]);
+    away.check_replay();
+}
+
+fn game_to_move(game: &Table) -> Seat {
+    game.state.to_move().expect("a game in play")
+}
+
+fn first_legal_move(game: &Table, seat: Seat) -> Move {
+    let rules = game.state.config().rules();
+    rules
+        .legal_moves(game.state.position(), seat)
+        .next()
+        .unwrap()
+}
+
+#[test]
+fn a_fischer_clock_never_holds_more_than_thirty_days() {
+    // The attack: a 30-day increment gave 6,030 days after 400 moves.
+    let config = timed(
+        table(
+            RuleSet::Mnk(MnkRules::new(21, 21, 21, u64::MAX).unwrap()),
+            2,
+            UndoPolicy::AnySeat,
+        ),
+        None,
+        Some((MAX_TIME_MS, MAX_TIME_MS)),
+        ExpiryPolicy::Forfeit,
+    );
+    let mut game = Table::new(config);
+    let mut now = T;
+    for ply in 0..400u32 {
+        now += 1_000;
+        let seat = (ply % 2) as u8;
+        game.ok(&place(seat, ply / 21, ply % 21), now);
+        for left in &game.state.clocks().remaining_ms {
+            assert!(
+                *left <= MAX_TIME_MS as Millis,
+                "{left} ms after {ply} plies"
+            );
+        }
+        assert!(game.state.deadline().unwrap() <= now + MAX_TIME_MS as Millis);
+    }
+    assert_eq!(
+        game.state.clocks().remaining_ms,
+        vec![MAX_TIME_MS as Millis; 2],
+        "both clocks full, not 6,030 days"
+    );
+    game.check_replay();
+}
+
+#[test]
+fn a_new_game_gives_every_time_limit_at_least_a_second_and_a_stored_one_keeps_its_own() {
+    let limit = |per_move_ms, initial_ms: Option<u64>| TimeControl {
+        per_move_ms,
+        clock: initial_ms.map(|initial_ms| Fischer {
+            initial_ms,
+            increment_ms: 0,
+        }),
+        on_expiry: ExpiryPolicy::RandomMove,
+        seed: 1,
+    };
+    let field = |tc: TimeControl, shortest| {
+        tic_tac_toe(2)
+            .with_time_control(tc, shortest)
+            .map(|_| ())
+            .map_err(|e| e.field)
+    };
+    assert_eq!(
+        field(limit(Some(1), None), MIN_TIME_MS),
+        Err("time_control.per_move".into())
+    );
+    assert_eq!(
+        field(limit(Some(999), None), MIN_TIME_MS),
+        Err("time_control.per_move".into())
+    );
+    assert_eq!(
+        field(limit(None, Some(999)), MIN_TIME_MS),
+        Err("time_control.initial".into())
+    );
+    assert_eq!(field(limit(Some(1_000), Some(1_000)), MIN_TIME_MS), Ok(()));
+    // A game created before the limit is read with its 1 ms.
+    assert_eq!(field(limit(Some(1), Some(1)), 1), Ok(()));
+    let grace = |grace_ms| {
+        tic_tac_toe(2)
+            .with_absence(
+                AbsencePolicy {
+                    grace_ms,
+                    action: AbsenceAction::Expire,
+                },
+                MIN_TIME_MS,
+            )
+            .map(|_| ())
+            .map_err(|e| e.field)
+    };
+    assert_eq!(grace(999), Err("absence.grace".into()));
+    assert_eq!(grace(1_000), Ok(()));
 }
 
 /// Any command of the game around the moves, for the property test.
@@ -779,7 +1037,7 @@ proptest! {
         let policy = if consent { UndoPolicy::Consent } else { UndoPolicy::AnySeat };
         let rules = RuleSet::ConnectFour(ConnectFourRules::STANDARD);
         let config = timed(table(rules, seats, policy), Some(10_000), Some((30_000, 1_000)), ExpiryPolicy::RandomMove)
-            .with_absence(AbsencePolicy { grace_ms: 5_000, action: AbsenceAction::Expire })
+            .with_absence(AbsencePolicy { grace_ms: 5_000, action: AbsenceAction::Expire }, MIN_TIME_MS)
             .unwrap();
         let mut game = Table::new(config);
         let mut now = T;
