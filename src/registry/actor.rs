@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prost::Message;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, broadcast, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
@@ -372,7 +372,9 @@ impl Actor {
         let mut deadline = Instant::now() + idle;
         // After a timeout that could not be appended, when to try again.
         let mut retry_at = None;
-        // The answer of the bot move being decided, if any.
+        // The turn of the bot move to decide, while it waits for one, and
+        // its answer, once it has one.
+        let mut turn = None;
         let mut answer = None;
         loop {
             // The turn's deadline, armed afresh after every message (and so
@@ -383,8 +385,9 @@ impl Actor {
             // `Actor::restore`): the next message rebuilds it first.
             if actor.stale_at.is_none() {
                 // A bot to move starts thinking (once per position).
-                if let Some(started) = actor.think() {
-                    answer = Some(started);
+                if let Some(waiting) = actor.think() {
+                    turn = Some(waiting);
+                    answer = None;
                 }
                 // The store's timer queue brings the game back when it is
                 // due if it leaves memory meanwhile: a game waiting on a
@@ -439,6 +442,13 @@ impl Actor {
                     }
                     actor.report_weight();
                     actor.registry.settle();
+                }
+                permit = async { turn.as_mut().expect("a bot waits for its turn").await }, if turn.is_some() => {
+                    turn = None;
+                    // No permit: the server is shutting down.
+                    if let Ok(permit) = permit {
+                        answer = actor.search(permit);
+                    }
                 }
                 answered = async { answer.as_mut().expect("a bot is thinking").await }, if answer.is_some() => {
                     answer = None;
@@ -803,15 +813,18 @@ impl Actor {
 
     /// Starts deciding the move of the bot seat to move, unless it is
     /// already being decided on this position; stops a decision on an
-    /// earlier position. Returns where the answer of a decision it started
-    /// will come (one channel per decision: a game without bots holds
-    /// none).
-    fn think(&mut self) -> Option<oneshot::Receiver<BotAnswer>> {
+    /// earlier position. The decision waits for its turn first (see
+    /// [`super::thinking::Thinking::bot_turn`]); returns where the turn's
+    /// permit will come, for [`Actor::search`] (one channel per decision: a
+    /// game without bots holds none). While it waits, the game holds no
+    /// copy of its state for it, and may leave memory (the timer queue
+    /// brings it back).
+    fn think(&mut self) -> Option<oneshot::Receiver<OwnedSemaphorePermit>> {
         let sequence = self.state.sequence();
         let bot = self
             .state
             .to_move()
-            .and_then(|seat| Some((seat, *self.state.config().bot(seat)?)));
+            .and_then(|seat| self.state.config().bot(seat).map(|_| seat));
         if let Some((at, stop)) = &self.thinking {
             if *at == sequence && bot.is_some() {
                 return None;
@@ -819,9 +832,41 @@ impl Actor {
             stop.store(true, Ordering::Relaxed);
             self.thinking = None;
         }
-        let (seat, bot) = bot?;
+        bot?;
         let stop = Arc::new(AtomicBool::new(false));
-        self.thinking = Some((sequence, Arc::clone(&stop)));
+        self.thinking = Some((sequence, stop));
+        let registry = self.registry.clone();
+        let (turns, turn) = oneshot::channel();
+        let pause = self.bot_failed.take() == Some(sequence);
+        tokio::spawn(
+            async move {
+                if pause {
+                    tokio::time::sleep(TIMEOUT_RETRY).await;
+                }
+                if let Some(permit) = registry.inner.thinking.bot_turn().await {
+                    // Gone (the game left memory, or moved on): the permit
+                    // goes back with the message.
+                    let _ = turns.send(permit);
+                }
+            }
+            .instrument(self.span()),
+        );
+        Some(turn)
+    }
+
+    /// Runs the decision [`Actor::think`] started, now that it has its
+    /// turn's `permit`, on the state as it stands; returns where its answer
+    /// will come. `None` (the permit given back) when the game moved on
+    /// from the position meanwhile.
+    fn search(&mut self, permit: OwnedSemaphorePermit) -> Option<oneshot::Receiver<BotAnswer>> {
+        let sequence = self.state.sequence();
+        let (at, stop) = self.thinking.as_ref()?;
+        if *at != sequence {
+            return None;
+        }
+        let stop = Arc::clone(stop);
+        let seat = self.state.to_move()?;
+        let bot = *self.state.config().bot(seat)?;
         let thinking = &self.registry.inner.thinking;
         let job = thinking.job(
             Arc::new(self.state.clone()),
@@ -830,15 +875,11 @@ impl Actor {
         );
         let registry = self.registry.clone();
         let (answers, answer) = oneshot::channel();
-        let pause = self.bot_failed.take() == Some(sequence);
         tokio::spawn(
             async move {
-                if pause {
-                    tokio::time::sleep(TIMEOUT_RETRY).await;
-                }
                 let engine = bot.engine.name();
                 let started = std::time::Instant::now();
-                let choice = registry.inner.thinking.bot_move(job, stop).await;
+                let choice = registry.inner.thinking.bot_move(permit, job, stop).await;
                 if choice.is_some() {
                     registry.metrics().bot_moved(engine, started.elapsed());
                 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::RegistryError;
@@ -167,24 +167,39 @@ impl Thinking {
         }
     }
 
-    /// Decides a bot's move: waits for a bot permit (first come, first
-    /// served), then runs the engine on a blocking thread until it answers,
-    /// [`EngineSettings::bot_move_time`] passes (then it plays the best move
-    /// found so far) or `stop` is set. `None` when stopped or when the
-    /// engine found no move. At shutdown the search stops and the future
-    /// never resolves, so that no move is appended then.
+    /// Waits for a bot permit, first come, first served: a bot's turn to
+    /// think. `None` at shutdown. The caller takes the game's state only
+    /// once it has the permit, so a bot waiting its turn holds no copy of
+    /// its game.
+    ///
+    /// # Cancellation safety
+    /// Dropping the future gives up the place in the queue.
+    pub(super) async fn bot_turn(&self) -> Option<OwnedSemaphorePermit> {
+        tokio::select! {
+            permit = Arc::clone(&self.bots).acquire_owned() => permit.ok(),
+            () = self.shutdown.cancelled() => None,
+        }
+    }
+
+    /// Decides a bot's move with its turn's `permit` (see
+    /// [`Thinking::bot_turn`]): runs the engine on a blocking thread until
+    /// it answers, [`EngineSettings::bot_move_time`] passes (then it plays
+    /// the best move found so far) or `stop` is set. `None` when stopped or
+    /// when the engine found no move. At shutdown the search stops and the
+    /// future never resolves, so that no move is appended then.
     ///
     /// # Cancellation safety
     /// Dropping the future stops the search.
-    pub(super) async fn bot_move(&self, job: Job, stop: Arc<AtomicBool>) -> Option<Choice> {
-        let permit = tokio::select! {
-            permit = Arc::clone(&self.bots).acquire_owned() => permit.ok(),
-            () = self.shutdown.cancelled() => None,
-        };
+    pub(super) async fn bot_move(
+        &self,
+        permit: OwnedSemaphorePermit,
+        job: Job,
+        stop: Arc<AtomicBool>,
+    ) -> Option<Choice> {
+        let _permit = permit;
         if self.shutdown.is_cancelled() {
             return std::future::pending().await;
         }
-        let _permit = permit?;
         if stop.load(Ordering::Relaxed) {
             return None;
         }
