@@ -607,7 +607,10 @@ impl GameState {
         };
         match event {
             Event::GameCreated(_) => Err("a second GameCreated".into()),
-            Event::MovePlayed { seat, played, .. } | Event::MoveRedone { seat, played, .. } => {
+            Event::MovePlayed {
+                seat, ply, played, ..
+            }
+            | Event::MoveRedone { seat, ply, played } => {
                 self.check_turn(*seat)?;
                 let rules = self.config.rules();
                 rules.check_move(played.mv).map_err(|e| e.to_string())?;
@@ -616,7 +619,12 @@ impl GameState {
                 {
                     return Err("a redo of a move that was not undone last".into());
                 }
-                rules.check_played(&self.position, *seat, played)
+                let expected_ply = self.moves.len() as u32 + 1;
+                if *ply != expected_ply {
+                    return Err(format!("ply {ply}, but the move is ply {expected_ply}"));
+                }
+                rules.check_played(&self.position, *seat, played)?;
+                self.check_effects(*seat, played)
             }
             Event::TurnPassed { seat } | Event::TimeExpired { seat } => self.check_turn(*seat),
             Event::SeatAbsent { seat } => {
@@ -681,6 +689,42 @@ impl GameState {
         }
     }
 
+    /// Checks that a recorded move's effects are the ones the rules give
+    /// it on this position: where its piece lands, the discs it flips (in
+    /// any order) and the outcome. A roll's dice are not drawn again (its
+    /// rules check the record, see `Game::check_played`).
+    fn check_effects(&self, seat: Seat, played: &Played) -> Result<(), String> {
+        if played.roll.is_some() {
+            return Ok(());
+        }
+        let fresh = self
+            .config
+            .rules()
+            .play(&self.position, seat, played.mv)
+            .map_err(|e| e.to_string())?;
+        if fresh.placement != played.placement {
+            return Err(format!(
+                "{:?} recorded at {:?}, but it lands at {:?}",
+                played.mv, played.placement, fresh.placement
+            ));
+        }
+        let sorted = |flips: &[Coord]| {
+            let mut flips = flips.to_vec();
+            flips.sort_unstable();
+            flips
+        };
+        if sorted(&fresh.flips) != sorted(&played.flips) {
+            return Err(format!("{:?} recorded with other flips", played.mv));
+        }
+        if fresh.outcome != played.outcome {
+            return Err(format!(
+                "{:?} recorded with outcome {:?}, but it gives {:?}",
+                played.mv, played.outcome, fresh.outcome
+            ));
+        }
+        Ok(())
+    }
+
     /// The configuration.
     pub fn config(&self) -> &GameConfig {
         &self.config
@@ -742,6 +786,75 @@ impl GameState {
             (Some(_), Some(Outcome::Draw)) => GameStatus::Drawn,
             (Some(_), None) => GameStatus::NoResult,
         }
+    }
+
+    /// Checks what a state read back from storage (a snapshot) must hold,
+    /// so that using it cannot panic: every seat it names is one of the
+    /// game's, its board is whole (see [`crate::rules::Board::check`]) and every move on
+    /// it or undone lands on it, and the per-seat lists have one entry per
+    /// seat. It does not prove the state is the one its log replays to:
+    /// the snapshot's checksum and chain value vouch for that.
+    ///
+    /// # Errors
+    /// What does not hold, in words.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let seats = self.config.seats().len();
+        let seat = |seat: Seat, what: &str| {
+            if seat.index() < seats {
+                Ok(())
+            } else {
+                Err(format!("{what} is seat {} of {seats}", seat.0))
+            }
+        };
+        seat(self.to_move, "the seat to move")?;
+        seat(self.first, "the first seat")?;
+        let tokens = self.position.squares().len();
+        for (list, len) in [
+            ("out", self.out.len()),
+            ("moved", self.moved.len()),
+            ("the race", if tokens == 0 { seats } else { tokens }),
+        ] {
+            if len != seats {
+                return Err(format!("{list} lists {len} seats of {seats}"));
+            }
+        }
+        if !self.clocks.remaining_ms.is_empty() && self.clocks.remaining_ms.len() != seats {
+            return Err(format!(
+                "{} clocks for {seats} seats",
+                self.clocks.remaining_ms.len()
+            ));
+        }
+        for offer in [&self.draw_offer, &self.takeback].into_iter().flatten() {
+            seat(offer.by, "an offer's seat")?;
+            if offer.agreed.len() != seats {
+                return Err(format!("an offer lists {} seats", offer.agreed.len()));
+            }
+        }
+        if let Some((asker, _)) = self.rematch {
+            seat(asker, "the rematch's seat")?;
+        }
+        if let Some(Outcome::Win { seat: winner, .. }) = &self.outcome {
+            seat(*winner, "the winner")?;
+        }
+        let board = self.position.board();
+        if let Some(board) = board {
+            board.check(seats)?;
+        }
+        for played in self.moves.iter().chain(&self.redo) {
+            seat(played.seat, "a move's seat")?;
+            if let (Some(board), Some(at)) = (board, played.placement)
+                && !board.contains(at.row.into(), at.col.into())
+            {
+                return Err(format!("a move at {at}, off the board"));
+            }
+            if played.sequence > self.sequence {
+                return Err(format!(
+                    "a move at sequence {} after {}",
+                    played.sequence, self.sequence
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The sequence of the last event applied (1-based).

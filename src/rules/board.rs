@@ -143,6 +143,31 @@ impl Board {
             seat.map_or(0, |s| s.0 + 1);
     }
 
+    /// Checks what a board read back from storage must hold for
+    /// `seats` seats: one cell per square, each empty or a seat's, and the
+    /// piece count right. A board that passes cannot panic a reader.
+    ///
+    /// # Errors
+    /// What does not hold, in words.
+    pub fn check(&self, seats: usize) -> Result<(), String> {
+        if self.cells.len() as u64 != self.cells() {
+            return Err(format!(
+                "a {}x{} board holds {} cells",
+                self.rows,
+                self.cols,
+                self.cells.len()
+            ));
+        }
+        if let Some(code) = self.cells.iter().find(|c| usize::from(**c) > seats) {
+            return Err(format!("a cell holds seat {} of {seats}", code - 1));
+        }
+        let filled = self.cells.iter().filter(|c| **c != 0).count() as u64;
+        if filled != self.filled {
+            return Err(format!("{filled} pieces counted as {}", self.filled));
+        }
+        Ok(())
+    }
+
     /// The occupied cells in row-major order.
     pub fn pieces(&self) -> impl Iterator<Item = (Coord, Seat)> + '_ {
         let cols = self.cols as usize;

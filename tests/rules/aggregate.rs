@@ -577,3 +577,82 @@ fn replay_refuses_a_move_by_the_wrong_seat_or_after_the_end() {
     });
     assert_eq!(GameState::replay(untimed(won)).unwrap_err().sequence, 7);
 }
+
+/// Issue 35, item 11: replay checks every field of a recorded move that the
+/// position before it determines, so a changed byte in any of them is found.
+#[test]
+fn replay_refuses_a_move_whose_record_is_not_what_the_move_does() {
+    // m,n,k: the placement must be the move's own cell, the ply its place
+    // among the moves, and the outcome the one the move gives.
+    let (_, log) = given(tic_tac_toe(), &x_wins_top_row()[..4]);
+    let Event::MovePlayed {
+        played: winning, ..
+    } = given(tic_tac_toe(), &x_wins_top_row()).1[5].clone()
+    else {
+        panic!("a move")
+    };
+    let recorded = |ply, played: Played| {
+        let mut log = log.clone();
+        log.push(Event::MovePlayed {
+            seat: Seat(0),
+            ply,
+            played,
+            chosen_by: None,
+        });
+        GameState::replay(untimed(log))
+    };
+    assert!(recorded(5, winning.clone()).is_ok());
+    let elsewhere = Played {
+        placement: Some(Coord::new(2, 2)),
+        ..winning.clone()
+    };
+    let no_win = Played {
+        outcome: None,
+        ..winning.clone()
+    };
+    let other_line = Played {
+        outcome: Some(Outcome::Win {
+            seat: Seat(0),
+            line: vec![Coord::new(0, 0), Coord::new(1, 1), Coord::new(2, 2)],
+        }),
+        ..winning.clone()
+    };
+    for (what, ply, played) in [
+        ("a placement elsewhere", 5, elsewhere),
+        ("another ply", 4, winning.clone()),
+        ("another ply", 6, winning.clone()),
+        ("no outcome", 5, no_win),
+        ("another winning line", 5, other_line),
+    ] {
+        let error = recorded(ply, played).unwrap_err();
+        assert_eq!(error.sequence, 6, "{what}: {error}");
+    }
+    // Othello: the flips must be the ones the move makes (in any order).
+    let cfg = config(RuleSet::Othello(OthelloRules::new(None).unwrap()), 2);
+    let (_, log) = given(cfg.clone(), &[place(0, 2, 3)]);
+    let Event::MovePlayed { played, .. } = log[1].clone() else {
+        panic!("a move")
+    };
+    let with_flips = |flips: Vec<Coord>| {
+        GameState::replay(untimed(vec![
+            log[0].clone(),
+            Event::MovePlayed {
+                seat: Seat(0),
+                ply: 1,
+                played: Played {
+                    flips,
+                    ..played.clone()
+                },
+                chosen_by: None,
+            },
+        ]))
+    };
+    assert!(with_flips(vec![Coord::new(3, 3)]).is_ok());
+    assert_eq!(with_flips(Vec::new()).unwrap_err().sequence, 2);
+    assert_eq!(
+        with_flips(vec![Coord::new(3, 3), Coord::new(4, 4)])
+            .unwrap_err()
+            .sequence,
+        2
+    );
+}
