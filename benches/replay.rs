@@ -73,13 +73,19 @@ fn game(side: u32, moves: usize) -> (Vec<(Event, i64)>, Vec<StoredEvent>) {
     }
     assert!(state.end_reason().is_none() || moves == (side * side) as usize);
     let rules = state.config().rules().clone();
+    let mut chain = plylog::store::chain::GENESIS;
     let stored = events
         .iter()
         .zip(1..)
-        .map(|((event, at), sequence)| StoredEvent {
-            sequence,
-            payload: convert::event_to_proto("bench", sequence, *at, event, &rules, 1)
-                .encode_to_vec(),
+        .map(|((event, at), sequence)| {
+            let payload =
+                convert::event_to_proto("bench", sequence, *at, event, &rules, 1).encode_to_vec();
+            chain = plylog::store::chain::link(&chain, "bench", sequence, &payload);
+            StoredEvent {
+                sequence,
+                payload,
+                chain: chain.to_vec(),
+            }
         })
         .collect();
     (events, stored)
@@ -97,7 +103,7 @@ fn replay(c: &mut Criterion) {
             b.iter(|| GameState::replay(black_box(events.iter().cloned())).expect("replays"))
         });
         group.bench_function(format!("decode + rules: {name}"), |b| {
-            b.iter(|| log::rebuild(black_box(&stored)).expect("rebuilds"))
+            b.iter(|| log::rebuild("bench", black_box(&stored)).expect("rebuilds"))
         });
         let dir = tempfile::tempdir().expect("a temporary directory");
         let runtime = tokio::runtime::Runtime::new().expect("a runtime");
@@ -110,13 +116,14 @@ fn replay(c: &mut Criterion) {
                     .block_on(store.load("bench", LoadFrom::Start))
                     .expect("loads")
                     .expect("a log");
-                log::rebuild(&log.events).expect("rebuilds")
+                log::rebuild("bench", &log.events).expect("rebuilds")
             })
         });
         // A snapshot after the last event, as the server keeps one.
-        let (state, created_at_ms) = log::rebuild(&stored).expect("rebuilds");
+        let (state, created_at_ms) = log::rebuild("bench", &stored).expect("rebuilds");
         let last = stored.last().expect("events");
-        let payload = snapshot::encode(&state, created_at_ms, snapshot::guard(&last.payload));
+        let chain = last.chain.clone().try_into().expect("a chain value");
+        let payload = snapshot::encode(&state, created_at_ms, chain);
         runtime
             .block_on(store.save_snapshot(Snapshot {
                 game_id: "bench".into(),
@@ -131,7 +138,7 @@ fn replay(c: &mut Criterion) {
                     .expect("loads")
                     .expect("a log");
                 let snapshot = log.snapshot.as_ref().expect("the snapshot");
-                snapshot::resume(snapshot, &log.events).expect("resumes")
+                snapshot::resume("bench", snapshot, &log.events).expect("resumes")
             })
         });
         runtime.block_on(store.close());
@@ -149,6 +156,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
         event_type: "bench",
         payload: s.payload.clone().into(),
         recorded_at_ms: AT,
+        chain: s.chain.clone().try_into().expect("a chain value"),
     };
     store
         .create(NewGame {

@@ -532,6 +532,8 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
         round: 0,
         kind: Some(kind),
     };
+    let first = store.read("long", 1, 1, 1).await.unwrap();
+    let mut chain: plylog::store::chain::Chain = first[0].chain.clone().try_into().unwrap();
     let events: Vec<NewEvent> = (0..HISTORY - 1)
         .map(|ply| {
             let (row, col) = ((ply / 1000) as i32, (ply % 1000) as i32);
@@ -552,12 +554,16 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
                 }),
             );
             bytes += played.encoded_len();
-            NewEvent {
-                sequence: ply + 2,
-                event_type: "move_played",
-                payload: played.encode_to_vec().into(),
-                recorded_at_ms: 0,
-            }
+            let event = NewEvent::chained(
+                &chain,
+                "long",
+                ply + 2,
+                "move_played",
+                played.encode_to_vec().into(),
+                0,
+            );
+            chain = event.chain;
+            event
         })
         .collect();
     store

@@ -420,40 +420,84 @@ async fn a_node_that_missed_a_notification_catches_up_by_itself() {
 /// `game_id` straight into the database, without the notification a node
 /// sends: the nodes learn of it only by reading the log.
 async fn silent_append(url: &str, game_id: &str) {
+    let placed = pb::game_event::Kind::MovePlayed(pb::MovePlayed {
+        seat: 0,
+        r#move: Some(pb::Move {
+            kind: Some(pb::r#move::Kind::Place(pb::Place {
+                row: 1,
+                col: 1,
+                mark: None,
+            })),
+        }),
+        placement: Some(pb::Cell { row: 1, col: 1 }),
+        ply: 1,
+        ..Default::default()
+    });
+    append_behind_the_nodes(url, game_id, placed, None).await;
+}
+
+/// Writes `kind` as sequence 2 of game `game_id` straight into the
+/// database, as another node's append would (linked onto event 1's chain
+/// value, the games row moved on, and seat `seat`'s token hash replaced by
+/// `hash` where `reissue` says so), all in one transaction, but without the
+/// notification a node sends.
+async fn append_behind_the_nodes(
+    url: &str,
+    game_id: &str,
+    kind: pb::game_event::Kind,
+    reissue: Option<(usize, [u8; 32])>,
+) {
     use prost::Message;
     use sqlx::Connection;
-    let event = pb::GameEvent {
+    let event_type = match &kind {
+        pb::game_event::Kind::MovePlayed(_) => "move_played",
+        pb::game_event::Kind::SeatTokenReissued(_) => "seat_token_reissued",
+        other => panic!("not written behind the nodes here: {other:?}"),
+    };
+    let payload = pb::GameEvent {
         game_id: game_id.into(),
         sequence: 2,
         recorded_at: None,
         round: 0,
-        kind: Some(pb::game_event::Kind::MovePlayed(pb::MovePlayed {
-            seat: 0,
-            r#move: Some(pb::Move {
-                kind: Some(pb::r#move::Kind::Place(pb::Place {
-                    row: 1,
-                    col: 1,
-                    mark: None,
-                })),
-            }),
-            placement: Some(pb::Cell { row: 1, col: 1 }),
-            ply: 1,
-            ..Default::default()
-        })),
-    };
+        kind: Some(kind),
+    }
+    .encode_to_vec();
     let mut writer = sqlx::PgConnection::connect(url).await.unwrap();
     let mut tx = writer.begin().await.unwrap();
-    sqlx::query(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES ($1, 2, 'move_played', 1, $2, 0)",
+    let (previous, hashes): (Vec<u8>, Option<Vec<u8>>) = sqlx::query_as(
+        "SELECT e.chain, g.seat_token_hashes FROM events e JOIN games g USING (game_id) \
+         WHERE game_id = $1 AND e.sequence = 1",
     )
     .bind(game_id)
-    .bind(event.encode_to_vec())
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    let mut hashes = hashes;
+    if let Some((seat, hash)) = reissue {
+        let hashes = hashes.as_mut().expect("a game with seat tokens");
+        hashes[seat * 32..(seat + 1) * 32].copy_from_slice(&hash);
+    }
+    let chain = plylog::store::chain::link(
+        &previous.try_into().expect("a chain value"),
+        game_id,
+        2,
+        &payload,
+    );
+    sqlx::query(
+        "INSERT INTO events \
+         (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
+         VALUES ($1, 2, $2, 1, $3, 0, $4)",
+    )
+    .bind(game_id)
+    .bind(event_type)
+    .bind(payload)
+    .bind(chain.to_vec())
     .execute(&mut *tx)
     .await
     .unwrap();
-    sqlx::query("UPDATE games SET last_sequence = 2 WHERE game_id = $1")
+    sqlx::query("UPDATE games SET last_sequence = 2, seat_token_hashes = $2 WHERE game_id = $1")
         .bind(game_id)
+        .bind(hashes)
         .execute(&mut *tx)
         .await
         .unwrap();
@@ -691,44 +735,9 @@ async fn a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock() {
 /// game's seat token hashes with `new_hash` for the seat, in one
 /// transaction.
 async fn silent_reissue(url: &str, game_id: &str, seat: usize, new_hash: [u8; 32]) {
-    use prost::Message;
-    use sqlx::Connection;
-    let event = pb::GameEvent {
-        game_id: game_id.into(),
-        sequence: 2,
-        recorded_at: None,
-        round: 0,
-        kind: Some(pb::game_event::Kind::SeatTokenReissued(
-            pb::SeatTokenReissued { seat: seat as u32 },
-        )),
-    };
-    let mut writer = sqlx::PgConnection::connect(url).await.unwrap();
-    let mut tx = writer.begin().await.unwrap();
-    let hashes: Option<Vec<u8>> =
-        sqlx::query_scalar("SELECT seat_token_hashes FROM games WHERE game_id = $1")
-            .bind(game_id)
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap();
-    let mut hashes = hashes.expect("a game with seat tokens");
-    hashes[seat * 32..(seat + 1) * 32].copy_from_slice(&new_hash);
-    sqlx::query(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES ($1, 2, 'seat_token_reissued', 1, $2, 0)",
-    )
-    .bind(game_id)
-    .bind(event.encode_to_vec())
-    .execute(&mut *tx)
-    .await
-    .unwrap();
-    sqlx::query("UPDATE games SET last_sequence = 2, seat_token_hashes = $2 WHERE game_id = $1")
-        .bind(game_id)
-        .bind(hashes)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    let _ = writer.close().await;
+    let reissued =
+        pb::game_event::Kind::SeatTokenReissued(pb::SeatTokenReissued { seat: seat as u32 });
+    append_behind_the_nodes(url, game_id, reissued, Some((seat, new_hash))).await;
 }
 
 /// ReissueSeatToken promises that the old token stops working at once,
@@ -1242,6 +1251,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         event_type: "game_created",
         payload: vec![sequence as u8].into(),
         recorded_at_ms: 1,
+        chain: [0; 32],
     };
     let game = |id: String| NewGame {
         game_id: id,

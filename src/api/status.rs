@@ -253,6 +253,16 @@ pub fn to_status(error: RegistryError) -> Status {
             )
         }
         RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),
+        RegistryError::Corrupt(cause) => {
+            tracing::error!(error = %cause, "corrupt log");
+            status(
+                Code::DataLoss,
+                "the game's stored log is corrupt; the server refuses it (plylog verify tells why)"
+                    .into(),
+                R::LogCorrupt,
+                none(),
+            )
+        }
         RegistryError::Internal(cause) => {
             tracing::error!(error = %cause, "internal error");
             status(

@@ -334,12 +334,19 @@ impl Import<'_> {
             }
             return Err(exists());
         }
+        // Chained afresh: the chain is the store's, not the export's.
+        let mut chain = crate::store::chain::GENESIS;
         let stored: Vec<StoredEvent> = game
             .events
             .iter()
-            .map(|event| StoredEvent {
-                sequence: event.sequence,
-                payload: event.encode_to_vec(),
+            .map(|event| {
+                let payload = event.encode_to_vec();
+                chain = crate::store::chain::link(&chain, &game.game_id, event.sequence, &payload);
+                StoredEvent {
+                    sequence: event.sequence,
+                    payload,
+                    chain: chain.to_vec(),
+                }
             })
             .collect();
         let refused = |error: crate::game::ReplayError| {
@@ -349,14 +356,14 @@ impl Import<'_> {
                 game.game_id
             ))
         };
-        let (state, _) = log::rebuild(&stored).map_err(refused)?;
+        let (state, _) = log::rebuild(&game.game_id, &stored).map_err(refused)?;
         if pass == Pass::Check {
             return Ok(());
         }
         let mut events = Vec::with_capacity(stored.len());
         let mut issued = vec![1; state.config().seats().len()];
         for s in stored {
-            let (wire, event) = log::decode(&s).map_err(refused)?;
+            let (wire, event) = log::decode(&game.game_id, &s).map_err(refused)?;
             if let Event::SeatTokenReissued { seat } = event
                 && let Some(generation) = issued.get_mut(seat.index())
             {
@@ -367,6 +374,7 @@ impl Import<'_> {
                 event_type: convert::event_type(&event),
                 payload: s.payload.into(),
                 recorded_at_ms: log::recorded_at(&wire),
+                chain: s.chain.try_into().expect("32 bytes, linked above"),
             });
         }
         let seat_token_hashes = self.keys.as_ref().map_or_else(Vec::new, |keys| {

@@ -323,7 +323,7 @@ async fn replay(store: &dyn EventStore, game_id: &str) -> Result<GameState, OpsE
         .load(game_id, LoadFrom::Start)
         .await?
         .ok_or_else(|| OpsError::NoGame(game_id.to_owned()))?;
-    log::rebuild(&log.events)
+    log::rebuild(game_id, &log.events)
         .map(|(state, _)| state)
         .map_err(|error| OpsError::Corrupt {
             game: game_id.to_owned(),

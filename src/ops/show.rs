@@ -63,8 +63,8 @@ pub async fn run(args: &ShowArgs, out: &mut impl Write) -> Result<Finding, OpsEr
         game: args.game.clone(),
         error,
     };
-    let (state, _) = log::rebuild(shown).map_err(corrupt)?;
-    let (wire, event) = log::decode(&shown[shown.len() - 1]).map_err(corrupt)?;
+    let (state, _) = log::rebuild(&args.game, shown).map_err(corrupt)?;
+    let (wire, event) = log::decode(&args.game, &shown[shown.len() - 1]).map_err(corrupt)?;
     writeln!(out, "game    {}", escape_disruptive(&args.game))?;
     writeln!(out, "rules   {}", state.config().rules())?;
     writeln!(out, "seats   {}", seats_text(&state))?;

@@ -1,9 +1,15 @@
-//! `plylog verify [GAME...]`: every game's log (or the named games') replayed
-//! through the rules, as the server replays it when it loads a game, and
-//! what the games table keeps of the game checked against the replay: its
-//! status (in play, won, drawn, no result), its last sequence and its
-//! creation time. One line per problem, `game <id>: ...`, then a summary;
-//! exit code 1 when any game is bad.
+//! `plylog verify [GAME...]`: every game's log (or the named games') checked
+//! as the server checks it when it loads a game: its integrity chain (see
+//! [`crate::store::chain`]: any changed byte of any event or of its chain
+//! value), then a replay through the rules from sequence 1 that checks
+//! every field an event's predecessors determine (its game, sequence and
+//! ply, where a move lands, what it flips, its outcome). Then the game's
+//! snapshot, if it has one, checked whole (its checksum, its state's
+//! invariants, its chain value) and resumed: the state it gives must be
+//! the replay's. Last, what the games table keeps of the game against the
+//! replay: its status (in play, won, drawn, no result), its last sequence
+//! and its creation time. One line per problem, `game <id>: ...`, then a
+//! summary; exit code 1 when any game is bad.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -11,7 +17,7 @@ use std::io::Write;
 use super::{DatabaseArgs, Finding, Games, OpsError, count};
 use crate::game::escape_disruptive;
 use crate::proto::{self as pb, convert};
-use crate::registry::log;
+use crate::registry::{log, snapshot};
 use crate::store::{EventStore, GameRecord, LoadFrom, StoreError};
 
 /// `plylog verify`: check games' logs.
@@ -81,7 +87,7 @@ async fn check_all(
 
 /// What is wrong with one game, in words; empty when it is good.
 async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
-    let stored = match store.load(&record.game_id, LoadFrom::Start).await {
+    let stored = match store.load(&record.game_id, LoadFrom::Snapshot).await {
         Ok(Some(stored)) => stored,
         Ok(None) => {
             return Ok(vec![
@@ -94,12 +100,19 @@ async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String
         Err(other) => return Err(other.into()),
     };
     let mut problems = Vec::new();
-    match log::rebuild(&stored.events) {
+    match log::rebuild(&record.game_id, &stored.events) {
         Err(error) => problems.push(format!(
             "event {} does not replay: {}",
             error.sequence, error.why
         )),
         Ok((state, created_at_ms)) => {
+            if let Some(problem) = stored
+                .snapshot
+                .as_ref()
+                .and_then(|s| check_snapshot(record, s, &stored.events, &state, created_at_ms))
+            {
+                problems.push(problem);
+            }
             let replayed = convert::status_to_proto(state.status());
             if record.status != replayed as i32 {
                 let kept = pb::GameStatus::try_from(record.status)
@@ -125,4 +138,33 @@ async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String
         ));
     }
     Ok(problems)
+}
+
+/// What is wrong with a game's snapshot, given its log's replay (`state`,
+/// created at `created_at_ms`): `None` when it resumes to the replay's
+/// state, or was written by a build with another format (the server
+/// replays past it; that is no fault).
+fn check_snapshot(
+    record: &GameRecord,
+    stored: &crate::store::Snapshot,
+    events: &[crate::store::StoredEvent],
+    state: &crate::game::GameState,
+    created_at_ms: i64,
+) -> Option<String> {
+    let from = usize::try_from(stored.sequence.saturating_sub(1)).unwrap_or(usize::MAX);
+    let sequence = stored.sequence;
+    match snapshot::resume(
+        &record.game_id,
+        stored,
+        events.get(from..).unwrap_or_default(),
+    ) {
+        Err(snapshot::Unusable::Format { .. }) => None,
+        Err(why) => Some(format!(
+            "the snapshot at sequence {sequence} is unusable: {why}"
+        )),
+        Ok((resumed, created)) if (&resumed, created) != (state, created_at_ms) => Some(format!(
+            "the snapshot at sequence {sequence} resumes to another state than the log's replay"
+        )),
+        Ok(_) => None,
+    }
 }

@@ -17,10 +17,12 @@ use super::{
 };
 use super::{log, snapshot};
 use crate::engine::{Bot, Choice, Score};
+use crate::game::ReplayError;
 use crate::game::{Command, Event, GameError, GameState, decide, evolve};
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
 use crate::rules::Seat;
+use crate::store::chain::{self, Chain};
 use crate::store::{
     Append, LoadFrom, NewEvent, RequestRecord, Snapshot, StoreError, StoredEvent, TokenHash, Wake,
 };
@@ -126,13 +128,18 @@ pub(super) fn decode(
     game_id: &str,
     stored: &StoredEvent,
 ) -> Result<(pb::GameEvent, Event), RegistryError> {
-    log::decode(stored).map_err(|e| RegistryError::Internal(format!("game {game_id} {e}")))
+    log::decode(game_id, stored).map_err(|e| corrupt(game_id, &e))
+}
+
+/// A stored log that fails its checks, as the error a caller gets.
+pub(super) fn corrupt(game_id: &str, error: &ReplayError) -> RegistryError {
+    RegistryError::Corrupt(format!("game {game_id}: {error}"))
 }
 
 /// Rebuilds a game from stored events `1..` (see [`log::rebuild`]); a log
 /// that does not replay is an internal error naming the game.
 fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), RegistryError> {
-    log::rebuild(stored).map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))
+    log::rebuild(game_id, stored).map_err(|e| corrupt(game_id, &e))
 }
 
 /// A game as an actor starts with it: from the store, or just created.
@@ -151,6 +158,11 @@ pub(crate) struct Loaded {
     pub(crate) wake: Wake,
     /// When its last event was recorded (Unix epoch milliseconds).
     pub(crate) last_recorded_at_ms: i64,
+    /// The integrity chain value of its last event.
+    pub(crate) chain: Chain,
+    /// Loaded from a snapshot: its sequence and chain value, for the
+    /// events it covers to be checked before the first append.
+    pub(crate) unchecked_prefix: Option<(u64, Chain)>,
 }
 
 pub(super) struct Actor {
@@ -176,6 +188,15 @@ pub(super) struct Actor {
     /// When the game's last event was recorded (Unix epoch milliseconds):
     /// the next is recorded no earlier.
     last_recorded_at_ms: i64,
+    /// The integrity chain value of the game's last event: the next event
+    /// links onto it (see [`crate::store::chain`]).
+    chain: Chain,
+    /// Loaded from a snapshot whose events have not been checked yet (see
+    /// [`Actor::prefix_checked`]): its sequence and chain value.
+    unchecked_prefix: Option<(u64, Chain)>,
+    /// Why the game's log was found corrupt after it was loaded: every
+    /// message is refused with it from then on.
+    found_corrupt: Option<String>,
     /// After a failed append whose state could not be rebuilt at once (the
     /// store was unreachable): the sequence to rebuild it at. Nothing is
     /// answered or decided from the state until it is (see
@@ -348,6 +369,9 @@ impl Actor {
             absent_from,
             stored_wake: loaded.wake,
             last_recorded_at_ms: loaded.last_recorded_at_ms,
+            chain: loaded.chain,
+            unchecked_prefix: loaded.unchecked_prefix,
+            found_corrupt: None,
             stale_at: None,
             reported_absence: None,
             absence_check: None,
@@ -517,7 +541,14 @@ impl Actor {
     }
 
     /// Loads the game from its latest usable snapshot and the events after
-    /// it, or replays its whole log when it has none or it is unusable.
+    /// it (checked against the snapshot's chain value), or replays its
+    /// whole log (its chain checked from the start) when it has none or it
+    /// is unusable. The events a snapshot covers are not read here: the
+    /// first append checks them (see [`Actor::prefix_checked`]).
+    ///
+    /// # Errors
+    /// [`RegistryError::Corrupt`] for a log that fails its checks; store
+    /// failures.
     async fn load(registry: &Registry, game_id: &str) -> Result<Loaded, RegistryError> {
         let mut log = registry.load_log(game_id, LoadFrom::Snapshot).await?;
         let resumed = log.snapshot.as_ref().and_then(|s| {
@@ -532,6 +563,17 @@ impl Actor {
                 }
                 (rebuild(game_id, &log.events)?, 0)
             }
+        };
+        // Checked above, from the snapshot's chain value or from the start.
+        let stored_chain = |event: Option<&StoredEvent>| {
+            event
+                .and_then(|e| Chain::try_from(e.chain.as_slice()).ok())
+                .ok_or_else(|| RegistryError::Corrupt(format!("game {game_id}: no chain value")))
+        };
+        let chain = stored_chain(log.events.last())?;
+        let unchecked_prefix = match snapshot_at {
+            0 | 1 => None,
+            at => Some((at, stored_chain(log.events.first())?)),
         };
         let requests = log
             .requests
@@ -550,6 +592,8 @@ impl Actor {
             snapshot_at,
             wake: log.wake,
             last_recorded_at_ms,
+            chain,
+            unchecked_prefix,
         })
     }
 
@@ -681,6 +725,10 @@ impl Actor {
         // load's first request skips that extra query.
         let read_after_arrival = self.queued_before_load > 0;
         self.queued_before_load = self.queued_before_load.saturating_sub(1);
+        if let Some(why) = &self.found_corrupt {
+            msg.fail(RegistryError::Corrupt(why.clone()));
+            return;
+        }
         if let Err(error) = self.restored().await {
             msg.fail(error);
             return;
@@ -1106,19 +1154,18 @@ impl Actor {
     /// commits, when one is due then (see
     /// [`super::RegistrySettings::snapshot_every`]): the hash of the last
     /// event's payload.
-    fn snapshot_due(&self, last: u64, append: &Append) -> Option<[u8; 32]> {
+    fn snapshot_due(&self, last: u64) -> bool {
         let every = self.registry.settings().snapshot_every;
-        (every > 0 && last >= self.snapshot_at.saturating_add(every))
-            .then(|| append.events.last().map(|e| snapshot::guard(&e.payload)))
-            .flatten()
+        every > 0 && last >= self.snapshot_at.saturating_add(every)
     }
 
-    /// Takes a snapshot of the state as it stands (right after an append
-    /// guarded by `guard`) and saves it in the background: a snapshot is a
-    /// cache, so one that fails to save is only logged.
-    fn take_snapshot(&mut self, guard: [u8; 32]) {
+    /// Takes a snapshot of the state as it stands (right after an append,
+    /// with the chain value of its last event) and saves it in the
+    /// background: a snapshot is a cache, so one that fails to save is only
+    /// logged.
+    fn take_snapshot(&mut self) {
         let sequence = self.state.sequence();
-        let payload = snapshot::encode(&self.state, self.created_at_ms, guard);
+        let payload = snapshot::encode(&self.state, self.created_at_ms, self.chain);
         self.snapshot_at = sequence;
         let store = Arc::clone(&self.registry.inner.store);
         let snapshot = Snapshot {
@@ -1213,6 +1260,7 @@ impl Actor {
         // The actor's own commands (a timeout, a bot's move) come here
         // without a message.
         self.restored().await?;
+        self.prefix_checked().await?;
         for _ in 0..CONFLICT_RETRIES {
             // Authorized afresh on every attempt, against the state this
             // attempt decides on: after a lost race the actor has caught up,
@@ -1300,17 +1348,24 @@ impl Actor {
                 .iter()
                 .for_each(|e| evolve(&mut self.state, e, recorded_at_ms));
             let wake = self.wake();
+            let mut chain = self.chain;
             let append = Append {
                 game_id: self.game_id.clone(),
                 expected: current,
                 events: wire
                     .iter()
                     .zip(&events)
-                    .map(|(w, e)| NewEvent {
-                        sequence: w.sequence,
-                        event_type: convert::event_type(e),
-                        payload: w.encode_to_vec().into(),
-                        recorded_at_ms,
+                    .map(|(w, e)| {
+                        let event = NewEvent::chained(
+                            &chain,
+                            &self.game_id,
+                            w.sequence,
+                            convert::event_type(e),
+                            w.encode_to_vec().into(),
+                            recorded_at_ms,
+                        );
+                        chain = event.chain;
+                        event
                     })
                     .collect(),
                 request: record.clone(),
@@ -1327,7 +1382,7 @@ impl Actor {
             } else {
                 Vec::new()
             };
-            let snapshot_guard = self.snapshot_due(last, &append);
+            let snapshot_due = self.snapshot_due(last);
             let appending = std::time::Instant::now();
             let appended = self
                 .registry
@@ -1343,6 +1398,7 @@ impl Actor {
                         .appended(events.len(), appending.elapsed());
                     self.stored_wake = wake;
                     self.last_recorded_at_ms = recorded_at_ms;
+                    self.chain = chain;
                     self.observe(fresh, was_over, recorded_at_ms);
                     if let Some(record) = record {
                         self.remember(record);
@@ -1351,8 +1407,8 @@ impl Actor {
                         self.shared.broadcast(event, payload);
                     }
                     tracing::debug!(sequence = last, "appended");
-                    if let Some(guard) = snapshot_guard {
-                        self.take_snapshot(guard);
+                    if snapshot_due {
+                        self.take_snapshot();
                     }
                     let seat_token = issued.map(|(token, hashes)| {
                         self.seat_token_hashes = hashes;
@@ -1420,6 +1476,56 @@ impl Actor {
                 tracing::warn!(game_id = %self.game_id, error = %error, "the state before a failed append could not be rebuilt yet; the next message tries again");
                 Err(error)
             }
+        }
+    }
+
+    /// Checks, before the first append after a load from a snapshot, that
+    /// the events the snapshot covers are intact: read from the store, they
+    /// must link from the start of the chain to the snapshot's chain value
+    /// (the hashing runs on a blocking thread). A load from a snapshot
+    /// skips reading them (issue 15: that is what makes a long game's load
+    /// fast), and the state it serves meanwhile is the snapshot's, which
+    /// its checksum and chain value vouch for; but no move is added to a
+    /// log whose earlier events changed (issue 35). Found corrupt, the game
+    /// refuses every message from then on.
+    ///
+    /// # Errors
+    /// [`RegistryError::Corrupt`]; store failures (checked again at the
+    /// next append).
+    async fn prefix_checked(&mut self) -> Result<(), RegistryError> {
+        if let Some(why) = &self.found_corrupt {
+            return Err(RegistryError::Corrupt(why.clone()));
+        }
+        let Some((sequence, vouched)) = self.unchecked_prefix else {
+            return Ok(());
+        };
+        let store = &self.registry.inner.store;
+        let events = store.read(&self.game_id, 1, sequence, u32::MAX).await?;
+        let game_id = self.game_id.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            let chain = log::check_chain(&game_id, &chain::GENESIS, &events, 1)
+                .map_err(|e| corrupt(&game_id, &e))?;
+            if events.len() as u64 != sequence || chain != vouched {
+                return Err(RegistryError::Corrupt(format!(
+                    "game {game_id}: the events up to its snapshot at {sequence} do not give \
+                     the snapshot's chain value"
+                )));
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| RegistryError::Internal(format!("the prefix check stopped: {e}")))?;
+        match checked {
+            Ok(()) => {
+                self.unchecked_prefix = None;
+                Ok(())
+            }
+            Err(RegistryError::Corrupt(why)) => {
+                tracing::error!(game_id = %self.game_id, why, "corrupt log under a snapshot");
+                self.found_corrupt = Some(why.clone());
+                Err(RegistryError::Corrupt(why))
+            }
+            Err(other) => Err(other),
         }
     }
 
@@ -1571,14 +1677,10 @@ impl Actor {
             if tail.events.is_empty() {
                 break;
             }
+            let chain = log::check_chain(&self.game_id, &self.chain, &tail.events, after + 1)
+                .map_err(|e| corrupt(&self.game_id, &e))?;
             let mut page = Vec::with_capacity(tail.events.len());
-            for (stored, expected) in tail.events.into_iter().zip(after + 1..) {
-                if stored.sequence != expected {
-                    return Err(RegistryError::Internal(format!(
-                        "game {}: the log skips to sequence {}",
-                        self.game_id, stored.sequence
-                    )));
-                }
+            for stored in tail.events {
                 let (wire, event) = decode(&self.game_id, &stored)?;
                 page.push((wire, event, stored.payload));
             }
@@ -1592,10 +1694,11 @@ impl Actor {
                 let at = log::recorded_at(&wire);
                 self.state
                     .apply_stored(&event, at)
-                    .map_err(|e| RegistryError::Internal(format!("game {}: {e}", self.game_id)))?;
+                    .map_err(|e| corrupt(&self.game_id, &e))?;
                 self.last_recorded_at_ms = self.last_recorded_at_ms.max(at);
                 self.shared.broadcast(&wire, payload.into());
             }
+            self.chain = chain;
         }
         if self.state.sequence() > start {
             self.registry

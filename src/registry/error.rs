@@ -133,7 +133,13 @@ pub enum RegistryError {
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
-    /// Anything else: a store failure or a corrupt log.
+    /// The game's stored log fails its checks (its integrity chain, its
+    /// replay, its density): stored bytes changed or were lost. The text
+    /// names the game and the first bad event; `plylog verify` tells the
+    /// same.
+    #[error("the stored log is corrupt: {0}")]
+    Corrupt(String),
+    /// Anything else: a store failure.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -168,6 +174,7 @@ impl RegistryError {
                 RegistryError::StoreUnavailable(Arc::clone(cause))
             }
             RegistryError::ShuttingDown => RegistryError::ShuttingDown,
+            RegistryError::Corrupt(why) => RegistryError::Corrupt(why.clone()),
             other => RegistryError::Internal(other.to_string()),
         }
     }

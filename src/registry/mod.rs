@@ -635,14 +635,18 @@ impl Registry {
             convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)
                 .encode_to_vec()
                 .into();
+        let created = NewEvent::chained(
+            &crate::store::chain::GENESIS,
+            &game_id,
+            1,
+            convert::event_type(&event),
+            payload,
+            recorded_at_ms,
+        );
+        let chain = created.chain;
         let new_game = NewGame {
             game_id: game_id.clone(),
-            created: NewEvent {
-                sequence: 1,
-                event_type: convert::event_type(&event),
-                payload,
-                recorded_at_ms,
-            },
+            created,
             request: (!request.request_id.is_empty())
                 .then(|| (request.request_id.clone(), request.fingerprint.clone())),
             status: pb::GameStatus::InProgress as i32,
@@ -671,6 +675,8 @@ impl Registry {
                         snapshot_at: 0,
                         wake,
                         last_recorded_at_ms: recorded_at_ms,
+                        chain,
+                        unchecked_prefix: None,
                     };
                     let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
                     slot.insert(handle);
@@ -959,9 +965,31 @@ impl Registry {
             }
             _ => None,
         };
-        let mut page = replay::ReplayPage::new(game_id, game, limit, round, positions, state);
-        let chunk = u32::try_from(limit.clamp(1, 10_000)).unwrap_or(10_000);
         let mut cursor = from.max(1);
+        // Every event sent is checked against the integrity chain, from
+        // the stored chain value of the event before it.
+        let chain = match cursor {
+            1 => crate::store::chain::GENESIS,
+            _ => {
+                let before = self
+                    .inner
+                    .store
+                    .read(game_id, cursor - 1, cursor - 1, 1)
+                    .await?;
+                before
+                    .first()
+                    .and_then(|e| <[u8; 32]>::try_from(e.chain.as_slice()).ok())
+                    .ok_or_else(|| {
+                        RegistryError::Corrupt(format!(
+                            "game {game_id}: event {} is missing or has no whole chain value",
+                            cursor - 1
+                        ))
+                    })?
+            }
+        };
+        let mut page =
+            replay::ReplayPage::new(game_id, game, limit, round, positions, state, chain);
+        let chunk = u32::try_from(limit.clamp(1, 10_000)).unwrap_or(10_000);
         while cursor <= last && !page.is_full() {
             let stored = self.inner.store.read(game_id, cursor, last, chunk).await?;
             let Some(end) = stored.last().map(|e| e.sequence) else {
@@ -1042,15 +1070,16 @@ impl Registry {
                         game_id: game_id.to_owned(),
                     });
                 }
+                let id = game_id.to_owned();
                 admission
-                    .run(move || log::rebuild(&stored))
+                    .run(move || log::rebuild(&id, &stored))
                     .await?
-                    .map_err(|e| RegistryError::Internal(format!("game {game_id}: {e}")))?
+                    .map_err(|e| actor::corrupt(game_id, &e))?
             }
         };
         // A log missing its last events rebuilds short: never a wrong answer.
         if state.sequence() != at {
-            return Err(RegistryError::Internal(format!(
+            return Err(RegistryError::Corrupt(format!(
                 "game {game_id}: the log ends at sequence {} before {at}",
                 state.sequence()
             )));
@@ -1111,7 +1140,7 @@ impl Registry {
         Ok((games, next))
     }
 
-    /// Starts the timer queue (see [`wakes`]): from now on every game whose
+    /// Starts the timer queue (see `registry/wakes.rs`): from now on every game whose
     /// wake comes due (a turn's time running out, an absent seat's grace
     /// period ending, a bot to move) is loaded, if it is not in memory, and
     /// does what is due; a deadline that passed while the server was down
@@ -1327,9 +1356,9 @@ fn time_ordered_id(now_ms: crate::game::Millis) -> String {
 /// The ListGames line of a stored game.
 fn summary_of(record: crate::store::GameRecord) -> Result<pb::GameSummary, RegistryError> {
     let wire = pb::GameEvent::decode(record.created_payload.as_slice())
-        .map_err(|e| RegistryError::Internal(format!("game {}: {e}", record.game_id)))?;
+        .map_err(|e| RegistryError::Corrupt(format!("game {}: {e}", record.game_id)))?;
     let Some(pb::game_event::Kind::GameCreated(created)) = wire.kind else {
-        return Err(RegistryError::Internal(format!(
+        return Err(RegistryError::Corrupt(format!(
             "game {}: event 1 is not GameCreated",
             record.game_id
         )));

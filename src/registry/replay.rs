@@ -10,6 +10,7 @@ use super::{PAGE_BYTES, REPLAY_PIECE_BUDGET, RegistryError, ReplayPositions, act
 use crate::game::GameState;
 use crate::proto::{self as pb, convert};
 use crate::store::StoredEvent;
+use crate::store::chain::Chain;
 
 /// A GetReplay page being filled (see [`super::Registry::replay`]).
 pub(super) struct ReplayPage {
@@ -31,11 +32,15 @@ pub(super) struct ReplayPage {
     bytes: usize,
     /// Where the next page starts, once this one is full.
     next: Option<u64>,
+    /// The integrity chain value of the event before the next to take:
+    /// each event taken must link onto it (see [`crate::store::chain`]).
+    chain: Chain,
 }
 
 impl ReplayPage {
     /// An empty page of the game `game_id` (its log ending at `last`, its
-    /// view `game`), starting after `state` when positions are wanted.
+    /// view `game`), starting after `state` when positions are wanted, and
+    /// after the event whose stored chain value is `chain`.
     pub(super) fn new(
         game_id: &str,
         game: pb::Game,
@@ -43,6 +48,7 @@ impl ReplayPage {
         round: Option<u32>,
         positions: &ReplayPositions,
         state: Option<GameState>,
+        chain: Chain,
     ) -> Self {
         let last = game.last_sequence;
         let mut reply = pb::GetReplayResponse::default();
@@ -60,6 +66,7 @@ impl ReplayPage {
             pieces: 0,
             bytes: 0,
             next: None,
+            chain,
         }
     }
 
@@ -81,12 +88,15 @@ impl ReplayPage {
     /// applied while positions are wanted), then sent as stored.
     ///
     /// # Errors
-    /// [`RegistryError::Internal`] for an event that does not decode or
-    /// replay.
+    /// [`RegistryError::Corrupt`] for an event that breaks the integrity
+    /// chain, does not decode or does not replay.
     pub(super) fn take(&mut self, stored: &[StoredEvent]) -> Result<(), RegistryError> {
         let game_id = self.game_id.as_str();
-        let corrupt =
-            |e: crate::game::ReplayError| RegistryError::Internal(format!("game {game_id}: {e}"));
+        let corrupt = |e: crate::game::ReplayError| actor::corrupt(game_id, &e);
+        if let Some(first) = stored.first() {
+            self.chain =
+                log::check_chain(game_id, &self.chain, stored, first.sequence).map_err(corrupt)?;
+        }
         for s in stored {
             let sequence = s.sequence;
             let event_round = if self.with_positions {

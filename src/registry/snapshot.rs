@@ -2,13 +2,19 @@
 //! a long log does not replay it from sequence 1 (issue 15: a
 //! 100,000-move game loads in a fraction of a full replay).
 //!
-//! A snapshot is only a cache. Its payload is the [`FORMAT`] version (a
-//! postcard varint), then, postcard-encoded, the game's creation time, the
-//! SHA-256 of the payload of the event it was taken after (its guard) and
-//! the [`GameState`]. It is used only when its format is this build's, its
-//! guard matches the stored event at its sequence, it decodes whole, and the
-//! events after it replay onto it; otherwise the game is replayed from
-//! sequence 1, so deleting every snapshot changes no answer.
+//! A snapshot is only a cache, and is checked as a whole before it is
+//! used. Its payload is the [`FORMAT`] version (a postcard varint), the
+//! SHA-256 of the rest (its checksum, 32 bytes), then, postcard-encoded, the
+//! game's creation time, the integrity chain value of the event it was
+//! taken after (see [`crate::store::chain`]) and the [`GameState`]. It is
+//! used only when its format is this build's, its checksum matches, it
+//! decodes whole, its state holds its invariants
+//! ([`GameState::check_invariants`]) at the snapshot's sequence, its chain
+//! value is the stored event's at that sequence, and the events after it
+//! link onto that value and replay onto the state; otherwise the game is
+//! replayed from sequence 1, so deleting every snapshot changes no answer.
+//! The chain value vouches for every event up to the snapshot: a log
+//! changed under a snapshot no longer matches it.
 //!
 //! Postcard: <https://postcard.jamesmunns.com/wire-format>.
 
@@ -17,23 +23,25 @@ use sha2::{Digest, Sha256};
 
 use super::log;
 use crate::game::GameState;
+use crate::store::chain::Chain;
 use crate::store::{Snapshot, StoredEvent};
 
 /// The encoding's version. Any change to the serialized shape of
 /// [`GameState`] (a field added, removed, reordered or retyped anywhere
 /// in it, its rules and positions included) must bump it, so a snapshot
 /// written by an older build is replayed past, not misread; the
-/// golden-bytes test below fails on such a change as a reminder.
-pub const FORMAT: u32 = 2;
+/// golden-bytes test below fails on such a change as a reminder. 3: the
+/// checksum, and the chain value in place of the event payload's hash.
+pub const FORMAT: u32 = 3;
 
-/// What follows the format version: `S` is `&GameState` when encoding and
-/// `GameState` when decoding.
+/// What follows the format version and the checksum: `S` is `&GameState`
+/// when encoding and `GameState` when decoding.
 #[derive(Serialize, Deserialize)]
 struct Body<S> {
     /// Unix epoch milliseconds of the game's creation.
     created_at_ms: i64,
-    /// SHA-256 of the payload of the event at the snapshot's sequence.
-    guard: [u8; 32],
+    /// The integrity chain value of the event at the snapshot's sequence.
+    chain: Chain,
     state: S,
 }
 
@@ -46,13 +54,19 @@ pub enum Unusable {
         /// The format it names.
         found: u32,
     },
+    /// Its bytes are not the ones it was written with.
+    #[error("its checksum does not match its bytes")]
+    Checksum,
     /// The bytes do not decode (or run past the state).
     #[error("does not decode: {0}")]
     Decode(String),
-    /// The stored event at its sequence is not the one it was taken after,
-    /// or is missing.
-    #[error("its guard does not match the event at sequence {0}")]
-    Guard(u64),
+    /// The state breaks an invariant (see [`GameState::check_invariants`]).
+    #[error("its state does not hold: {0}")]
+    Invariant(String),
+    /// The stored event at its sequence is not the one it was taken after
+    /// (its chain value differs), or is missing.
+    #[error("its chain value does not match the event at sequence {0}")]
+    Chain(u64),
     /// The state is not at the snapshot's sequence.
     #[error("holds sequence {found}, not {sequence}")]
     Sequence {
@@ -61,57 +75,55 @@ pub enum Unusable {
         /// The state's.
         found: u64,
     },
-    /// An event after it does not replay onto it.
+    /// An event after it does not link onto it or replay onto it.
     #[error("the events after it do not replay: {0}")]
     Replay(String),
 }
 
-/// The guard of a snapshot taken right after the event whose stored
-/// payload is `payload`: its SHA-256.
-pub fn guard(payload: &[u8]) -> [u8; 32] {
-    Sha256::digest(payload).into()
-}
-
 /// Encodes `state` (of a game created at `created_at_ms`, Unix epoch
-/// milliseconds) as a snapshot payload, guarded by `guard` (see [`guard`]).
-/// O(state).
-pub fn encode(state: &GameState, created_at_ms: i64, guard: [u8; 32]) -> Vec<u8> {
-    let mut bytes = postcard::to_stdvec(&FORMAT).expect("a u32 encodes");
+/// milliseconds) as a snapshot payload, taken after the event whose chain
+/// value is `chain`. O(state).
+pub fn encode(state: &GameState, created_at_ms: i64, chain: Chain) -> Vec<u8> {
     let body = Body {
         created_at_ms,
-        guard,
+        chain,
         state,
     };
-    postcard::to_io(&body, &mut bytes).expect("a game state encodes into memory");
+    let body = postcard::to_stdvec(&body).expect("a game state encodes into memory");
+    let mut bytes = postcard::to_stdvec(&FORMAT).expect("a u32 encodes");
+    bytes.extend_from_slice(&Sha256::digest(&body));
+    bytes.extend_from_slice(&body);
     bytes
 }
 
-/// The state right after the last of `events`, resumed from `snapshot`:
-/// `events` start at the snapshot's own sequence (checked against its
-/// guard) and run densely on from there. Returns the state and the game's
-/// creation time (Unix epoch milliseconds).
+/// The state right after the last of `events` of game `game_id`, resumed
+/// from `snapshot`: `events` start at the snapshot's own sequence (checked
+/// against its chain value) and run densely on from there, each linking
+/// onto the one before. Returns the state and the game's creation time
+/// (Unix epoch milliseconds).
 ///
 /// # Errors
 /// [`Unusable`]: the caller replays the game from sequence 1 instead.
-pub fn resume(snapshot: &Snapshot, events: &[StoredEvent]) -> Result<(GameState, i64), Unusable> {
+pub fn resume(
+    game_id: &str,
+    snapshot: &Snapshot,
+    events: &[StoredEvent],
+) -> Result<(GameState, i64), Unusable> {
     let (found, rest) =
         postcard::take_from_bytes::<u32>(&snapshot.payload).map_err(decode_error)?;
     if found != FORMAT {
         return Err(Unusable::Format { found });
     }
-    let (body, left) = postcard::take_from_bytes::<Body<GameState>>(rest).map_err(decode_error)?;
+    let (checksum, body) = rest.split_at_checked(32).ok_or(Unusable::Checksum)?;
+    if Sha256::digest(body).as_slice() != checksum {
+        return Err(Unusable::Checksum);
+    }
+    let (body, left) = postcard::take_from_bytes::<Body<GameState>>(body).map_err(decode_error)?;
     if !left.is_empty() {
         return Err(Unusable::Decode(format!(
             "{} bytes after the state",
             left.len()
         )));
-    }
-    let (first, after) = events
-        .split_first()
-        .filter(|(first, _)| first.sequence == snapshot.sequence)
-        .ok_or(Unusable::Guard(snapshot.sequence))?;
-    if guard(&first.payload) != body.guard {
-        return Err(Unusable::Guard(snapshot.sequence));
     }
     let mut state = body.state;
     if state.sequence() != snapshot.sequence {
@@ -120,8 +132,14 @@ pub fn resume(snapshot: &Snapshot, events: &[StoredEvent]) -> Result<(GameState,
             found: state.sequence(),
         });
     }
+    state.check_invariants().map_err(Unusable::Invariant)?;
+    let (first, after) = events
+        .split_first()
+        .filter(|(first, _)| first.sequence == snapshot.sequence && first.chain == body.chain)
+        .ok_or(Unusable::Chain(snapshot.sequence))?;
     let replay = |e: crate::game::ReplayError| Unusable::Replay(e.to_string());
-    for decoded in log::decode_run(after, snapshot.sequence + 1) {
+    log::check_chain(game_id, &body.chain, after, first.sequence + 1).map_err(replay)?;
+    for decoded in log::decode_run(game_id, after, snapshot.sequence + 1) {
         let (wire, event) = decoded.map_err(replay)?;
         state
             .apply_stored(&event, log::recorded_at(&wire))
@@ -138,7 +156,7 @@ pub(crate) fn usable(
     snapshot: &Snapshot,
     events: &[StoredEvent],
 ) -> Option<(GameState, i64)> {
-    resume(snapshot, events)
+    resume(game_id, snapshot, events)
         .inspect_err(|why| {
             tracing::warn!(
                 game_id,
@@ -213,10 +231,17 @@ mod tests {
 
     use crate::rules::Seat;
 
+    /// A chain value standing for the log up to `sequence`, whose event
+    /// there has payload `payload`.
+    fn chain_at(sequence: u64, payload: &[u8]) -> Chain {
+        crate::store::chain::link(&[9; 32], "g", sequence, payload)
+    }
+
     fn stored(sequence: u64, payload: &[u8]) -> StoredEvent {
         StoredEvent {
             sequence,
             payload: payload.to_vec(),
+            chain: chain_at(sequence, payload).to_vec(),
         }
     }
 
@@ -224,7 +249,7 @@ mod tests {
         Snapshot {
             game_id: "g".into(),
             sequence: state.sequence(),
-            payload: encode(state, 42, guard(event)),
+            payload: encode(state, 42, chain_at(state.sequence(), event)),
         }
     }
 
@@ -263,7 +288,7 @@ mod tests {
             for plies in [0, 1, 7, 40] {
                 let state = played(rules.clone(), plies, seed);
                 let snapshot = snapshot_of(&state, b"event");
-                let resumed = resume(&snapshot, &[stored(state.sequence(), b"event")]);
+                let resumed = resume("g", &snapshot, &[stored(state.sequence(), b"event")]);
                 assert_eq!(
                     resumed.expect("resumes"),
                     (state, 42),
@@ -284,30 +309,46 @@ mod tests {
             ..good.clone()
         };
         let why = |snapshot: &Snapshot, events: &[StoredEvent]| {
-            resume(snapshot, events).unwrap_err().to_string()
+            resume("g", snapshot, events).unwrap_err().to_string()
         };
         let events = [stored(at, b"event")];
         let mut other = good.payload.clone();
         other[0] = 9;
         assert_eq!(
             why(&with(other, at), &events),
-            "format 9, this build reads 2"
+            "format 9, this build reads 3"
         );
+        // Any byte after the version changes the checksum or the bytes it
+        // covers.
         let mut trailing = good.payload.clone();
         trailing.push(0);
         assert_eq!(
             why(&with(trailing, at), &events),
+            "its checksum does not match its bytes"
+        );
+        let cut = good.payload[..20].to_vec();
+        assert_eq!(
+            why(&with(cut, at), &events),
+            "its checksum does not match its bytes"
+        );
+        let mut trailing = encode(&state, 42, chain_at(at, b"event"));
+        let body = trailing.split_off(33);
+        let mut body_with_more = body.clone();
+        body_with_more.push(0);
+        trailing.truncate(1);
+        trailing.extend_from_slice(&Sha256::digest(&body_with_more));
+        trailing.extend_from_slice(&body_with_more);
+        assert_eq!(
+            why(&with(trailing, at), &events),
             "does not decode: 1 bytes after the state"
         );
-        let cut = good.payload[..good.payload.len() - 3].to_vec();
-        assert!(why(&with(cut, at), &events).starts_with("does not decode"));
         assert_eq!(
             why(&good, &[stored(at, b"other")]),
-            format!("its guard does not match the event at sequence {at}")
+            format!("its chain value does not match the event at sequence {at}")
         );
         assert_eq!(
             why(&good, &[]),
-            format!("its guard does not match the event at sequence {at}")
+            format!("its chain value does not match the event at sequence {at}")
         );
         let early = with(good.payload.clone(), at - 1);
         assert_eq!(
@@ -324,6 +365,69 @@ mod tests {
         );
     }
 
+    /// Issue 35, item 10: a snapshot is checked whole. Every one-bit
+    /// change of its bytes, in every game kind, is refused (it never
+    /// resumes to another state, and never panics).
+    #[test]
+    fn every_changed_bit_of_a_snapshot_is_refused() {
+        let seed = 35;
+        println!("seed {seed}");
+        let mut tried = 0;
+        for rules in every_kind() {
+            let state = played(rules.clone(), 12, seed);
+            let good = snapshot_of(&state, b"event");
+            let events = [stored(state.sequence(), b"event")];
+            assert!(resume("g", &good, &events).is_ok(), "{rules:?}");
+            for at in 0..good.payload.len() {
+                for bit in 0..8 {
+                    let mut bad = good.clone();
+                    bad.payload[at] ^= 1 << bit;
+                    let resumed = resume("g", &bad, &events);
+                    assert!(
+                        resumed.is_err(),
+                        "{rules:?}: bit {bit} of byte {at} changed, yet it resumed"
+                    );
+                    tried += 1;
+                }
+            }
+        }
+        println!("{tried} one-bit changes refused");
+    }
+
+    /// A snapshot whose checksum matches (written by a faulty build, or
+    /// forged) but whose board holds a seat the game does not have is
+    /// refused by the state's invariants, not used (a panic, before).
+    #[test]
+    fn a_state_that_breaks_its_invariants_is_refused_though_its_checksum_matches() {
+        let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
+        let chain = chain_at(state.sequence(), b"event");
+        let good = encode(&state, 42, chain);
+        // The board: 3 rows, 3 columns, then its 9 cells (one stone).
+        let body = &good[33..];
+        let cells = body
+            .windows(3)
+            .position(|w| w == [3, 3, 9])
+            .expect("the board's dimensions")
+            + 3;
+        let mut forged = body.to_vec();
+        let stone = (cells..cells + 9)
+            .find(|i| forged[*i] != 0)
+            .expect("a stone");
+        forged[stone] = 7;
+        let mut payload = good[..1].to_vec();
+        payload.extend_from_slice(&Sha256::digest(&forged));
+        payload.extend_from_slice(&forged);
+        let snapshot = Snapshot {
+            payload,
+            ..snapshot_of(&state, b"event")
+        };
+        let events = [stored(state.sequence(), b"event")];
+        assert_eq!(
+            resume("g", &snapshot, &events).unwrap_err().to_string(),
+            "its state does not hold: a cell holds seat 6 of 2"
+        );
+    }
+
     /// The encoding of a fixed game, byte for byte. When this fails, the
     /// shape of [`GameState`] changed: bump [`FORMAT`] (older snapshots are
     /// then replayed past, not misread) and update the bytes here.
@@ -332,7 +436,7 @@ mod tests {
         let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
         let bytes = encode(&state, 1_764_547_200_000, [7; 32]);
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(FORMAT, 2);
+        assert_eq!(FORMAT, 3);
         assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
     }
 
@@ -395,7 +499,8 @@ mod tests {
     }
 
     const GOLDEN: &str = concat!(
-        "028090acf3da6607070707070707070707070707070707070707070707070707",
+        "03f963a3a31b664c3e26c24bc49efcb587d1373911a3cb59c3435ce86ba1012c",
+        "678090acf3da6607070707070707070707070707070707070707070707070707",
         "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
         "0303090000000000010000000101010004000102010102000000000000000400",
         "d40f0200000201000000d00f00000000000000",

@@ -12,6 +12,7 @@
 //! - [`PostgresStore`]: one database shared by several nodes, which wake each
 //!   other with LISTEN/NOTIFY ([`EventStore::changes`]).
 
+pub mod chain;
 mod postgres;
 mod reads;
 mod sqlite;
@@ -37,6 +38,30 @@ pub struct NewEvent {
     pub payload: bytes::Bytes,
     /// Unix epoch milliseconds when the server recorded it.
     pub recorded_at_ms: i64,
+    /// Its integrity chain value (see [`chain`]).
+    pub chain: chain::Chain,
+}
+
+impl NewEvent {
+    /// The event at `sequence` of game `game_id`, after the event whose
+    /// chain value is `previous` ([`chain::GENESIS`] for sequence 1), with
+    /// its chain value computed.
+    pub fn chained(
+        previous: &chain::Chain,
+        game_id: &str,
+        sequence: u64,
+        event_type: &'static str,
+        payload: bytes::Bytes,
+        recorded_at_ms: i64,
+    ) -> Self {
+        NewEvent {
+            sequence,
+            event_type,
+            chain: chain::link(previous, game_id, sequence, &payload),
+            payload,
+            recorded_at_ms,
+        }
+    }
 }
 
 /// An event read back from the log.
@@ -46,6 +71,9 @@ pub struct StoredEvent {
     pub sequence: u64,
     /// The encoded `plylog.v1.GameEvent`.
     pub payload: Vec<u8>,
+    /// Its integrity chain value as stored: 32 bytes when intact (see
+    /// [`chain`]; the readers check it, the store does not).
+    pub chain: Vec<u8>,
 }
 
 /// A deduplicated request: its id, what it asked, and the events it appended.
@@ -206,8 +234,8 @@ pub struct GameLog {
     /// The snapshot the events start at, when loaded from one.
     pub snapshot: Option<Snapshot>,
     /// Every event in sequence order: from 1, or from the snapshot's
-    /// sequence (inclusive, so its payload can be checked against the
-    /// snapshot's guard) when `snapshot` is set.
+    /// sequence (inclusive, so its chain value can be checked against the
+    /// snapshot's) when `snapshot` is set.
     pub events: Vec<StoredEvent>,
     /// Every deduplicated request of the game.
     pub requests: Vec<RequestRecord>,

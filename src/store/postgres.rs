@@ -55,7 +55,7 @@ const WRITE_QUEUE: usize = 4096;
 /// A group of writes as one statement, committed on its own (no explicit
 /// transaction: one round trip): new games and appends to games that exist.
 ///
-/// Each new game (`$18..$25` and its wake `$30`, `$31`, one array element
+/// Each new game (`$18..$25`, its wake `$30`, `$31` and its first chain value `$33`, one array element
 /// per game) gets its row and
 /// its GameCreated event (sequence 1); a game whose id or creation request
 /// id is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in
@@ -66,7 +66,7 @@ const WRITE_QUEUE: usize = 4096;
 /// from `expected` to `next` only where the row still stands at `expected`
 /// (a row another writer moved first is not in `moved`: that append
 /// conflicts, raising no error). Then the events of the appends that moved
-/// (`$12..$16`, one element per event), their requests and seat token
+/// (`$12..$16` and the chain values `$32`, one element per event), their requests and seat token
 /// hashes are written.
 ///
 /// `pg_notify` tells the other nodes about the games created or moved: one
@@ -76,9 +76,9 @@ const WRITE_QUEUE: usize = 4096;
 const WRITE_GROUP: &str = "WITH c AS ( \
          SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[], \
              $22::bytea[], $23::bytea[], $24::text[], $25::bytea[], $30::bigint[], \
-             $31::bigint[]) \
+             $31::bigint[], $33::bytea[]) \
            AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type, \
-             payload, wake_at_ms, absent_since_ms)), \
+             payload, wake_at_ms, absent_since_ms, chain)), \
      created AS ( \
          INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, \
            create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
@@ -87,8 +87,9 @@ const WRITE_GROUP: &str = "WITH c AS ( \
          ON CONFLICT DO NOTHING \
          RETURNING game_id), \
      created_events AS ( \
-         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         SELECT c.game_id, 1, c.event_type, $11, c.payload, c.created_at_ms \
+         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, \
+           chain) \
+         SELECT c.game_id, 1, c.event_type, $11, c.payload, c.created_at_ms, c.chain \
          FROM c JOIN created ON created.game_id = c.game_id), \
      a AS ( \
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], \
@@ -104,10 +105,12 @@ const WRITE_GROUP: &str = "WITH c AS ( \
          RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence, \
            a.last_sequence), \
      inserted AS ( \
-         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms \
-         FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[]) \
-           AS e(game_id, sequence, event_type, payload, recorded_at_ms) \
+         INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, \
+           chain) \
+         SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms, e.chain \
+         FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[], \
+             $32::bytea[]) \
+           AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain) \
          JOIN moved ON moved.game_id = e.game_id), \
      requested AS ( \
          INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence) \
@@ -173,6 +176,7 @@ impl PostgresStore {
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
         let pool = connect(url, max_connections, false).await?;
         MIGRATOR.run(&pool).await?;
+        fill_chains(&mut *pool.acquire().await?).await?;
         Ok(PostgresStore::with_writer(pool))
     }
 
@@ -212,6 +216,7 @@ impl PostgresStore {
         let has_table = has_migrations_table(&mut conn).await?;
         let missing = super::pending(&mut *conn, &MIGRATOR, has_table).await?;
         MIGRATOR.run(&mut *conn).await?;
+        fill_chains(&mut conn).await?;
         drop(conn);
         pool.close().await;
         Ok(missing)
@@ -281,6 +286,24 @@ async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgP
         })
         .connect_with(options)
         .await?)
+}
+
+/// Computes the chain values events stored before the chain came lack
+/// (see [`Reads::fill_chains`]), saying so when there were any. Nodes
+/// opening one database at once may both fill a game: they write the same
+/// values.
+///
+/// # Errors
+/// Store failures.
+async fn fill_chains(conn: &mut PgConnection) -> Result<(), StoreError> {
+    let filled = Reads::<Postgres>::fill_chains(conn).await?;
+    if filled > 0 {
+        tracing::info!(
+            games = filled,
+            "integrity chain computed for events stored before it"
+        );
+    }
+    Ok(())
 }
 
 /// Whether the schema in the search path has sqlx's migrations table.
@@ -385,6 +408,8 @@ where
         .bind(column(appends, |a| a.wake.absent_since_ms))
         .bind(column(creates, |g| g.wake.at_ms))
         .bind(column(creates, |g| g.wake.absent_since_ms))
+        .bind(column(&events, |(_, e)| &e.chain[..]))
+        .bind(column(creates, |g| &g.created.chain[..]))
         .fetch_all(executor)
         .await?;
     let mut wrote = Wrote::default();
@@ -526,8 +551,8 @@ async fn insert_event(
     event: &NewEvent,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(game_id)
     .bind(event.sequence as i64)
@@ -535,6 +560,7 @@ async fn insert_event(
     .bind(EVENT_VERSION)
     .bind(event.payload.as_ref())
     .bind(event.recorded_at_ms)
+    .bind(&event.chain[..])
     .execute(&mut **tx)
     .await?;
     Ok(())

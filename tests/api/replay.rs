@@ -401,14 +401,19 @@ async fn get_replay_basic_view_leaves_out_the_configuration_and_the_board() {
 }
 
 /// GetReplay sends stored events as they are stored, after checking each
-/// one: a payload that does not frame, or that names another sequence, is
-/// INTERNAL (the log is corrupt), never passed on.
+/// one: a payload that breaks the integrity chain, that does not frame, or
+/// that names another sequence, is DATA_LOSS / LOG_CORRUPT (the log is
+/// corrupt), never passed on, also by a node that holds the game in memory.
 #[tokio::test]
 async fn get_replay_refuses_a_stored_event_that_is_not_its_own() {
     let mut server = TestServer::start().await;
     let c = &mut server.client;
     create(c, "bad", mnk(3, 3, 3)).await;
     play_all(c, "bad", &[place(0, 0), place(1, 1), place(2, 2)]).await;
+    // A twin game with the same moves: its events frame and carry the same
+    // sequences, only the game they name (and so their chain) differs.
+    create(c, "twin", mnk(3, 3, 3)).await;
+    play_all(c, "twin", &[place(0, 0), place(1, 1), place(2, 2)]).await;
     let db = std::sync::Arc::clone(&server.db);
     let replay = |every: Option<u32>| {
         let mut c = c.clone();
@@ -424,6 +429,10 @@ async fn get_replay_refuses_a_stored_event_that_is_not_its_own() {
     let whole = replay(Some(0)).await.unwrap().into_inner();
     assert_eq!(whole.steps.len(), 4);
     let corruptions = [
+        // The twin's event 3 stored as this game's: only the integrity
+        // chain (and, with positions, the game id) tells.
+        "UPDATE events SET payload = (SELECT payload FROM events \
+         WHERE game_id = 'twin' AND sequence = 3) WHERE game_id = 'bad' AND sequence = 3",
         // Event 2's payload stored as event 3.
         "UPDATE events SET payload = (SELECT payload FROM events \
          WHERE game_id = 'bad' AND sequence = 2) WHERE game_id = 'bad' AND sequence = 3",
@@ -438,8 +447,8 @@ async fn get_replay_refuses_a_stored_event_that_is_not_its_own() {
         for every in [Some(0), None] {
             let status = replay(every).await.unwrap_err();
             assert_eq!(
-                status.code(),
-                Code::Internal,
+                (status.code(), reason(&status).as_str()),
+                (Code::DataLoss, "LOG_CORRUPT"),
                 "{sql}, every {every:?}: {status:?}"
             );
         }

@@ -37,12 +37,14 @@ pub(crate) async fn write_created(
     store
         .create(NewGame {
             game_id: game_id.into(),
-            created: NewEvent {
-                sequence: 1,
-                event_type: "game_created",
-                payload: created.encode_to_vec().into(),
+            created: NewEvent::chained(
+                &plylog::store::chain::GENESIS,
+                game_id,
+                1,
+                "game_created",
+                created.encode_to_vec().into(),
                 recorded_at_ms,
-            },
+            ),
             request: None,
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: Vec::new(),

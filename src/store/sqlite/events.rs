@@ -17,7 +17,7 @@ use crate::store::reads::sequence;
 use crate::store::{StoreError, StoredEvent, clamp};
 
 /// The events of a range, in sequence order.
-const RANGE: &str = "SELECT sequence, payload FROM events WHERE game_id = ?1 \
+const RANGE: &str = "SELECT sequence, payload, chain FROM events WHERE game_id = ?1 \
                      AND sequence >= ?2 AND sequence <= ?3 ORDER BY sequence LIMIT ?4";
 
 /// Read-only rusqlite connections to one SQLite file, opened on demand and
@@ -131,6 +131,7 @@ fn read_range(
         events.push(StoredEvent {
             sequence: sequence("events.sequence", row.get(0)?)?,
             payload: row.get(1)?,
+            chain: row.get(2)?,
         });
     }
     Ok(events)

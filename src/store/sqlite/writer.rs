@@ -195,8 +195,8 @@ fn classify(error: rusqlite::Error, on_unique: StoreError) -> StoreError {
 
 fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         game_id,
@@ -204,7 +204,8 @@ fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite:
         event.event_type,
         EVENT_VERSION,
         &event.payload[..],
-        event.recorded_at_ms
+        event.recorded_at_ms,
+        &event.chain[..]
     ])?;
     Ok(())
 }
