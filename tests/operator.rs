@@ -74,6 +74,7 @@ fn main() -> ExitCode {
         verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ended,
         verify_finds_every_changed_bit_of_the_stored_events,
         events_stored_before_the_chain_get_theirs_at_the_next_open,
+        verify_checks_a_games_snapshot_against_its_log,
         read_only_commands_neither_create_nor_migrate_a_database,
         an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
         usage_errors_exit_with_code_2,
@@ -196,12 +197,18 @@ fn run(args: &[&str], input: Option<Vec<u8>>) -> Run {
 /// `plylog serve` on `db` (seat tokens from `secret`, or none) and a client
 /// connected to it.
 async fn serve(db: &Db, secret: Option<PathBuf>) -> (Server, Client) {
+    serve_with(db, secret, &[]).await
+}
+
+/// [`serve`] with more of the server's arguments.
+async fn serve_with(db: &Db, secret: Option<PathBuf>, more: &[&str]) -> (Server, Client) {
     let server = Server::start(
         |port| {
             let mut command = plylog();
             command
                 .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", &db.url]);
+                .args(["--database-url", &db.url])
+                .args(more);
             match &secret {
                 Some(file) => command.arg("--seat-token-secret-file").arg(file),
                 None => command.arg("--no-seat-tokens"),
@@ -853,6 +860,58 @@ async fn events_stored_before_the_chain_get_theirs_at_the_next_open(backend: Bac
     assert_eq!(
         db.plylog(&["verify"]).expect_code(0).stdout,
         "checked 4 games: 0 bad\n"
+    );
+}
+
+/// `plylog verify` reads a game with a snapshot from its first event, and
+/// checks the snapshot whole against the log's replay: a changed byte of
+/// it is named (the server would skip it and replay).
+async fn verify_checks_a_games_snapshot_against_its_log(backend: Backend) {
+    use sqlx::Connection;
+    let db = Db::fresh(backend).await;
+    let (server, mut client) = serve_with(&db, None, &["--snapshot-every", "2"]).await;
+    let c4 = pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default());
+    create(&mut client, "c4", c4).await;
+    play_all(
+        &mut client,
+        "c4",
+        &[drop_in(3), drop_in(3), drop_in(4), drop_in(4)],
+    )
+    .await;
+    stop(server);
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(0).stdout,
+        "checked 1 game: 0 bad\n"
+    );
+    macro_rules! change_snapshot {
+        ($connection:ty) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            let (sequence, mut payload): (i64, Vec<u8>) =
+                sqlx::query_as("SELECT sequence, payload FROM snapshots WHERE game_id = 'c4'")
+                    .fetch_one(&mut conn)
+                    .await
+                    .expect("a snapshot");
+            let last = payload.len() - 1;
+            payload[last] ^= 1;
+            sqlx::query("UPDATE snapshots SET payload = $1")
+                .bind(payload)
+                .execute(&mut conn)
+                .await
+                .expect("changed");
+            conn.close().await.expect("closes");
+            sequence
+        }};
+    }
+    let sequence = match db.backend {
+        Backend::Sqlite => change_snapshot!(sqlx::SqliteConnection),
+        Backend::Postgres => change_snapshot!(sqlx::PgConnection),
+    };
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(1).stdout,
+        format!(
+            "game c4: the snapshot at sequence {sequence} is unusable: its checksum does not \
+             match its bytes\nchecked 1 game: 1 bad\n"
+        )
     );
 }
 

@@ -87,7 +87,7 @@ async fn check_all(
 
 /// What is wrong with one game, in words; empty when it is good.
 async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
-    let stored = match store.load(&record.game_id, LoadFrom::Snapshot).await {
+    let stored = match store.load(&record.game_id, LoadFrom::Start).await {
         Ok(Some(stored)) => stored,
         Ok(None) => {
             return Ok(vec![
@@ -106,8 +106,15 @@ async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String
             error.sequence, error.why
         )),
         Ok((state, created_at_ms)) => {
-            if let Some(problem) = stored
-                .snapshot
+            let snapshot = match store.snapshot(&record.game_id).await {
+                Ok(snapshot) => snapshot,
+                Err(StoreError::Corrupt(why)) => {
+                    problems.push(format!("its snapshot row does not read back: {why}"));
+                    None
+                }
+                Err(other) => return Err(other.into()),
+            };
+            if let Some(problem) = snapshot
                 .as_ref()
                 .and_then(|s| check_snapshot(record, s, &stored.events, &state, created_at_ms))
             {

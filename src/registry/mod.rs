@@ -969,7 +969,9 @@ impl Registry {
         // Every event sent is checked against the integrity chain, from
         // the stored chain value of the event before it.
         let chain = match cursor {
+            // Nothing is sent from the start, or past the end.
             1 => crate::store::chain::GENESIS,
+            _ if cursor > last => crate::store::chain::GENESIS,
             _ => {
                 let before = self
                     .inner
