@@ -137,7 +137,7 @@ pub(super) fn corrupt(game_id: &str, error: &ReplayError) -> RegistryError {
 }
 
 /// Rebuilds a game from stored events `1..` (see [`log::rebuild`]); a log
-/// that does not replay is an internal error naming the game.
+/// that fails its checks is [`RegistryError::Corrupt`], naming the game.
 fn rebuild(game_id: &str, stored: &[StoredEvent]) -> Result<(GameState, i64), RegistryError> {
     log::rebuild(game_id, stored).map_err(|e| corrupt(game_id, &e))
 }
@@ -1150,10 +1150,8 @@ impl Actor {
         self.registry.state_after(&self.game_id, at).await
     }
 
-    /// The guard of a snapshot to take once an append ending at `last`
-    /// commits, when one is due then (see
-    /// [`super::RegistrySettings::snapshot_every`]): the hash of the last
-    /// event's payload.
+    /// Whether a snapshot is due once an append ending at `last` commits
+    /// (see [`super::RegistrySettings::snapshot_every`]).
     fn snapshot_due(&self, last: u64) -> bool {
         let every = self.registry.settings().snapshot_every;
         every > 0 && last >= self.snapshot_at.saturating_add(every)
