@@ -136,3 +136,14 @@ impl Server {
         self.wait();
     }
 }
+
+/// A server whose test ends without stopping it (a failed assertion
+/// unwinds past its `kill`) is killed and reaped, not left running with
+/// its database and port.
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Already stopped: both are no-ops then.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
