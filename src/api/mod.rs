@@ -353,6 +353,14 @@ fn check_request_id(request_id: &str) -> Result<(), FieldError> {
             format!("request_id must be at most {MAX_ID_CHARS} characters"),
         ));
     }
+    // Stored as text: PostgreSQL's cannot hold NUL, and no key needs a
+    // control character.
+    if request_id.chars().any(char::is_control) {
+        return Err(FieldError::invalid(
+            "request_id",
+            "request_id must not contain control characters".to_owned(),
+        ));
+    }
     Ok(())
 }
 

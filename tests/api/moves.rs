@@ -772,3 +772,31 @@ async fn a_write_replies_with_the_basic_view_unless_the_full_one_is_asked_for() 
     let status = assert_rejected(unknown, Code::InvalidArgument, "INVALID_REQUEST");
     assert_eq!(bad_field(&status).as_deref(), Some("view"));
 }
+
+/// A request id is text the store keeps: one with a control character (a
+/// NUL, which PostgreSQL's text cannot hold: INTERNAL there before) is
+/// refused as the caller's error, naming the field, and nothing is written.
+#[tokio::test]
+async fn a_request_id_with_a_control_character_is_refused_naming_the_field() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "keyed", mnk(3, 3, 3)).await;
+    for request_id in ["r\u{0}6", "r\n6", "r\u{1b}6"] {
+        let refused = c
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: "keyed".into(),
+                seat: Some(0),
+                r#move: Some(place(0, 0)),
+                request_id: request_id.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (refused.code(), bad_field(&refused).as_deref()),
+            (tonic::Code::InvalidArgument, Some("request_id")),
+            "{request_id:?}: {refused:?}"
+        );
+    }
+    assert_eq!(get_game(c, "keyed").await.last_sequence, 1);
+}
