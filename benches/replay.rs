@@ -122,7 +122,7 @@ fn replay(c: &mut Criterion) {
         // A snapshot after the last event, as the server keeps one.
         let (state, created_at_ms) = log::rebuild("bench", &stored).expect("rebuilds");
         let last = stored.last().expect("events");
-        let chain = last.chain.clone().try_into().expect("a chain value");
+        let chain = last.chain_value().expect("a chain value");
         let payload = snapshot::encode(&state, created_at_ms, chain);
         runtime
             .block_on(store.save_snapshot(Snapshot {
@@ -156,7 +156,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
         event_type: "bench",
         payload: s.payload.clone().into(),
         recorded_at_ms: AT,
-        chain: s.chain.clone().try_into().expect("a chain value"),
+        chain: s.chain_value().expect("a chain value"),
     };
     store
         .create(NewGame {

@@ -533,7 +533,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
         kind: Some(kind),
     };
     let first = store.read("long", 1, 1, 1).await.unwrap();
-    let mut chain: plylog::store::chain::Chain = first[0].chain.clone().try_into().unwrap();
+    let mut chain = first[0].chain_value().unwrap();
     let events: Vec<NewEvent> = (0..HISTORY - 1)
         .map(|ply| {
             let (row, col) = ((ply / 1000) as i32, (ply % 1000) as i32);

@@ -567,7 +567,7 @@ impl Actor {
         // Checked above, from the snapshot's chain value or from the start.
         let stored_chain = |event: Option<&StoredEvent>| {
             event
-                .and_then(|e| Chain::try_from(e.chain.as_slice()).ok())
+                .and_then(StoredEvent::chain_value)
                 .ok_or_else(|| RegistryError::Corrupt(format!("game {game_id}: no chain value")))
         };
         let chain = stored_chain(log.events.last())?;

@@ -980,7 +980,7 @@ impl Registry {
                     .await?;
                 before
                     .first()
-                    .and_then(|e| <[u8; 32]>::try_from(e.chain.as_slice()).ok())
+                    .and_then(crate::store::StoredEvent::chain_value)
                     .ok_or_else(|| {
                         RegistryError::Corrupt(format!(
                             "game {game_id}: event {} is missing or has no whole chain value",

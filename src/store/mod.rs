@@ -76,6 +76,13 @@ pub struct StoredEvent {
     pub chain: Vec<u8>,
 }
 
+impl StoredEvent {
+    /// Its stored chain value, `None` when it is not 32 bytes.
+    pub fn chain_value(&self) -> Option<chain::Chain> {
+        self.chain.as_slice().try_into().ok()
+    }
+}
+
 /// A deduplicated request: its id, what it asked, and the events it appended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestRecord {

@@ -176,7 +176,7 @@ impl PostgresStore {
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
         let pool = connect(url, max_connections, false).await?;
         MIGRATOR.run(&pool).await?;
-        fill_chains(&mut *pool.acquire().await?).await?;
+        Reads::<Postgres>::fill_chains(&mut *pool.acquire().await?).await?;
         Ok(PostgresStore::with_writer(pool))
     }
 
@@ -216,7 +216,7 @@ impl PostgresStore {
         let has_table = has_migrations_table(&mut conn).await?;
         let missing = super::pending(&mut *conn, &MIGRATOR, has_table).await?;
         MIGRATOR.run(&mut *conn).await?;
-        fill_chains(&mut conn).await?;
+        Reads::<Postgres>::fill_chains(&mut conn).await?;
         drop(conn);
         pool.close().await;
         Ok(missing)
@@ -286,24 +286,6 @@ async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgP
         })
         .connect_with(options)
         .await?)
-}
-
-/// Computes the chain values events stored before the chain came lack
-/// (see [`Reads::fill_chains`]), saying so when there were any. Nodes
-/// opening one database at once may both fill a game: they write the same
-/// values.
-///
-/// # Errors
-/// Store failures.
-async fn fill_chains(conn: &mut PgConnection) -> Result<(), StoreError> {
-    let filled = Reads::<Postgres>::fill_chains(conn).await?;
-    if filled > 0 {
-        tracing::info!(
-            games = filled,
-            "integrity chain computed for events stored before it"
-        );
-    }
-    Ok(())
 }
 
 /// Whether the schema in the search path has sqlx's migrations table.

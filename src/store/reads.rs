@@ -254,11 +254,13 @@ where
     /// Run after the migrations, before the store serves: a game is filled
     /// whole, from its first event, so a fill cut short is finished by the
     /// next. A stored value that is not empty is kept as it is (`plylog
-    /// verify` judges it).
+    /// verify` judges it). Says in the log how many games it filled, if
+    /// any. Nodes opening one database at once may both fill a game: they
+    /// write the same values.
     ///
     /// # Errors
     /// Store failures.
-    pub(super) async fn fill_chains(conn: &mut DB::Connection) -> Result<u64, StoreError>
+    pub(super) async fn fill_chains(conn: &mut DB::Connection) -> Result<(), StoreError>
     where
         for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
         DB::Connection: sqlx::Connection<Database = DB>,
@@ -289,7 +291,13 @@ where
             }
             tx.commit().await?;
         }
-        Ok(games.len() as u64)
+        if !games.is_empty() {
+            tracing::info!(
+                games = games.len(),
+                "integrity chain computed for events stored before it"
+            );
+        }
+        Ok(())
     }
 
     /// The earliest wake of any game, due or not.

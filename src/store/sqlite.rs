@@ -166,7 +166,7 @@ impl SqliteStore {
         }
         let mut migrating = SqliteConnection::connect_with(&connect).await?;
         MIGRATOR.run(&mut migrating).await?;
-        fill_chains(&mut migrating).await?;
+        Reads::<sqlx::Sqlite>::fill_chains(&mut migrating).await?;
         let path = connect.get_filename().to_owned();
         if path.to_str().is_some_and(|p| p.starts_with("file:")) {
             return Err(StoreError::Unsupported(
@@ -207,7 +207,7 @@ impl SqliteStore {
         let has_table = has_migrations_table(&mut conn).await?;
         let missing = super::pending(&mut conn, &MIGRATOR, has_table).await?;
         MIGRATOR.run(&mut conn).await?;
-        fill_chains(&mut conn).await?;
+        Reads::<sqlx::Sqlite>::fill_chains(&mut conn).await?;
         conn.close().await?;
         Ok(missing)
     }
@@ -221,22 +221,6 @@ impl SqliteStore {
             .map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
     }
-}
-
-/// Computes the chain values events stored before the chain came lack
-/// (see [`Reads::fill_chains`]), saying so when there were any.
-///
-/// # Errors
-/// Store failures.
-async fn fill_chains(conn: &mut SqliteConnection) -> Result<(), StoreError> {
-    let filled = Reads::<sqlx::Sqlite>::fill_chains(conn).await?;
-    if filled > 0 {
-        tracing::info!(
-            games = filled,
-            "integrity chain computed for events stored before it"
-        );
-    }
-    Ok(())
 }
 
 /// Whether the database has sqlx's migrations table.
