@@ -145,6 +145,14 @@ def setup(binary, work):
     return db, ids, truth
 
 
+def write(db, sql, params):
+    """Runs one statement on the SQLite file behind the server's back."""
+    conn = sqlite3.connect(db)
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+
+
 def snapshot_flips(args):
     work = tempfile.mkdtemp(prefix="plylog-integrity-")
     db, ids, truth = setup(args.binary, work)
@@ -159,19 +167,13 @@ def snapshot_flips(args):
         at = rng.randrange(len(payload))
         bad = bytearray(payload)
         bad[at] ^= rng.randrange(1, 256)
-        conn = sqlite3.connect(db)
-        conn.execute("UPDATE snapshots SET payload = ? WHERE game_id = ?", (bytes(bad), game_id))
-        conn.commit()
-        conn.close()
+        write(db, "UPDATE snapshots SET payload = ? WHERE game_id = ?", (bytes(bad), game_id))
         server = Server(args.binary, db, log)
         seen = answers(server.stub, ids)
         server.stop()
         failed += sum(1 for a in seen if "StatusCode." in a)
         changed += int(seen != truth)
-        conn = sqlite3.connect(db)
-        conn.execute("UPDATE snapshots SET payload = ? WHERE game_id = ?", (payload, game_id))
-        conn.commit()
-        conn.close()
+        write(db, "UPDATE snapshots SET payload = ? WHERE game_id = ?", (payload, game_id))
     with open(log, "rb") as f:
         panics = f.read().count(b"panicked")
     print(f"snapshot-flips seed {args.seed}: {args.flips} one-byte changes to {len(rows)} snapshot rows: "
@@ -193,15 +195,12 @@ def verify_flips(args):
         game_id, sequence, payload = rows[rng.randrange(len(rows))]
         bad = bytearray(payload)
         bad[rng.randrange(len(bad))] ^= 1 << rng.randrange(8)
-        conn = sqlite3.connect(db)
-        conn.execute("UPDATE events SET payload = ? WHERE game_id = ? AND sequence = ?", (bytes(bad), game_id, sequence))
-        conn.commit()
+        update = "UPDATE events SET payload = ? WHERE game_id = ? AND sequence = ?"
+        write(db, update, (bytes(bad), game_id, sequence))
         verified = subprocess.run([args.binary, "verify", "--database-url", f"sqlite://{db}", game_id],
                                   capture_output=True)
         missed += int(verified.returncode == 0)
-        conn.execute("UPDATE events SET payload = ? WHERE game_id = ? AND sequence = ?", (payload, game_id, sequence))
-        conn.commit()
-        conn.close()
+        write(db, update, (payload, game_id, sequence))
     print(f"verify-flips seed {args.seed}: {args.flips} one-bit changes to {len(rows)} event payloads: "
           f"verify missed {missed}")
     shutil.rmtree(work)

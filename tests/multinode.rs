@@ -578,23 +578,7 @@ async fn contention_on_one_game_through_two_nodes_is_retryable_never_internal() 
             .expect("the clients finish")
             .unwrap();
     }
-    let mut stream = nodes[1]
-        .clone()
-        .stream_events(pb::StreamEventsRequest {
-            game_id: "contended".into(),
-            from_sequence: 1,
-            follow: false,
-            round: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut log = Vec::new();
-    while let Some(item) = stream.message().await.unwrap() {
-        if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-            log.push(e);
-        }
-    }
+    let log = stored_events(&nodes[1], "contended").await;
     let acked = acked.lock().unwrap();
     for event in acked.iter() {
         let stored = log.iter().filter(|e| e.sequence == event.sequence).count();
@@ -611,6 +595,33 @@ async fn contention_on_one_game_through_two_nodes_is_retryable_never_internal() 
         contended.load(Ordering::Relaxed),
         log.len()
     );
+}
+
+/// Every stored event of game `game_id`, in sequence order, streamed
+/// through `client` without following (each item within 10 s).
+async fn stored_events(client: &Client, game_id: &str) -> Vec<pb::GameEvent> {
+    let mut stream = client
+        .clone()
+        .stream_events(pb::StreamEventsRequest {
+            game_id: game_id.into(),
+            from_sequence: 1,
+            follow: false,
+            round: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a stream item in 10 s")
+        .unwrap()
+    {
+        if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+            events.push(e);
+        }
+    }
+    events
 }
 
 /// Every event's time of a game, in sequence order, by a replay through
@@ -946,31 +957,11 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-        let mut stream = a
-            .clone()
-            .stream_events(pb::StreamEventsRequest {
-                game_id: id.clone(),
-                from_sequence: 1,
-                follow: false,
-                round: None,
-            })
+        let expired = stored_events(&a, &id)
             .await
-            .unwrap()
-            .into_inner();
-        let mut expired = 0;
-        while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
-            .await
-            .expect("a stream item in 10 s")
-            .unwrap()
-        {
-            if let Some(pb::stream_events_response::Kind::Event(pb::GameEvent {
-                kind: Some(pb::game_event::Kind::TimeExpired(_)),
-                ..
-            })) = item.kind
-            {
-                expired += 1;
-            }
-        }
+            .into_iter()
+            .filter(|e| matches!(e.kind, Some(pb::game_event::Kind::TimeExpired(_))))
+            .count();
         assert_eq!(expired, 1, "{id}: exactly one timeout");
     }
     println!("{GAMES} games timed out once each with two nodes holding them");
@@ -1052,23 +1043,7 @@ async fn a_seat_that_follows_through_another_node_is_present_until_it_leaves() {
     clock.advance(GRACE_MS);
     let deadline = Instant::now() + Duration::from_secs(20);
     let events = loop {
-        let mut stream = a
-            .clone()
-            .stream_events(pb::StreamEventsRequest {
-                game_id: "away".into(),
-                from_sequence: 1,
-                follow: false,
-                round: None,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let mut events = Vec::new();
-        while let Some(item) = stream.message().await.unwrap() {
-            if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-                events.push(e);
-            }
-        }
+        let events = stored_events(&a, "away").await;
         if events.len() >= 3 {
             break events;
         }
