@@ -2,11 +2,12 @@
 //! event-sourced move log.
 //!
 //! Dependencies point one way: [`api`] -> [`registry`] -> [`game`] ->
-//! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. Nothing under
-//! [`rules`], [`engine`] or [`game`] does I/O, async, or reads the clock.
+//! [`engine`] -> [`rules`], and [`registry`] -> [`store`]. [`rules`],
+//! [`engine`] and [`game`] are the crate `plylog-core` (crates/plylog-core),
+//! re-exported here: it has no dependency that does I/O, async, reads the
+//! clock or draws OS randomness, so the core stays pure by construction.
 //! [`ops`] holds the operator's commands (`plylog games`, `export`,
-//! `verify`, ...), which read the [`store`] without a server; [`mod@bench`] the
-//! load generator (`plylog bench`).
+//! `verify`, ...), which read the [`store`] without a server.
 //!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
@@ -63,15 +64,14 @@
 pub mod api;
 pub mod app;
 pub mod bench;
-pub mod engine;
-pub mod game;
 pub mod metrics;
 pub mod ops;
 pub mod proto;
 pub mod registry;
-pub mod rules;
 pub mod store;
 pub mod telemetry;
 pub mod tokens;
 pub mod transport;
 pub mod web;
+
+pub use plylog_core::{engine, game, rules};

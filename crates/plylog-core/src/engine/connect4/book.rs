@@ -28,7 +28,7 @@ const SCORE_OFFSET: i32 = 32;
 /// The book compiled into the binary.
 static STANDARD: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/data/connect4-book.bin"
+    "/../../data/connect4-book.bin"
 ));
 
 /// An opening book: sorted entries as the module docs describe them.

@@ -24,7 +24,7 @@
 //!
 //! # Example: play a move through the rules
 //! ```
-//! use plylog::rules::{Coord, MnkRules, Move, Outcome, RuleSet, Seat};
+//! use plylog_core::rules::{Coord, MnkRules, Move, Outcome, RuleSet, Seat};
 //!
 //! let rules = RuleSet::Mnk(MnkRules::TIC_TAC_TOE);
 //! let mut position = rules.initial_position(2);

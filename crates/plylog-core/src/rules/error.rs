@@ -12,7 +12,8 @@ pub struct InvalidRules {
 }
 
 impl InvalidRules {
-    pub(crate) fn new(field: &'static str, why: impl Into<String>) -> Self {
+    /// A refusal of `field` (a configuration field's name) for `why`.
+    pub fn new(field: &'static str, why: impl Into<String>) -> Self {
         InvalidRules {
             field,
             why: why.into(),

@@ -565,7 +565,7 @@ const INFINITY: i32 = 100 * WIN_UNIT;
 ///
 /// ```
 /// use std::sync::atomic::AtomicBool;
-/// use plylog::engine::{Budget, Solver};
+/// use plylog_core::engine::{Budget, Solver};
 ///
 /// let stop = AtomicBool::new(false);
 /// let budget = Budget { nodes: u64::MAX, stop: &stop };
