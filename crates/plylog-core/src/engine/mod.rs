@@ -9,10 +9,11 @@
 //! flag.
 //!
 //! # Map
-//! - [`Engine`]: the trait; one file per engine, each a unit struct:
+//! - [`Engine`]: the trait; one module per engine, each a unit struct:
 //!   [`RandomEngine`] (random.rs), [`MinimaxEngine`] (minimax.rs),
-//!   [`ConnectFourEngine`] (connect4.rs, with its exact [`Solver`]),
-//!   [`MctsEngine`] (mcts.rs).
+//!   [`ConnectFourEngine`] (connect4/, with its exact [`Solver`], its
+//!   transposition table and [`OpeningBook`]), [`MctsEngine`] (mcts/). An
+//!   engine's unit tests sit beside it in `<engine>/tests.rs`.
 //! - [`EngineKind`]: the fieldless name of an engine, as a bot seat and the
 //!   wire name it, with [`EngineKind::supports`] and [`EngineKind::engine`].
 //! - [`Bot`]: a bot seat's engine, strength and seed; [`Chooser`], what a
@@ -22,7 +23,7 @@
 //! - [`Score`]: an engine's value of a position for the seat to move.
 //!
 //! # Adding an engine
-//! One file here with a unit struct implementing [`Engine`], one arm in
+//! One module here with a unit struct implementing [`Engine`], one arm in
 //! [`EngineKind`] (its name, what it supports, the struct), one value of the
 //! proto's `Engine` enum and its conversion arm.
 

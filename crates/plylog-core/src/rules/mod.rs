@@ -21,6 +21,8 @@
 //!   and the outcome of a placement), [`Coord`].
 //! - [`RuleSet`] and [`Position`]: the enums the game layer holds, one arm
 //!   per game, delegating every call with one line per game.
+//! - `error.rs`: [`IllegalMove`] and [`InvalidRules`]; `tests.rs`: the unit
+//!   tests of this file (how each rule set is named).
 //!
 //! # Example: play a move through the rules
 //! ```
@@ -44,8 +46,8 @@
 //!
 //! # Adding a game: the checklist
 //! A new game is one new file here plus these touch points, and nothing in
-//! `src/game`, `src/registry`, `src/api` or `src/store`:
-//! 1. `src/rules/<game>.rs`: its rules struct (validated constructor
+//! [`crate::game`] or the server's `src/registry`, `src/api` or `src/store`:
+//! 1. `rules/<game>.rs`: its rules struct (validated constructor
 //!    returning [`InvalidRules`] naming the field), its position type
 //!    implementing [`GamePosition`], and `impl Game`; unit tests beside it.
 //! 2. This file: the `mod` line and re-export, one arm in [`RuleSet`] and in
@@ -57,8 +59,9 @@
 //! 3. `proto/plylog/v1/game.proto`: the rules message and its arm in the
 //!    `RuleSet` oneof (and the move's arm in `Move`, if new);
 //!    `game_service.proto`: new `ErrorReason` values.
-//! 4. `src/proto/convert.rs`: the rules (and move) conversion arms.
-//! 5. `src/rules/error.rs` and `src/api/status.rs`: new [`IllegalMove`]
+//! 4. `src/proto/convert` (the server's): the rules (and move) conversion
+//!    arms.
+//! 5. `rules/error.rs` and the server's `src/api/status.rs`: new [`IllegalMove`]
 //!    arms, if any, and their reason codes in the error table.
 //! 6. Tests and fixtures: an oracle or published reference (OpenSpiel traces
 //!    in `tests/fixtures/openspiel`, checked by `tests/rules`), a case in the
@@ -673,71 +676,4 @@ impl GamePosition for Board {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_rule_set_is_named_with_what_sets_it_apart_from_the_standard_game() {
-        let max = u64::MAX;
-        let named = [
-            (RuleSet::Mnk(MnkRules::TIC_TAC_TOE), "tic-tac-toe"),
-            (
-                RuleSet::Mnk(MnkRules::new(4, 5, 3, max).unwrap()),
-                "mnk 4x5 k=3",
-            ),
-            (
-                RuleSet::ConnectFour(ConnectFourRules::STANDARD),
-                "connect-four",
-            ),
-            (
-                RuleSet::ConnectFour(
-                    ConnectFourRules::new(Some(8), None, Some(5), max)
-                        .unwrap()
-                        .with_pop_out(PopBothLines::MoverWins),
-                ),
-                "connect-four 8x7 k=5 pop-out",
-            ),
-            (
-                RuleSet::Gomoku(
-                    GomokuRules::new(None, None, None, Overline::DoesNotWin, max).unwrap(),
-                ),
-                "gomoku 15x15",
-            ),
-            (
-                RuleSet::Gomoku(
-                    GomokuRules::new(Some(19), Some(19), Some(6), Overline::Wins, max).unwrap(),
-                ),
-                "gomoku 19x19 k=6 freestyle",
-            ),
-            (
-                RuleSet::Wild(WildRules::new(None, None, None, max).unwrap()),
-                "wild tic-tac-toe",
-            ),
-            (
-                RuleSet::Wild(WildRules::new(Some(4), None, None, max).unwrap()),
-                "wild 4x3 k=3",
-            ),
-            (
-                RuleSet::Othello(OthelloRules::new(Some(6)).unwrap()),
-                "othello 6x6",
-            ),
-            (
-                RuleSet::SnakesLadders(
-                    SnakesLaddersRules::new(SnakesLaddersOptions::default(), max).unwrap(),
-                ),
-                "snakes-and-ladders 100",
-            ),
-            (
-                RuleSet::Hex(HexRules::new(None, false, max).unwrap()),
-                "hex 11x11",
-            ),
-            (
-                RuleSet::Hex(HexRules::new(Some(7), true, max).unwrap()),
-                "hex 7x7 swap",
-            ),
-        ];
-        for (rules, name) in named {
-            assert_eq!(rules.to_string(), name);
-        }
-    }
-}
+mod tests;
