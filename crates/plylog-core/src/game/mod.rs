@@ -14,12 +14,20 @@
 //!   the state, and a [`Command::Timeout`] given at a clock reading past the
 //!   deadline decides to the timeout's events. Nothing here reads a clock.
 //!
+//! # Files
+//! - `config.rs`: [`GameConfig`], [`SeatInfo`], [`TimeControl`] and the
+//!   policies a game is created with.
+//! - `event.rs`: [`Event`], what the log records.
+//! - `state/`: [`GameState`], [`decide`] and [`evolve`], one part per file
+//!   (commands, errors, the undo stack, offers, clocks, replay); its
+//!   `mod.rs` has the map.
+//!
 //! How a win is detected is the rules' business ([`crate::rules`]); storage,
 //! time and the network are not known here, and no game is named: every
 //! game reaches this layer through [`crate::rules::RuleSet`].
 //!
-//! The crate's front page has a runnable example of [`decide`] and
-//! [`evolve`].
+//! The server crate's front page (`plylog`, src/lib.rs) has a runnable
+//! example of [`decide`] and [`evolve`].
 
 mod config;
 mod event;
