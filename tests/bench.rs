@@ -6,8 +6,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::process;
 use process::{Server, plylog};
 
 /// Runs `plylog bench` with `args` until it exits (at most 60 s): its exit

@@ -27,12 +27,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tonic::transport::Channel;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/seed.rs"]
-mod seed;
-#[path = "support/stored.rs"]
-mod stored;
+use plylog_testkit::optional;
+use plylog_testkit::seed;
+use plylog_testkit::stored;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";

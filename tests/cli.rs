@@ -4,8 +4,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::process;
 use process::{Server, plylog};
 
 #[test]

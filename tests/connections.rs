@@ -23,12 +23,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tonic::transport::Channel;
 
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/stored.rs"]
-mod stored;
-#[path = "support/wait.rs"]
-mod wait;
+use plylog_testkit::process;
+use plylog_testkit::stored;
+use plylog_testkit::wait;
 use process::{Server, plylog};
 use wait::wait_until;
 

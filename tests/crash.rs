@@ -17,16 +17,10 @@ use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use rand::Rng;
 
-#[path = "support/games.rs"]
-mod games;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/seed.rs"]
-mod seed;
-use games::create_mnk;
-use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+use plylog_testkit::process;
+use plylog_testkit::seed;
+use plylog_testkit::create_mnk;
+use plylog_testkit::postgres::{PgSchema, fresh_postgres_schema, on_postgres};
 use process::{Server, plylog};
 
 /// The database of one test and the seat token secret its servers share.

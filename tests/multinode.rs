@@ -35,21 +35,13 @@ use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::transport::Channel;
 
-#[path = "support/games.rs"]
-mod games;
-#[path = "support/logs.rs"]
-mod logs;
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/seed.rs"]
-mod seed;
-#[path = "support/wait.rs"]
-mod wait;
-use games::create_mnk;
+use plylog_testkit::logs;
+use plylog_testkit::optional;
+use plylog_testkit::seed;
+use plylog_testkit::wait;
+use plylog_testkit::create_mnk;
 use optional::trial;
-use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
+use plylog_testkit::postgres::{fresh_postgres_schema, on_postgres, postgres_url};
 use wait::wait_until;
 
 type Client = GameServiceClient<Channel>;

@@ -21,16 +21,11 @@ use plylog::proto::{self as pb};
 use prost::Message;
 use tonic::transport::Channel;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/stored.rs"]
-mod stored;
+use plylog_testkit::optional;
+use plylog_testkit::process;
+use plylog_testkit::stored;
 use optional::trial;
-use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+use plylog_testkit::postgres::{PgSchema, fresh_postgres_schema, on_postgres};
 use process::{Server, plylog};
 
 type Client = GameServiceClient<Channel>;

@@ -13,10 +13,8 @@ use std::process::{Command, ExitCode};
 
 use libtest_mimic::Arguments;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::optional;
+use plylog_testkit::process;
 use process::{Server, plylog};
 
 /// The Python to run the example with, if one has its packages.

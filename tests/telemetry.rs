@@ -17,8 +17,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use plylog::proto::{self as pb, game_service_client::GameServiceClient};
 use tokio::sync::mpsc;
 
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::process;
 use process::{Server, plylog};
 
 /// A collector that hands every span it receives to the test.

@@ -8,7 +8,7 @@ use plylog::proto as pb;
 use plylog::registry::{Clock, RegistrySettings};
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// The test clock's start, Unix epoch milliseconds.
 const T: i64 = 1_800_000_000_000;

@@ -9,7 +9,7 @@ use plylog::registry::{Clock, EngineSettings};
 use prost::Message;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// A bot seat playing `engine` at `strength` with `seed`.
 fn bot(id: &str, symbol: &str, engine: pb::Engine, strength: u32, seed: u64) -> pb::Seat {

@@ -2,7 +2,7 @@ use plylog::api::auth::AccessSettings;
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// `message` with metadata `authorization: Bearer <token>`.
 fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {

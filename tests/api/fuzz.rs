@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::codegen::http::uri::PathAndQuery;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 use plylog::proto as pb;
 
 /// Requests sent in all.

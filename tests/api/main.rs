@@ -2,8 +2,6 @@
 //! ephemeral loopback port with a temporary SQLite file and talks to it with
 //! a real tonic client. Set `TEST_LOG=1` to see the server's logs.
 
-mod helpers;
-
 /// Clocks and timeouts on a test clock, resign, abort, draw offers,
 /// takebacks by consent and redo.
 mod around;
@@ -50,7 +48,7 @@ mod web;
 /// the Postgres run was skipped.
 #[test]
 fn backend() {
-    if helpers::on_postgres() {
+    if plylog_testkit::on_postgres() {
         println!("black-box suite on PostgreSQL (a fresh schema per server)");
     } else {
         println!(

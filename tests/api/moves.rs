@@ -1,7 +1,7 @@
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn three_in_a_row_wins_with_the_winning_line_and_ends_the_game() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use plylog::proto as pb;
 use sqlx::Connection;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// Runs `$body` with `$conn` a fresh connection to the test's database,
 /// SQLite or PostgreSQL (its type differs, so each arm compiles `$body`

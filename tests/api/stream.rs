@@ -3,7 +3,7 @@ use plylog::registry::RegistrySettings;
 use tonic::Code;
 use tonic::Streaming;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 fn sequences(items: &[Kind]) -> Vec<u64> {
     items

@@ -7,7 +7,7 @@ use plylog::proto::game_service_client::GameServiceClient;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -14,7 +14,7 @@ use plylog::proto as pb;
 use plylog::web::{WebSettings, parse_origin};
 use prost::Message;
 
-use crate::helpers::{TestServer, create, mnk, place, play, reason};
+use plylog_testkit::{TestServer, create, mnk, place, play, reason};
 
 type Http = HttpClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
 
