@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use fantoccini::{Client as WebDriver, ClientBuilder, Locator};
-use libtest_mimic::Arguments;
+use libtest_mimic::Trial;
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
@@ -42,43 +42,43 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 type Client = GameServiceClient<Channel>;
 
-fn main() {
-    let args = Arguments::from_args();
+/// The tests, named `browser::<test>`: ignored (or failed, as
+/// `PLYLOG_REQUIRE_*` says) without what they need.
+pub(crate) fn trials() -> Vec<Trial> {
     let available = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     let availability = optional::availability(
         "browser",
         available,
         "PLYLOG_REQUIRE_BROWSER",
-        "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver, then cargo test --test browser)",
+        "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver, then cargo test --test clients browser)",
     );
-    let trials = vec![
+    vec![
         optional::trial(
-            "a_game_is_followed_live_and_replayed",
+            "browser::a_game_is_followed_live_and_replayed",
             &availability,
             a_game_is_followed_live_and_replayed,
         ),
         optional::trial(
-            "the_page_resumes_after_the_server_restarts",
+            "browser::the_page_resumes_after_the_server_restarts",
             &availability,
             the_page_resumes_after_the_server_restarts,
         ),
         optional::trial(
-            "every_game_kind_is_drawn",
+            "browser::every_game_kind_is_drawn",
             &availability,
             every_game_kind_is_drawn,
         ),
         optional::trial(
-            "names_that_act_on_text_are_shown_escaped",
+            "browser::names_that_act_on_text_are_shown_escaped",
             &availability,
             names_that_act_on_text_are_shown_escaped,
         ),
         optional::trial(
-            "a_board_of_a_million_cells_stays_responsive",
+            "browser::a_board_of_a_million_cells_stays_responsive",
             &availability,
             a_board_of_a_million_cells_stays_responsive,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]
 }
 
 /// A plylog server on `addr` (port 0: any) with its log in `db`, serving

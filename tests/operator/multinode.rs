@@ -19,12 +19,11 @@
 //! nodes' logs.
 
 use std::collections::HashMap;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Arguments;
+use libtest_mimic::Trial;
 use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
 use plylog::proto::game_service_client::GameServiceClient;
@@ -35,7 +34,6 @@ use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::transport::Channel;
 
-use plylog_testkit::logs;
 use plylog_testkit::optional;
 use plylog_testkit::seed;
 use plylog_testkit::wait;
@@ -57,9 +55,9 @@ const MOVES: usize = 2000;
 /// Moves acknowledged when the connections are cut.
 const CUT_AT: usize = 800;
 
-fn main() -> ExitCode {
-    let args = Arguments::from_args();
-    logs::init();
+/// The multi-node tests, named `multinode::<test>`: ignored (or failed, with
+/// `PLYLOG_REQUIRE_POSTGRES=1`) without PostgreSQL.
+pub(crate) fn trials() -> Vec<Trial> {
     let available =
         on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(
@@ -68,79 +66,78 @@ fn main() -> ExitCode {
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests",
     );
-    let tests = vec![
+    vec![
         trial(
-            "a_node_that_missed_a_notification_catches_up_by_itself",
+            "multinode::a_node_that_missed_a_notification_catches_up_by_itself",
             &postgres,
             a_node_that_missed_a_notification_catches_up_by_itself,
         ),
         trial(
-            "a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
+            "multinode::a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
             &postgres,
             a_node_decides_on_the_log_as_it_stands_without_reading_it_first,
         ),
         trial(
-            "a_store_closes_while_its_notification_listener_is_connected",
+            "multinode::a_store_closes_while_its_notification_listener_is_connected",
             &postgres,
             a_store_closes_while_its_notification_listener_is_connected,
         ),
         trial(
-            "writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
+            "multinode::writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
             &postgres,
             writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes,
         ),
         trial(
-            "a_clock_that_runs_out_on_two_nodes_times_out_once",
+            "multinode::a_clock_that_runs_out_on_two_nodes_times_out_once",
             &postgres,
             a_clock_that_runs_out_on_two_nodes_times_out_once,
         ),
         trial(
-            "a_seat_that_follows_through_another_node_is_present_until_it_leaves",
+            "multinode::a_seat_that_follows_through_another_node_is_present_until_it_leaves",
             &postgres,
             a_seat_that_follows_through_another_node_is_present_until_it_leaves,
         ),
         trial(
-            "a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows",
+            "multinode::a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows",
             &postgres,
             a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows,
         ),
         trial(
-            "a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it",
+            "multinode::a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it",
             &postgres,
             a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it,
         ),
         trial(
-            "contention_on_one_game_through_two_nodes_is_retryable_never_internal",
+            "multinode::contention_on_one_game_through_two_nodes_is_retryable_never_internal",
             &postgres,
             contention_on_one_game_through_two_nodes_is_retryable_never_internal,
         ),
         trial(
-            "time_in_a_game_never_goes_backwards_whichever_node_records_it",
+            "multinode::time_in_a_game_never_goes_backwards_whichever_node_records_it",
             &postgres,
             time_in_a_game_never_goes_backwards_whichever_node_records_it,
         ),
         trial(
-            "a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock",
+            "multinode::a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock",
             &postgres,
             a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock,
         ),
         trial(
-            "three_nodes_on_one_database_agree_on_every_game",
+            "multinode::three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
         ),
         trial(
-            "while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
+            "multinode::while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
             &postgres,
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
         ),
         trial(
-            "a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
+            "multinode::a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
             &postgres,
             a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
         ),
-    ];
-    libtest_mimic::run(&args, tests).exit_code()
+    ]
 }
 
 /// Starts a node on `url`; its address.

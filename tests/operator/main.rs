@@ -9,6 +9,14 @@
 //! `DATABASE_URL=postgres://...` (or `PLYLOG_TEST_BACKEND=postgres`);
 //! without it they are listed as ignored, with the reason printed, and with
 //! `PLYLOG_REQUIRE_POSTGRES=1` (as in `.ci/run`) they fail instead.
+//!
+//! The same binary runs the multi-node tests (`multinode::...`, in
+//! `multinode.rs`): several servers in this process on one PostgreSQL
+//! schema. All of it runs on libtest-mimic (`harness = false`), which takes
+//! at most one filter: `cargo test --test operator multinode`.
+
+/// Several nodes, one truth: servers sharing one PostgreSQL schema.
+mod multinode;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,7 +29,7 @@ use plylog::proto::{self as pb};
 use prost::Message;
 use tonic::transport::Channel;
 
-use plylog_testkit::optional;
+use plylog_testkit::{logs, optional};
 use plylog_testkit::process;
 use plylog_testkit::stored;
 use optional::trial;
@@ -51,6 +59,7 @@ macro_rules! on_both_backends {
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
+    logs::init();
     let available =
         on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(
@@ -59,7 +68,7 @@ fn main() -> ExitCode {
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the postgres:: tests",
     );
-    let tests = on_both_backends!(
+    let mut tests = on_both_backends!(
         &postgres,
         games_lists_each_game_with_its_rules_status_moves_and_times,
         show_draws_the_board_after_the_latest_event_or_an_earlier_one,
@@ -78,6 +87,7 @@ fn main() -> ExitCode {
         games_names_the_rows_it_cannot_read_and_lists_the_others,
         show_of_a_game_without_its_games_row_says_so,
     );
+    tests.extend(multinode::trials());
     libtest_mimic::run(&args, tests).exit_code()
 }
 
