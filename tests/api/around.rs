@@ -499,16 +499,6 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
     );
 }
 
-/// `message` with metadata `authorization: Bearer <token>`.
-fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ASCII metadata"),
-    );
-    request
-}
-
 #[tokio::test]
 async fn a_seat_away_past_the_grace_period_on_its_turn_forfeits_and_a_reconnect_in_time_changes_nothing()
  {

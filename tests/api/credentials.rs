@@ -4,16 +4,6 @@ use tonic::Code;
 
 use plylog_testkit::*;
 
-/// `message` with metadata `authorization: Bearer <token>`.
-fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ASCII"),
-    );
-    request
-}
-
 fn with_seat_tokens() -> AccessSettings {
     AccessSettings {
         seat_tokens: true,

@@ -11,7 +11,23 @@ use tonic_types::StatusExt;
 
 use crate::requests::{create_request, move_request};
 
+/// A client of the game service.
 pub type Client = GameServiceClient<Channel>;
+
+/// `message` with metadata `authorization: Bearer <token>`: a seat token.
+pub fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII"),
+    );
+    request
+}
+
+/// A client connected to `127.0.0.1:port` (see [`channel`]).
+pub async fn connect(port: u16) -> Client {
+    GameServiceClient::new(channel(([127, 0, 0, 1], port).into()).await)
+}
 
 /// A channel to `addr` (the listener is bound before the server task starts,
 /// so connecting needs no wait).
@@ -74,6 +90,7 @@ pub async fn play_all(
     last.expect("at least one move")
 }
 
+/// GetGame of the latest position, expecting the game to be there.
 pub async fn get_game(client: &mut Client, game_id: &str) -> pb::Game {
     client
         .get_game(pb::GetGameRequest {
@@ -129,10 +146,12 @@ pub fn assert_rejected(
     status
 }
 
+/// The position of a game from GetGame.
 pub fn position(game: &pb::Game) -> &pb::Position {
     game.position.as_ref().unwrap()
 }
 
+/// The text picture of a game's board, a line per row.
 pub fn board_text(game: &pb::Game) -> Vec<String> {
     position(game).board.as_ref().unwrap().text.clone()
 }

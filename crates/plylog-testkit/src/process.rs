@@ -3,7 +3,7 @@
 //! read, and killed and reaped when the test ends however it ends.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -46,6 +46,24 @@ pub fn plylog() -> Command {
     let mut command = Command::new(binary());
     command.env("RUST_LOG", "info");
     command
+}
+
+/// Waits for `child` to exit and reads everything it printed (as
+/// [`Child::wait_with_output`] does), for up to `timeout`.
+///
+/// # Panics
+/// When it has not exited by then (it is killed first), naming it `what`.
+pub fn output_within(child: Child, timeout: Duration, what: &str) -> Output {
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let Ok(output) = finished.recv_timeout(timeout) else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("{what} did not exit within {timeout:?}");
+    };
+    output.expect("the child waited for")
 }
 
 impl Server {
