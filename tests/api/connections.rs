@@ -15,18 +15,16 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use plylog::store::{Append, EventStore, NewEvent, SqliteOptions, SqliteStore};
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tonic::transport::Channel;
 
 use plylog_testkit::process;
 use plylog_testkit::stored;
 use plylog_testkit::wait;
-use plylog_testkit::{create_mnk, place, plain_move_request, poll, wait_for};
+use plylog_testkit::{Client, create_mnk, lazy_client, place, plain_move_request, poll, wait_for};
 use process::{Server, plylog};
 use wait::wait_until;
 
@@ -67,14 +65,8 @@ fn start(dir: &tempfile::TempDir, flags: &[&str], shell: Option<&str>) -> Server
     )
 }
 
-fn client(port: u16) -> GameServiceClient<Channel> {
-    GameServiceClient::new(
-        Channel::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .connect_timeout(Duration::from_secs(2))
-            .timeout(Duration::from_secs(5))
-            .connect_lazy(),
-    )
+fn client(port: u16) -> Client {
+    lazy_client(port, Duration::from_secs(2), Duration::from_secs(5))
 }
 
 /// Calls ListGames until it is answered, for up to `timeout`.

@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use rand::Rng;
 
@@ -21,11 +20,10 @@ use plylog_testkit::create_mnk;
 use plylog_testkit::process;
 use plylog_testkit::seed;
 use plylog_testkit::{
-    TestDatabase, bearer, move_request, on_postgres, place, plain_move_request, wait_for,
+    Client, TestDatabase, bearer, lazy_client, move_request, on_postgres, place,
+    plain_move_request, wait_for,
 };
 use process::{Server, plylog};
-
-use tonic::transport::Channel;
 
 /// How many times the server is killed.
 const KILLS: usize = 6;
@@ -57,15 +55,8 @@ fn start_with(db: &TestDatabase, port: u16, args: &[&str]) -> Server {
     )
 }
 
-type Client = GameServiceClient<Channel>;
-
 fn client(port: u16) -> Client {
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect_timeout(Duration::from_millis(500))
-        .timeout(Duration::from_secs(5))
-        .connect_lazy();
-    GameServiceClient::new(channel)
+    lazy_client(port, Duration::from_millis(500), Duration::from_secs(5))
 }
 
 /// Calls until the server answers with something other than "unreachable":

@@ -28,7 +28,7 @@ use plylog::proto::{self as pb};
 use prost::Message;
 
 use optional::trial;
-use plylog_testkit::postgres::{PgSchema, fresh_postgres_schema, on_postgres};
+use plylog_testkit::postgres::{PgSchema, fresh_postgres_schema, postgres_configured};
 use plylog_testkit::process;
 use plylog_testkit::stored;
 use plylog_testkit::{
@@ -60,11 +60,9 @@ macro_rules! on_both_backends {
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     logs::init();
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(
         "operator",
-        available,
+        postgres_configured(),
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the postgres:: tests",
     );

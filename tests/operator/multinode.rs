@@ -36,7 +36,7 @@ use tonic::transport::Channel;
 
 use optional::trial;
 use plylog_testkit::optional;
-use plylog_testkit::postgres::{fresh_postgres_schema, on_postgres, postgres_url};
+use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured, postgres_url};
 use plylog_testkit::seed;
 use plylog_testkit::wait;
 use plylog_testkit::{
@@ -60,11 +60,9 @@ const CUT_AT: usize = 800;
 /// The multi-node tests, named `multinode::<test>`: ignored (or failed, with
 /// `PLYLOG_REQUIRE_POSTGRES=1`) without PostgreSQL.
 pub(crate) fn trials() -> Vec<Trial> {
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
     let postgres = optional::availability(
         "multinode",
-        available,
+        postgres_configured(),
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests",
     );

@@ -29,6 +29,19 @@ pub async fn connect(port: u16) -> Client {
     GameServiceClient::new(channel(([127, 0, 0, 1], port).into()).await)
 }
 
+/// A client of `127.0.0.1:port` that connects on its first call (to a
+/// server that may not be up yet, or may go away and come back): connecting
+/// gives up after `connect_timeout`, a call after `timeout`.
+pub fn lazy_client(port: u16, connect_timeout: Duration, timeout: Duration) -> Client {
+    GameServiceClient::new(
+        Channel::from_shared(format!("http://127.0.0.1:{port}"))
+            .expect("a valid address")
+            .connect_timeout(connect_timeout)
+            .timeout(timeout)
+            .connect_lazy(),
+    )
+}
+
 /// A channel to `addr` (the listener is bound before the server task starts,
 /// so connecting needs no wait).
 pub async fn channel(addr: SocketAddr) -> Channel {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::postgres::{PgSchema, fresh_postgres_schema, on_postgres};
+use crate::postgres::{PgSchema, fresh_postgres_schema, on_postgres, postgres_configured};
 
 /// Where the tests' servers keep their logs: a fresh SQLite file per server
 /// by default, or with `PLYLOG_TEST_BACKEND=postgres` a fresh schema per
@@ -64,8 +64,7 @@ impl TestDatabase {
     /// `DATABASE_URL` names a PostgreSQL database or the suite runs on
     /// PostgreSQL (for a test that needs PostgreSQL's table locks).
     pub async fn postgres() -> Option<Self> {
-        let configured = std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
-        if !configured && !on_postgres() {
+        if !postgres_configured() {
             return None;
         }
         let schema = fresh_postgres_schema().await;

@@ -36,7 +36,9 @@ pub use app::{App, TestServer, settings, spawn_app};
 pub use calls::*;
 pub use codec::RawCodec;
 pub use db::{TestDatabase, execute};
-pub use postgres::{PgSchema, fresh_postgres_schema, on_postgres, postgres_url};
+pub use postgres::{
+    PgSchema, fresh_postgres_schema, on_postgres, postgres_configured, postgres_url,
+};
 pub use process::Server;
 pub use requests::*;
 pub use wait::*;

@@ -8,6 +8,13 @@ pub fn on_postgres() -> bool {
     std::env::var("PLYLOG_TEST_BACKEND").is_ok_and(|b| b == "postgres")
 }
 
+/// Whether PostgreSQL is there for the tests that need it whatever the
+/// backend: `DATABASE_URL` names a PostgreSQL database, or the black-box
+/// tests run on PostgreSQL.
+pub fn postgres_configured() -> bool {
+    on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"))
+}
+
 /// The PostgreSQL database the Postgres tests use.
 pub fn postgres_url() -> String {
     std::env::var("DATABASE_URL")
