@@ -4,31 +4,26 @@
 //! benchmark.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-#[path = "support/process.rs"]
-mod process;
-use process::{Server, plylog};
+use plylog_testkit::process;
+use process::{Server, output_within, plylog};
 
 /// Runs `plylog bench` with `args` until it exits (at most 60 s): its exit
 /// success, standard output and standard error.
 fn bench(args: &[&str]) -> (bool, String, String) {
-    let mut child = plylog()
+    let child = plylog()
         .arg("bench")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("plylog starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("plylog bench {args:?} did not exit within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = output_within(
+        child,
+        Duration::from_secs(60),
+        &format!("plylog bench {args:?}"),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     println!("{stdout}{stderr}");

@@ -8,7 +8,7 @@ use plylog::proto as pb;
 use plylog::registry::{Clock, RegistrySettings};
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// The test clock's start, Unix epoch milliseconds.
 const T: i64 = 1_800_000_000_000;
@@ -497,16 +497,6 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
             first: 1
         }))
     );
-}
-
-/// `message` with metadata `authorization: Bearer <token>`.
-fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ASCII metadata"),
-    );
-    request
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use plylog::registry::{Clock, EngineSettings};
 use prost::Message;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// A bot seat playing `engine` at `strength` with `seed`.
 fn bot(id: &str, symbol: &str, engine: pb::Engine, strength: u32, seed: u64) -> pb::Seat {
@@ -39,28 +39,32 @@ async fn until_over(
     limit: Duration,
 ) -> (Vec<pb::GameEvent>, pb::GameStatus) {
     let mut stream = follow(client, game_id, 0).await;
-    let deadline = Instant::now() + limit;
     let mut events = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let item = tokio::time::timeout(left, stream.message())
-            .await
-            .unwrap_or_else(|_| panic!("{game_id} did not end within {limit:?}: {events:?}"))
-            .expect("stream item")
-            .expect("the stream stays open until the game ends");
-        if let Some(pb::stream_events_response::Kind::Event(event)) = item.kind {
-            let over = match &event.kind {
-                Some(pb::game_event::Kind::MovePlayed(m)) => m.outcome.is_some(),
-                Some(pb::game_event::Kind::GameEnded(_)) => true,
-                _ => false,
-            };
-            events.push(event);
-            if over {
-                let game = get_game(client, game_id).await;
-                return (events, position(&game).status());
+    let reading = async {
+        loop {
+            let item = stream
+                .message()
+                .await
+                .expect("stream item")
+                .expect("the stream stays open until the game ends");
+            if let Some(pb::stream_events_response::Kind::Event(event)) = item.kind {
+                let over = match &event.kind {
+                    Some(pb::game_event::Kind::MovePlayed(m)) => m.outcome.is_some(),
+                    Some(pb::game_event::Kind::GameEnded(_)) => true,
+                    _ => false,
+                };
+                events.push(event);
+                if over {
+                    return;
+                }
             }
         }
+    };
+    if tokio::time::timeout(limit, reading).await.is_err() {
+        panic!("{game_id} did not end within {limit:?}: {events:?}");
     }
+    let game = get_game(client, game_id).await;
+    (events, position(&game).status())
 }
 
 /// The moves of `events` with the engine that chose each.

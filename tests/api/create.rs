@@ -1,7 +1,7 @@
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn a_tic_tac_toe_game_is_created_empty_with_seat_zero_to_move() {

@@ -2,17 +2,7 @@ use plylog::api::auth::AccessSettings;
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
-
-/// `message` with metadata `authorization: Bearer <token>`.
-fn bearer<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ASCII"),
-    );
-    request
-}
+use plylog_testkit::*;
 
 fn with_seat_tokens() -> AccessSettings {
     AccessSettings {

@@ -14,8 +14,8 @@ use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::codegen::http::uri::PathAndQuery;
 
-use crate::helpers::*;
 use plylog::proto as pb;
+use plylog_testkit::*;
 
 /// Requests sent in all.
 const REQUESTS: usize = 100_000;

@@ -8,7 +8,7 @@ use plylog::proto as pb;
 use plylog::registry::RegistrySettings;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// Every event of a game, by GetReplay.
 async fn log_of(client: &mut Client, game_id: &str) -> Vec<pb::GameEvent> {

@@ -5,7 +5,7 @@ use plylog::proto as pb;
 use plylog::registry::RegistrySettings;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn after_a_restart_on_the_same_file_every_game_continues_exactly_where_it_was() {

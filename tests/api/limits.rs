@@ -4,7 +4,7 @@ use plylog::proto as pb;
 use plylog::registry::RegistrySettings;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// Asserts a RESOURCE_EXHAUSTED status naming `limit`.
 #[track_caller]

@@ -1,14 +1,24 @@
 //! Black-box tests of the gRPC service: each starts the real server on an
 //! ephemeral loopback port with a temporary SQLite file and talks to it with
 //! a real tonic client. Set `TEST_LOG=1` to see the server's logs.
-
-mod helpers;
+//!
+//! Most modules run the server in this process (`plylog_testkit::TestServer`);
+//! `cli`, `connections`, `crash` and `telemetry` run the real `plylog`
+//! binary as a child process (`plylog_testkit::Server`, or the build that
+//! `PLYLOG_BIN` names).
 
 /// Clocks and timeouts on a test clock, resign, abort, draw offers,
 /// takebacks by consent and redo.
 mod around;
 /// Bot seats, SuggestMove and AnalyzePosition.
 mod bots;
+/// The binary's start-up log and how it fails to open a database.
+mod cli;
+/// The connection layer under attack: idle, half-open and never-reading
+/// clients, the connection limit, running out of file descriptors.
+mod connections;
+/// Nothing acknowledged is lost across SIGKILLs and SIGTERMs.
+mod crash;
 /// CreateGame, ListGames and every creation rejection.
 mod create;
 /// Seat tokens and the CreateGame API key.
@@ -38,6 +48,8 @@ mod snakes;
 mod snapshots;
 /// StreamEvents: history, caught-up, live, heartbeats, no gaps or duplicates.
 mod stream;
+/// Traces reach an OTLP collector; JSON logs carry the call's fields.
+mod telemetry;
 /// TLS from a certificate and key.
 mod tls;
 /// Undo and its rejection.
@@ -50,7 +62,7 @@ mod web;
 /// the Postgres run was skipped.
 #[test]
 fn backend() {
-    if helpers::on_postgres() {
+    if plylog_testkit::on_postgres() {
         println!("black-box suite on PostgreSQL (a fresh schema per server)");
     } else {
         println!(

@@ -1,7 +1,7 @@
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn three_in_a_row_wins_with_the_winning_line_and_ends_the_game() {
@@ -784,11 +784,8 @@ async fn a_request_id_with_a_nul_is_refused_naming_the_field() {
     for request_id in ["r\u{0}6", "\u{0}", "r6\u{0}"] {
         let refused = c
             .submit_move(pb::SubmitMoveRequest {
-                game_id: "keyed".into(),
-                seat: Some(0),
-                r#move: Some(place(0, 0)),
                 request_id: request_id.into(),
-                ..Default::default()
+                ..plain_move_request("keyed", 0, place(0, 0))
             })
             .await
             .unwrap_err();

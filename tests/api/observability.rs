@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use plylog::proto as pb;
 use plylog::registry::{Clock, RegistrySettings};
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// The test clock's start, Unix epoch milliseconds.
 const T: i64 = 1_800_000_000_000;

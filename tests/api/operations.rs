@@ -8,7 +8,7 @@ use tonic_reflection::pb::v1::{
     server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
 };
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn health_reports_serving_for_the_server_and_the_game_service() {

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 const SETS: [(&str, &str); 4] = [
     (

@@ -3,7 +3,7 @@ use std::time::Duration;
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 #[tokio::test]
 async fn get_game_rebuilds_every_past_position() {

@@ -1,7 +1,7 @@
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// The Milton Bradley board (the same jumps as tests/fixtures/snakes-ladders).
 const MILTON_BRADLEY: [(i32, i32); 19] = [

@@ -6,7 +6,7 @@ use std::time::Duration;
 use plylog::proto as pb;
 use sqlx::Connection;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 /// Runs `$body` with `$conn` a fresh connection to the test's database,
 /// SQLite or PostgreSQL (its type differs, so each arm compiles `$body`
@@ -53,18 +53,16 @@ async fn plant_snapshot(db: &TestDatabase, game_id: &str, sequence: i64, payload
 /// Waits until the game's stored snapshot is at `sequence` (they are
 /// saved in the background) and returns its payload.
 async fn snapshot_at(db: &TestDatabase, game_id: &str, sequence: i64) -> Vec<u8> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match stored_snapshot(db, game_id).await {
-            Some((at, payload)) if at == sequence => return payload,
-            other => assert!(
-                tokio::time::Instant::now() < deadline,
-                "no snapshot at {sequence}: {:?}",
-                other.map(|(at, _)| at)
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for(
+        &format!("a snapshot at {sequence}"),
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || match stored_snapshot(db, game_id).await {
+            Some((at, payload)) if at == sequence => Some(payload),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// A server that takes a snapshot every 4 events, with a 5×5 game

@@ -3,7 +3,7 @@ use plylog::registry::RegistrySettings;
 use tonic::Code;
 use tonic::Streaming;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 fn sequences(items: &[Kind]) -> Vec<u64> {
     items
@@ -36,15 +36,18 @@ async fn next(stream: &mut Streaming<pb::StreamEventsResponse>) -> Kind {
 /// missed it alive forever).
 async fn events_until(stream: &mut Streaming<pb::StreamEventsResponse>, last: u64) -> Vec<u64> {
     let mut seen = Vec::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-    while seen.last() != Some(&last) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "event {last} never came; saw {seen:?}"
-        );
-        if let Kind::Event(e) = next(stream).await {
-            seen.push(e.sequence);
+    let reading = async {
+        while seen.last() != Some(&last) {
+            if let Kind::Event(e) = next(stream).await {
+                seen.push(e.sequence);
+            }
         }
+    };
+    if tokio::time::timeout(std::time::Duration::from_secs(30), reading)
+        .await
+        .is_err()
+    {
+        panic!("event {last} never came; saw {seen:?}");
     }
     seen
 }

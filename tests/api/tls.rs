@@ -7,7 +7,7 @@ use plylog::proto::game_service_client::GameServiceClient;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig};
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -35,12 +35,8 @@ fn with_tls(db: &TestDatabase, cert: &str, key: &str) -> Settings {
 async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
     let db = TestDatabase::fresh().await;
     let settings = with_tls(&db, "server.crt", "server.key");
-    let app = Application::build(settings).await.expect("server builds");
-    let port = app.local_addr().port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(app.run_until(async {
-        let _ = stopped.await;
-    }));
+    let server = spawn_app(settings).await;
+    let port = server.addr.port();
 
     let ca = Certificate::from_pem(std::fs::read(fixture("ca.crt")).unwrap());
     let tls = ClientTlsConfig::new()
@@ -76,8 +72,7 @@ async fn with_a_certificate_and_key_the_server_speaks_tls_only() {
             .is_err()
     );
 
-    let _ = stop.send(());
-    server.await.unwrap().expect("server stops cleanly");
+    server.stop().await;
 }
 
 #[tokio::test]

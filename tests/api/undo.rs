@@ -1,7 +1,7 @@
 use plylog::proto as pb;
 use tonic::Code;
 
-use crate::helpers::*;
+use plylog_testkit::*;
 
 fn undo_request(game_id: &str, seat: Option<u32>) -> pb::UndoRequest {
     pb::UndoRequest {

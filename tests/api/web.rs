@@ -14,7 +14,7 @@ use plylog::proto as pb;
 use plylog::web::{WebSettings, parse_origin};
 use prost::Message;
 
-use crate::helpers::{TestServer, create, mnk, place, play, reason};
+use plylog_testkit::{TestServer, create, mnk, place, play, reason};
 
 type Http = HttpClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
 
@@ -121,22 +121,26 @@ async fn grpc_web_binary_streams_history_then_live_events_over_http1() {
     let mut received = Vec::new();
     // Reads frames until `want` messages have come.
     let mut read_until = async |body: &mut hyper::body::Incoming, want: usize| {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let (messages, trailer, _) = frames(&received);
-            assert!(trailer.is_none(), "a followed stream stays open");
-            if messages.len() >= want {
-                return kinds(&messages);
+        let reading = async {
+            loop {
+                let (messages, trailer, _) = frames(&received);
+                assert!(trailer.is_none(), "a followed stream stays open");
+                if messages.len() >= want {
+                    return kinds(&messages);
+                }
+                let next = body
+                    .frame()
+                    .await
+                    .expect("the stream goes on")
+                    .expect("a frame");
+                if let Ok(data) = next.into_data() {
+                    received.extend_from_slice(data.chunk());
+                }
             }
-            let next = tokio::time::timeout_at(deadline, body.frame())
-                .await
-                .expect("the next frame in time")
-                .expect("the stream goes on")
-                .expect("a frame");
-            if let Ok(data) = next.into_data() {
-                received.extend_from_slice(data.chunk());
-            }
-        }
+        };
+        tokio::time::timeout(Duration::from_secs(10), reading)
+            .await
+            .expect("the next frame in time")
     };
     assert_eq!(
         read_until(&mut body, 4).await,

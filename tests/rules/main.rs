@@ -1,13 +1,19 @@
-//! The rules and the game aggregate checked without a server, in one test
-//! binary: the aggregate's given/when/then and property tests over every
-//! game, seat validation, real game records, OpenSpiel's traces, the
-//! tic-tac-toe reference figures and the Milton Bradley snakes-and-ladders
-//! board. Each module's fixtures are under `tests/fixtures/`, with their
-//! sources.
+//! The rules, the game aggregate and the engines checked without a server,
+//! in one test binary: the aggregate's given/when/then and property tests
+//! over every game, seat validation, real game records, OpenSpiel's traces,
+//! the tic-tac-toe reference figures and the Milton Bradley
+//! snakes-and-ladders board; the engines against exhaustive game trees and
+//! published solver results, and MCTS against the random engine. Each
+//! module's fixtures are under `tests/fixtures/`, with their sources.
 
 mod aggregate;
 mod around;
+/// The engines against references: exhaustive game trees and published
+/// solver results.
+mod engines;
 mod game_records;
+/// MCTS against the random engine on gomoku and Othello.
+mod mcts_strength;
 mod openspiel_traces;
 mod rules_reference;
 mod seats;

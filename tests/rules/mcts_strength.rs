@@ -11,7 +11,7 @@
 //! Game `i` of a kind (0 to 199) uses seed `i` for both bots and seats
 //! MCTS at `i % 2`, so each seat's test below plays the games of its
 //! parity; the four tests run in parallel. Each prints every game's result
-//! and its seat's tally; `cargo test --test mcts_strength -- --nocapture`
+//! and its seat's tally; `cargo test --test rules mcts_strength -- --nocapture`
 //! shows them.
 
 use std::sync::atomic::AtomicBool;

@@ -1,20 +1,19 @@
 //! The real `plylog` binary as a child process: started with its flags,
 //! waited on until it logs that it serves, its log kept for the test to
-//! read. Shared by the test crates with `#[path]`, each of which uses some
-//! of it.
-#![allow(dead_code)]
+//! read, and killed and reaped when the test ends however it ends.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// A running `plylog` child process.
-pub(crate) struct Server {
-    pub(crate) child: Child,
+pub struct Server {
+    /// The child process.
+    pub child: Child,
     /// The port it serves on.
-    pub(crate) port: u16,
+    pub port: u16,
     log: Arc<Mutex<Vec<String>>>,
     /// The thread that copies its log into `log`, until the pipe closes.
     reader: Option<JoinHandle<()>>,
@@ -22,15 +21,49 @@ pub(crate) struct Server {
 
 /// The binary under test: this build's `plylog`, or the one `PLYLOG_BIN`
 /// names (to measure another build with the same tests).
-pub(crate) fn binary() -> String {
-    std::env::var("PLYLOG_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_plylog").to_owned())
+///
+/// This build's is the one beside the test binary's `deps/` folder, where
+/// `cargo test` builds the package's binaries before running its tests.
+///
+/// # Panics
+/// When neither is there.
+pub fn binary() -> String {
+    if let Ok(bin) = std::env::var("PLYLOG_BIN") {
+        return bin;
+    }
+    let test_binary = std::env::current_exe().expect("the test binary's path");
+    let built = test_binary
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|dir| dir.join(format!("plylog{}", std::env::consts::EXE_SUFFIX)))
+        .filter(|bin| bin.exists())
+        .expect("the plylog binary beside the test binary's deps/ (built by cargo test)");
+    built.display().to_string()
 }
 
 /// The `plylog` binary with `RUST_LOG=info`, ready for more arguments.
-pub(crate) fn plylog() -> Command {
+pub fn plylog() -> Command {
     let mut command = Command::new(binary());
     command.env("RUST_LOG", "info");
     command
+}
+
+/// Waits for `child` to exit and reads everything it printed (as
+/// [`Child::wait_with_output`] does), for up to `timeout`.
+///
+/// # Panics
+/// When it has not exited by then (it is killed first), naming it `what`.
+pub fn output_within(child: Child, timeout: Duration, what: &str) -> Output {
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let Ok(output) = finished.recv_timeout(timeout) else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("{what} did not exit within {timeout:?}");
+    };
+    output.expect("the child waited for")
 }
 
 impl Server {
@@ -40,7 +73,7 @@ impl Server {
     ///
     /// # Panics
     /// When it never serves.
-    pub(crate) fn start(make: impl Fn(u16) -> Command, port: u16) -> Server {
+    pub fn start(make: impl Fn(u16) -> Command, port: u16) -> Server {
         for _ in 0..50 {
             let mut child = make(port)
                 .stdout(Stdio::piped())
@@ -97,7 +130,7 @@ impl Server {
     ///
     /// # Panics
     /// When waiting fails.
-    pub(crate) fn wait(&mut self) -> ExitStatus {
+    pub fn wait(&mut self) -> ExitStatus {
         let status = self.child.wait().expect("the server exits");
         if let Some(reader) = self.reader.take() {
             reader.join().expect("the log reader ends at end of file");
@@ -106,7 +139,7 @@ impl Server {
     }
 
     /// The log lines so far that contain `needle`.
-    pub(crate) fn log_lines(&self, needle: &str) -> Vec<String> {
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
         self.log
             .lock()
             .unwrap()
@@ -121,7 +154,7 @@ impl Server {
     ///
     /// # Panics
     /// When the signal cannot be sent.
-    pub(crate) fn terminate(&mut self) -> ExitStatus {
+    pub fn terminate(&mut self) -> ExitStatus {
         let sent = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -131,7 +164,7 @@ impl Server {
     }
 
     /// Kills it with SIGKILL and reaps it.
-    pub(crate) fn kill(mut self) {
+    pub fn kill(mut self) {
         self.child.kill().expect("SIGKILL");
         self.wait();
     }

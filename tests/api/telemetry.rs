@@ -14,11 +14,11 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use plylog::proto::{self as pb, game_service_client::GameServiceClient};
+use plylog::proto as pb;
 use tokio::sync::mpsc;
 
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::process;
+use plylog_testkit::{connect, create_request, mnk, place, plain_move_request, two_unnamed_seats};
 use process::{Server, plylog};
 
 /// A collector that hands every span it receives to the test.
@@ -55,50 +55,20 @@ fn attribute(span: &Span, key: &str) -> Option<String> {
     }
 }
 
+/// Tic-tac-toe for alice (X) and bob (O), without display names.
 fn tic_tac_toe(game_id: &str) -> pb::CreateGameRequest {
-    let seat = |id: &str, symbol: &str| pb::Seat {
-        player_id: id.into(),
-        symbol: symbol.into(),
-        ..pb::Seat::default()
-    };
     pb::CreateGameRequest {
-        game_id: game_id.into(),
-        rules: Some(pb::RuleSet {
-            kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                rows: 3,
-                cols: 3,
-                k: 3,
-            })),
-        }),
-        seats: vec![seat("alice", "X"), seat("bob", "O")],
-        ..pb::CreateGameRequest::default()
+        seats: two_unnamed_seats(),
+        ..create_request(game_id, mnk(3, 3, 3))
     }
 }
 
+/// X in the top left corner, as request `move-1`.
 fn corner(game_id: &str) -> pb::SubmitMoveRequest {
     pb::SubmitMoveRequest {
-        game_id: game_id.into(),
-        seat: Some(0),
         request_id: "move-1".into(),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row: 0,
-                col: 0,
-                mark: None,
-            })),
-        }),
-        ..pb::SubmitMoveRequest::default()
+        ..plain_move_request(game_id, 0, place(0, 0))
     }
-}
-
-async fn client(port: u16) -> GameServiceClient<tonic::transport::Channel> {
-    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .timeout(Duration::from_secs(30))
-        .connect()
-        .await
-        .expect("connects");
-    GameServiceClient::new(channel)
 }
 
 /// Stops the server with SIGTERM (it exports its last spans and logs its
@@ -138,7 +108,7 @@ async fn a_submit_move_span_reaches_the_collector_with_its_game_id_in_the_caller
     })
     .await
     .unwrap();
-    let mut client = client(server.port).await;
+    let mut client = connect(server.port).await;
     client.create_game(tic_tac_toe("traced")).await.unwrap();
     // The caller's trace (the W3C spec's example ids).
     let trace_id = "0af7651916cd43dd8448eb211c80319c";
@@ -228,7 +198,7 @@ async fn json_logging_server(dir: &tempfile::TempDir) -> Server {
 async fn json_logs_carry_the_call_spans_game_id_and_status() {
     let dir = tempfile::tempdir().unwrap();
     let server = json_logging_server(&dir).await;
-    let mut client = client(server.port).await;
+    let mut client = connect(server.port).await;
     client.create_game(tic_tac_toe("logged")).await.unwrap();
     client.submit_move(corner("logged")).await.unwrap();
     drop(client);
@@ -256,7 +226,7 @@ async fn json_logs_carry_the_call_spans_game_id_and_status() {
 async fn a_callers_request_id_reaches_the_log_with_its_control_and_bidi_characters_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let server = json_logging_server(&dir).await;
-    let mut client = client(server.port).await;
+    let mut client = connect(server.port).await;
     // serde_json escapes ESC, CR and LF itself, but not DEL, the C1
     // controls or a bidirectional override.
     let request_id = "r\u{1b}[2J\r\n\u{7f}\u{9b}\u{202e}x";

@@ -19,14 +19,13 @@
 //! nodes' logs.
 
 use std::collections::HashMap;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Arguments;
+use libtest_mimic::Trial;
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, Settings};
+use plylog::app::Settings;
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use plylog::registry::{Clock, RegistrySettings};
@@ -35,21 +34,14 @@ use rand::rngs::StdRng;
 use tonic::Code;
 use tonic::transport::Channel;
 
-#[path = "support/games.rs"]
-mod games;
-#[path = "support/logs.rs"]
-mod logs;
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/seed.rs"]
-mod seed;
-#[path = "support/wait.rs"]
-mod wait;
-use games::create_mnk;
 use optional::trial;
-use postgres_support::{fresh_postgres_schema, on_postgres, postgres_url};
+use plylog_testkit::optional;
+use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured, postgres_url};
+use plylog_testkit::seed;
+use plylog_testkit::wait;
+use plylog_testkit::{
+    bearer, create_mnk, move_request, place, plain_move_request, spawn_app, wait_for,
+};
 use wait::wait_until;
 
 type Client = GameServiceClient<Channel>;
@@ -65,90 +57,87 @@ const MOVES: usize = 2000;
 /// Moves acknowledged when the connections are cut.
 const CUT_AT: usize = 800;
 
-fn main() -> ExitCode {
-    let args = Arguments::from_args();
-    logs::init();
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+/// The multi-node tests, named `multinode::<test>`: ignored (or failed, with
+/// `PLYLOG_REQUIRE_POSTGRES=1`) without PostgreSQL.
+pub(crate) fn trials() -> Vec<Trial> {
     let postgres = optional::availability(
         "multinode",
-        available,
+        postgres_configured(),
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests",
     );
-    let tests = vec![
+    vec![
         trial(
-            "a_node_that_missed_a_notification_catches_up_by_itself",
+            "multinode::a_node_that_missed_a_notification_catches_up_by_itself",
             &postgres,
             a_node_that_missed_a_notification_catches_up_by_itself,
         ),
         trial(
-            "a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
+            "multinode::a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
             &postgres,
             a_node_decides_on_the_log_as_it_stands_without_reading_it_first,
         ),
         trial(
-            "a_store_closes_while_its_notification_listener_is_connected",
+            "multinode::a_store_closes_while_its_notification_listener_is_connected",
             &postgres,
             a_store_closes_while_its_notification_listener_is_connected,
         ),
         trial(
-            "writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
+            "multinode::writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
             &postgres,
             writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes,
         ),
         trial(
-            "a_clock_that_runs_out_on_two_nodes_times_out_once",
+            "multinode::a_clock_that_runs_out_on_two_nodes_times_out_once",
             &postgres,
             a_clock_that_runs_out_on_two_nodes_times_out_once,
         ),
         trial(
-            "a_seat_that_follows_through_another_node_is_present_until_it_leaves",
+            "multinode::a_seat_that_follows_through_another_node_is_present_until_it_leaves",
             &postgres,
             a_seat_that_follows_through_another_node_is_present_until_it_leaves,
         ),
         trial(
-            "a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows",
+            "multinode::a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows",
             &postgres,
             a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows,
         ),
         trial(
-            "a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it",
+            "multinode::a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it",
             &postgres,
             a_token_reissued_through_another_node_stops_acting_even_before_this_node_hears_of_it,
         ),
         trial(
-            "contention_on_one_game_through_two_nodes_is_retryable_never_internal",
+            "multinode::contention_on_one_game_through_two_nodes_is_retryable_never_internal",
             &postgres,
             contention_on_one_game_through_two_nodes_is_retryable_never_internal,
         ),
         trial(
-            "time_in_a_game_never_goes_backwards_whichever_node_records_it",
+            "multinode::time_in_a_game_never_goes_backwards_whichever_node_records_it",
             &postgres,
             time_in_a_game_never_goes_backwards_whichever_node_records_it,
         ),
         trial(
-            "a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock",
+            "multinode::a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock",
             &postgres,
             a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock,
         ),
         trial(
-            "three_nodes_on_one_database_agree_on_every_game",
+            "multinode::three_nodes_on_one_database_agree_on_every_game",
             &postgres,
             three_nodes_on_one_database_agree_on_every_game,
         ),
         trial(
-            "while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
+            "multinode::while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
             &postgres,
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
         ),
         trial(
-            "a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
+            "multinode::a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
             &postgres,
             a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
         ),
-    ];
-    libtest_mimic::run(&args, tests).exit_code()
+    ]
 }
 
 /// Starts a node on `url`; its address.
@@ -186,10 +175,7 @@ async fn node_with(
         access,
         ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
     };
-    let app = Application::build(settings).await.expect("node builds");
-    let addr = app.local_addr();
-    tokio::spawn(app.run_until(std::future::pending()));
-    addr
+    spawn_app(settings).await.detach()
 }
 
 fn client(addr: std::net::SocketAddr) -> Client {
@@ -266,12 +252,9 @@ async fn play(
         // Most moves carry a turn token; the others are decided again on the
         // fresh state when they lose a race.
         let request = pb::SubmitMoveRequest {
-            game_id: game.clone(),
-            seat: Some(seat),
-            r#move: Some(mv),
             request_id: format!("c{id}-{k}"),
             expected_sequence: rng.random_bool(0.75).then_some(legal.sequence),
-            view: pb::GameView::Full as i32,
+            ..move_request(&game, seat, mv)
         };
         // Retry through any node until the outcome is known.
         loop {
@@ -363,15 +346,16 @@ async fn retry_all(
     node_for: impl Fn(usize) -> Client,
 ) {
     for (request, reply, via) in replies {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let retried = loop {
-            match node_for(*via).submit_move(request.clone()).await {
-                Err(status) if status.code() == Code::Unavailable && Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                answered => break answered,
-            }
-        };
+        let retried = wait_for(
+            &format!("the retry of {} to be answered", request.request_id),
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            async || match node_for(*via).submit_move(request.clone()).await {
+                Err(status) if status.code() == Code::Unavailable => None,
+                answered => Some(answered),
+            },
+        )
+        .await;
         let retried = retried.unwrap_or_else(|status| {
             panic!(
                 "the retry of {} is answered: {status:?}",
@@ -534,18 +518,11 @@ async fn contention_on_one_game_through_two_nodes_is_retryable_never_internal() 
         let mut rng = seed::rng(seed, id);
         clients.push(tokio::spawn(async move {
             for k in 0..CALLS {
+                let seat = rng.random_range(0..2);
+                let (row, col) = (rng.random_range(0..40), rng.random_range(0..40));
                 let request = pb::SubmitMoveRequest {
-                    game_id: "contended".into(),
-                    seat: Some(rng.random_range(0..2)),
-                    r#move: Some(pb::Move {
-                        kind: Some(pb::r#move::Kind::Place(pb::Place {
-                            row: rng.random_range(0..40),
-                            col: rng.random_range(0..40),
-                            mark: None,
-                        })),
-                    }),
                     request_id: format!("c{id}-{k}"),
-                    ..Default::default()
+                    ..plain_move_request("contended", seat, place(row, col))
                 };
                 loop {
                     let via = rng.random_range(0..nodes.len());
@@ -666,18 +643,7 @@ async fn time_in_a_game_never_goes_backwards_whichever_node_records_it() {
         (0, (0, 1), &behind),
     ] {
         node.clone()
-            .submit_move(pb::SubmitMoveRequest {
-                game_id: "monotonic".into(),
-                seat: Some(seat),
-                r#move: Some(pb::Move {
-                    kind: Some(pb::r#move::Kind::Place(pb::Place {
-                        row,
-                        col,
-                        mark: None,
-                    })),
-                }),
-                ..Default::default()
-            })
+            .submit_move(plain_move_request("monotonic", seat, place(row, col)))
             .await
             .unwrap();
     }
@@ -717,18 +683,7 @@ async fn a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock() {
     true_node.clone().create_game(request).await.unwrap();
     let played = fast_node
         .clone()
-        .submit_move(pb::SubmitMoveRequest {
-            game_id: "skewed".into(),
-            seat: Some(0),
-            r#move: Some(pb::Move {
-                kind: Some(pb::r#move::Kind::Place(pb::Place {
-                    row: 1,
-                    col: 1,
-                    mark: None,
-                })),
-            }),
-            ..Default::default()
-        })
+        .submit_move(plain_move_request("skewed", 0, place(1, 1)))
         .await
         .expect("the move is played within its turn");
     assert_eq!(played.into_inner().events[0].sequence, 2);
@@ -797,22 +752,10 @@ async fn a_token_reissued_through_another_node_stops_acting_even_before_this_nod
         plylog::tokens::hash("a new token"),
     )
     .await;
-    let mut request = tonic::Request::new(pb::SubmitMoveRequest {
-        game_id: "revoked".into(),
-        seat: Some(0),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row: 0,
-                col: 0,
-                mark: None,
-            })),
-        }),
-        ..Default::default()
-    });
-    let bearer = format!("Bearer {}", created.seat_tokens[0]);
-    request
-        .metadata_mut()
-        .insert("authorization", bearer.parse().unwrap());
+    let request = bearer(
+        plain_move_request("revoked", 0, place(0, 0)),
+        &created.seat_tokens[0],
+    );
     let refused = c.submit_move(request).await.unwrap_err();
     assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
     let game = c
@@ -841,18 +784,8 @@ async fn a_node_decides_on_the_log_as_it_stands_without_reading_it_first() {
     let url = &schema.url;
     let addr = node_catching_up_every(url, Duration::from_secs(3600)).await;
     let mut c = client(addr);
-    let place = |game: &str, seat: u32, row: i32, col: i32| pb::SubmitMoveRequest {
-        game_id: game.into(),
-        seat: Some(seat),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row,
-                col,
-                mark: None,
-            })),
-        }),
-        ..Default::default()
-    };
+    let place =
+        |game: &str, seat: u32, row: i32, col: i32| plain_move_request(game, seat, place(row, col));
     for game in ["after", "before", "read"] {
         c.create_game(create_mnk(game, 3, 3, 3)).await.unwrap();
         // The node holds the game at sequence 1.
@@ -932,30 +865,31 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
     for g in 0..GAMES {
         let id = format!("clock-{g}");
         for node in [&a, &b] {
-            let deadline = Instant::now() + Duration::from_secs(20);
-            loop {
-                let game = node
-                    .clone()
-                    .get_game(pb::GetGameRequest {
-                        game_id: id.clone(),
-                        at_sequence: None,
-                    })
-                    .await
-                    .unwrap()
-                    .into_inner()
-                    .game
-                    .unwrap();
-                let status = game.position.as_ref().unwrap().status;
-                if status == pb::GameStatus::Won as i32 {
-                    assert_eq!(
-                        game.last_sequence, 3,
-                        "{id}: one TimeExpired, one GameEnded"
-                    );
-                    break;
-                }
-                assert!(Instant::now() < deadline, "{id} never timed out");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            let game = wait_for(
+                &format!("{id} to time out"),
+                Duration::from_secs(20),
+                Duration::from_millis(20),
+                async || {
+                    let game = node
+                        .clone()
+                        .get_game(pb::GetGameRequest {
+                            game_id: id.clone(),
+                            at_sequence: None,
+                        })
+                        .await
+                        .unwrap()
+                        .into_inner()
+                        .game
+                        .unwrap();
+                    let status = game.position.as_ref().unwrap().status;
+                    (status == pb::GameStatus::Won as i32).then_some(game)
+                },
+            )
+            .await;
+            assert_eq!(
+                game.last_sequence, 3,
+                "{id}: one TimeExpired, one GameEnded"
+            );
         }
         let expired = stored_events(&a, &id)
             .await
@@ -1009,52 +943,53 @@ async fn a_seat_that_follows_through_another_node_is_present_until_it_leaves() {
         ..create_mnk("away", 3, 3, 3)
     };
     let created = a.clone().create_game(request).await.unwrap().into_inner();
-    let mut follow = tonic::Request::new(pb::StreamEventsRequest {
-        game_id: "away".into(),
-        from_sequence: 0,
-        follow: true,
-        round: None,
-    });
-    let bearer = format!("Bearer {}", created.seat_tokens[0]);
-    follow
-        .metadata_mut()
-        .insert("authorization", bearer.parse().unwrap());
+    let follow = bearer(
+        pb::StreamEventsRequest {
+            game_id: "away".into(),
+            from_sequence: 0,
+            follow: true,
+            round: None,
+        },
+        &created.seat_tokens[0],
+    );
     let mut stream = b.clone().stream_events(follow).await.unwrap().into_inner();
     stream.message().await.unwrap().unwrap();
     let mut db = sqlx::PgConnection::connect(&schema.url).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while streams_on_record(&mut db, "away").await != 1 {
-        assert!(Instant::now() < deadline, "node B never recorded seat 0");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for(
+        "node B to record seat 0",
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || (streams_on_record(&mut db, "away").await == 1).then_some(()),
+    )
+    .await;
     // Node A sees no stream of seat 0 itself: its timer fires, and the
     // store says seat 0 is present on B.
     clock.advance(3 * GRACE_MS);
     let left_at = clock.now_ms();
     drop(stream);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while streams_on_record(&mut db, "away").await != 0 {
-        assert!(
-            Instant::now() < deadline,
-            "node B never recorded seat 0 leaving"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for(
+        "node B to record seat 0 leaving",
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || (streams_on_record(&mut db, "away").await == 0).then_some(()),
+    )
+    .await;
     clock.advance(GRACE_MS);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let events = loop {
-        let events = stored_events(&a, "away").await;
-        if events.len() >= 3 {
-            break events;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "seat 0 never reported absent: {events:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        // The recheck after "present elsewhere" waits on the test clock.
-        clock.advance(1_000);
-    };
+    let events = wait_for(
+        "seat 0 to be reported absent",
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        async || {
+            let events = stored_events(&a, "away").await;
+            if events.len() >= 3 {
+                return Some(events);
+            }
+            // The recheck after "present elsewhere" waits on the test clock.
+            clock.advance(1_000);
+            None
+        },
+    )
+    .await;
     let absent: Vec<_> = events
         .iter()
         .filter(|e| matches!(e.kind, Some(pb::game_event::Kind::SeatAbsent(_))))
@@ -1603,34 +1538,22 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
         store_check_interval: Duration::from_millis(200),
         ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
     };
-    let app = Application::build(settings).await.expect("node builds");
-    let addr = app.local_addr();
-    tokio::spawn(app.run_until(std::future::pending()));
+    let addr = spawn_app(settings).await.detach();
     let mut c = client(addr);
     c.create_game(create_mnk("outage", 3, 3, 3)).await.unwrap();
     assert_eq!(health(addr).await, SERVING);
 
     proxy.down();
-    let mut status = SERVING;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while status != NOT_SERVING {
-        assert!(Instant::now() < deadline, "health never said NOT_SERVING");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        status = health(addr).await;
-    }
+    wait_for(
+        "health to say NOT_SERVING",
+        Duration::from_secs(20),
+        Duration::from_millis(50),
+        async || (health(addr).await == NOT_SERVING).then_some(()),
+    )
+    .await;
     let request = pb::SubmitMoveRequest {
-        game_id: "outage".into(),
-        seat: Some(0),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row: 1,
-                col: 1,
-                mark: None,
-            })),
-        }),
         request_id: "during-outage".into(),
-        expected_sequence: None,
-        view: pb::GameView::Full as i32,
+        ..move_request("outage", 0, place(1, 1))
     };
     let refused = c
         .submit_move(request.clone())
@@ -1683,11 +1606,13 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
     }
 
     proxy.restore();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while health(addr).await != SERVING {
-        assert!(Instant::now() < deadline, "health never said SERVING again");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for(
+        "health to say SERVING again",
+        Duration::from_secs(20),
+        Duration::from_millis(50),
+        async || (health(addr).await == SERVING).then_some(()),
+    )
+    .await;
     // The same request, retried, is played once.
     let reply = c.submit_move(request.clone()).await.unwrap().into_inner();
     assert_eq!(reply.events[0].sequence, 2);

@@ -9,31 +9,34 @@
 //! `DATABASE_URL=postgres://...` (or `PLYLOG_TEST_BACKEND=postgres`);
 //! without it they are listed as ignored, with the reason printed, and with
 //! `PLYLOG_REQUIRE_POSTGRES=1` (as in `.ci/run`) they fail instead.
+//!
+//! The same binary runs the multi-node tests (`multinode::...`, in
+//! `multinode.rs`): several servers in this process on one PostgreSQL
+//! schema. All of it runs on libtest-mimic (`harness = false`), which takes
+//! at most one filter: `cargo test --test operator multinode`.
+
+/// Several nodes, one truth: servers sharing one PostgreSQL schema.
+mod multinode;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use libtest_mimic::Arguments;
-use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use prost::Message;
-use tonic::transport::Channel;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/stored.rs"]
-mod stored;
 use optional::trial;
-use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
-use process::{Server, plylog};
-
-type Client = GameServiceClient<Channel>;
+use plylog_testkit::postgres::{PgSchema, fresh_postgres_schema, postgres_configured};
+use plylog_testkit::process;
+use plylog_testkit::stored;
+use plylog_testkit::{
+    Client, bearer, connect, create_request, drop_in, move_request, place, play_all, rules,
+    two_unnamed_seats,
+};
+use plylog_testkit::{logs, optional};
+use process::{Server, output_within, plylog};
 
 /// How long one command may take before the test fails.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
@@ -56,15 +59,14 @@ macro_rules! on_both_backends {
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let available =
-        on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"));
+    logs::init();
     let postgres = optional::availability(
         "operator",
-        available,
+        postgres_configured(),
         "PLYLOG_REQUIRE_POSTGRES",
         "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run the postgres:: tests",
     );
-    let tests = on_both_backends!(
+    let mut tests = on_both_backends!(
         &postgres,
         games_lists_each_game_with_its_rules_status_moves_and_times,
         show_draws_the_board_after_the_latest_event_or_an_earlier_one,
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         games_names_the_rows_it_cannot_read_and_lists_the_others,
         show_of_a_game_without_its_games_row_says_so,
     );
+    tests.extend(multinode::trials());
     libtest_mimic::run(&args, tests).exit_code()
 }
 
@@ -177,16 +180,7 @@ fn run(args: &[&str], input: Option<Vec<u8>>) -> Run {
             let _ = stdin.write_all(&input);
         });
     }
-    let pid = child.id();
-    let (done, finished) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let Ok(output) = finished.recv_timeout(COMMAND_TIMEOUT) else {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        panic!("plylog {args:?} did not exit within {COMMAND_TIMEOUT:?}");
-    };
-    let output = output.expect("plylog waited for");
+    let output = output_within(child, COMMAND_TIMEOUT, &format!("plylog {args:?}"));
     Run {
         code: output.status.code().expect("an exit code, not a signal"),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -217,14 +211,8 @@ async fn serve_with(db: &Db, secret: Option<PathBuf>, more: &[&str]) -> (Server,
         },
         0,
     );
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{}", server.port))
-        .expect("a valid address")
-        .timeout(Duration::from_secs(30))
-        .connect_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .expect("the server accepts connections");
-    (server, GameServiceClient::new(channel))
+    let client = connect(server.port).await;
+    (server, client)
 }
 
 /// Stops the server, asserting it logged no error.
@@ -233,48 +221,18 @@ fn stop(server: Server) {
     server.kill();
 }
 
-fn seat(id: &str, symbol: &str) -> pb::Seat {
-    pb::Seat {
-        player_id: id.into(),
-        display_name: String::new(),
-        symbol: symbol.into(),
-        bot: None,
-    }
-}
-
 /// Creates `game_id` with rules `kind`, alice (X) against bob (O); the seat
 /// tokens, when the server issues them.
 async fn create(client: &mut Client, game_id: &str, kind: pb::rule_set::Kind) -> Vec<String> {
     client
         .create_game(pb::CreateGameRequest {
-            request_id: String::new(),
-            game_id: game_id.into(),
-            rules: Some(pb::RuleSet { kind: Some(kind) }),
-            seats: vec![seat("alice", "X"), seat("bob", "O")],
-            undo_policy: 0,
-            time_control: None,
-            absence: None,
+            seats: two_unnamed_seats(),
+            ..create_request(game_id, rules(kind))
         })
         .await
         .expect("game created")
         .into_inner()
         .seat_tokens
-}
-
-fn place(row: i32, col: i32) -> pb::Move {
-    pb::Move {
-        kind: Some(pb::r#move::Kind::Place(pb::Place {
-            row,
-            col,
-            mark: None,
-        })),
-    }
-}
-
-fn drop_in(column: i32) -> pb::Move {
-    pb::Move {
-        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
-    }
 }
 
 /// Plays `mv` for `seat`, with its token when given.
@@ -285,30 +243,12 @@ async fn play(
     mv: pb::Move,
     token: Option<&str>,
 ) -> Result<pb::SubmitMoveResponse, tonic::Status> {
-    let mut request = tonic::Request::new(pb::SubmitMoveRequest {
-        game_id: game_id.into(),
-        seat: Some(seat),
-        r#move: Some(mv),
-        request_id: String::new(),
-        expected_sequence: None,
-        view: pb::GameView::Full as i32,
-    });
-    if let Some(token) = token {
-        request.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {token}").parse().expect("ascii"),
-        );
-    }
+    let request = move_request(game_id, seat, mv);
+    let request = match token {
+        Some(token) => bearer(request, token),
+        None => tonic::Request::new(request),
+    };
     client.submit_move(request).await.map(|r| r.into_inner())
-}
-
-/// Plays `moves` alternately from seat 0.
-async fn play_all(client: &mut Client, game_id: &str, moves: &[pb::Move]) {
-    for (i, mv) in moves.iter().enumerate() {
-        play(client, game_id, (i % 2) as u32, *mv, None)
-            .await
-            .expect("move accepted");
-    }
 }
 
 /// A database holding four games, oldest first:

@@ -4,9 +4,8 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-#[path = "support/process.rs"]
-mod process;
-use process::{Server, plylog};
+use plylog_testkit::process;
+use process::{Server, output_within, plylog};
 
 #[test]
 fn startup_logs_name_the_address_backend_database_tls_durability_and_limits() {
@@ -51,18 +50,13 @@ fn startup_logs_name_the_address_backend_database_tls_durability_and_limits() {
 /// Runs the binary with `args` until it exits (at most 30 s); its exit
 /// success and everything it printed.
 fn run_to_exit(args: &[&str]) -> (bool, String) {
-    let mut child = plylog()
+    let child = plylog()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(std::time::Instant::now() < deadline, "plylog did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = output_within(child, Duration::from_secs(30), "plylog");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),

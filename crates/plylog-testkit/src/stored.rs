@@ -1,8 +1,6 @@
 //! Games written straight into a store, as an older server or an import
 //! would have left them: what the API would refuse now, or more than a test
-//! would care to play. Shared by the test crates with `#[path]`, each of
-//! which uses some of it.
-#![allow(dead_code)]
+//! would care to play.
 
 use plylog::proto as pb;
 use plylog::store::{EventStore, NewEvent, NewGame};
@@ -11,7 +9,7 @@ use prost::Message;
 /// Writes game `game_id` into `store`: its GameCreated of `rules` and
 /// `seats` (LastMover undo, untimed), recorded at `recorded_at_ms`, in
 /// play, without seat tokens. The encoded size of the event.
-pub(crate) async fn write_created(
+pub async fn write_created(
     store: &dyn EventStore,
     game_id: &str,
     rules: pb::rule_set::Kind,
@@ -56,7 +54,7 @@ pub(crate) async fn write_created(
 }
 
 /// Tic-tac-toe's rules.
-pub(crate) fn tic_tac_toe() -> pb::rule_set::Kind {
+pub fn tic_tac_toe() -> pb::rule_set::Kind {
     pb::rule_set::Kind::Mnk(pb::MnkRules {
         rows: 3,
         cols: 3,
@@ -68,7 +66,7 @@ pub(crate) fn tic_tac_toe() -> pb::rule_set::Kind {
 /// `admin\u{202e}gnp.exe` (which shows as "adminexe.png"), displayed as an
 /// escape sequence that sets a terminal's title, with a symbol behind a
 /// bidirectional override; seat 1, `bob` then CR and a colour escape.
-pub(crate) fn seats_that_attack_terminals() -> Vec<pb::Seat> {
+pub fn seats_that_attack_terminals() -> Vec<pb::Seat> {
     vec![
         pb::Seat {
             player_id: "admin\u{202e}gnp.exe".into(),

@@ -15,20 +15,16 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use plylog::store::{Append, EventStore, NewEvent, SqliteOptions, SqliteStore};
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tonic::transport::Channel;
 
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/stored.rs"]
-mod stored;
-#[path = "support/wait.rs"]
-mod wait;
+use plylog_testkit::process;
+use plylog_testkit::stored;
+use plylog_testkit::wait;
+use plylog_testkit::{Client, create_mnk, lazy_client, place, plain_move_request, poll, wait_for};
 use process::{Server, plylog};
 use wait::wait_until;
 
@@ -69,30 +65,20 @@ fn start(dir: &tempfile::TempDir, flags: &[&str], shell: Option<&str>) -> Server
     )
 }
 
-fn client(port: u16) -> GameServiceClient<Channel> {
-    GameServiceClient::new(
-        Channel::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .connect_timeout(Duration::from_secs(2))
-            .timeout(Duration::from_secs(5))
-            .connect_lazy(),
-    )
+fn client(port: u16) -> Client {
+    lazy_client(port, Duration::from_secs(2), Duration::from_secs(5))
 }
 
 /// Calls ListGames until it is answered, for up to `timeout`.
 async fn answered_within(port: u16, timeout: Duration) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if client(port)
+    poll(timeout, Duration::from_millis(100), async || {
+        client(port)
             .list_games(pb::ListGamesRequest::default())
             .await
-            .is_ok()
-        {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
+            .ok()
+    })
+    .await
+    .is_some()
 }
 
 /// Whether the server closed `socket` within `timeout` (a read sees the
@@ -337,8 +323,7 @@ fn metrics_port(server: &Server) -> u16 {
 /// `timeout` (tried every 100 ms).
 async fn scraped_within(port: u16, timeout: Duration) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
+    poll(timeout, Duration::from_millis(100), async || {
         let scrape = async {
             let mut socket = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
             socket
@@ -349,12 +334,14 @@ async fn scraped_within(port: u16, timeout: Duration) -> bool {
             socket.read_to_end(&mut reply).await.ok()?;
             Some(reply.starts_with(b"HTTP/1.1 200"))
         };
-        if let Ok(Some(true)) = tokio::time::timeout(Duration::from_secs(2), scrape).await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), scrape).await,
+            Ok(Some(true))
+        )
+        .then_some(())
+    })
+    .await
+    .is_some()
 }
 
 /// The file descriptors `pid` has open (the entries of /proc/<pid>/fd).
@@ -594,6 +581,28 @@ fn rss(pid: u32) -> usize {
         * 1024
 }
 
+/// The resident set sizes of `pid`, sampled every 250 ms until the last
+/// `stable` of them differ by at most 0.5% each from the one before: until
+/// the server's memory stops growing. Fails the test after `timeout`.
+async fn settled_rss(pid: u32, stable: usize, timeout: Duration) -> Vec<usize> {
+    let mut samples = Vec::new();
+    wait_for(
+        "memory to settle",
+        timeout,
+        Duration::from_millis(250),
+        async || {
+            samples.push(rss(pid));
+            (samples.len() >= stable
+                && samples[samples.len() - stable..]
+                    .windows(2)
+                    .all(|w| w[1].abs_diff(w[0]) <= w[0] / 200))
+            .then_some(())
+        },
+    )
+    .await;
+    samples
+}
+
 /// Streams each connection opens and never reads.
 const STREAMS_PER_CONNECTION: usize = 50;
 /// Connections of never-reading streams.
@@ -653,20 +662,7 @@ async fn a_client_that_never_reads_holds_no_more_than_the_stream_buffers() {
     let streams = CONNECTIONS * STREAMS_PER_CONNECTION;
     // Wait until the server's memory stops growing: every stream's buffers
     // are full.
-    let mut samples = vec![rss(pid)];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !(samples.len() >= 5
-        && samples[samples.len() - 5..]
-            .windows(2)
-            .all(|w| w[1].abs_diff(w[0]) <= w[0] / 200))
-    {
-        assert!(
-            Instant::now() < deadline,
-            "memory never settled: {samples:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        samples.push(rss(pid));
-    }
+    let samples = settled_rss(pid, 5, Duration::from_secs(60)).await;
     let grown = samples.last().unwrap().saturating_sub(baseline);
     let per_stream = grown / streams;
     println!(
@@ -694,18 +690,11 @@ fn followers() -> usize {
 /// Move `ply` (from 0) of the busy game: row-major on its 1000x1000 board
 /// (k = 1000: no win).
 fn busy_move(ply: u32) -> pb::SubmitMoveRequest {
-    pb::SubmitMoveRequest {
-        game_id: "busy".into(),
-        seat: Some(ply % 2),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row: (ply / 1000) as i32,
-                col: (ply % 1000) as i32,
-                mark: None,
-            })),
-        }),
-        ..Default::default()
-    }
+    plain_move_request(
+        "busy",
+        ply % 2,
+        place((ply / 1000) as i32, (ply % 1000) as i32),
+    )
 }
 
 /// Plays the busy game's moves from `next` on until `stop` is set,
@@ -728,24 +717,7 @@ async fn never_reading_followers_of_a_busy_game_hold_no_more_than_the_stream_buf
     let server = start(&dir, &[], None);
     let pid = server.child.id();
     client(server.port)
-        .create_game(pb::CreateGameRequest {
-            game_id: "busy".into(),
-            rules: Some(pb::RuleSet {
-                kind: Some(pb::rule_set::Kind::Mnk(pb::MnkRules {
-                    rows: 1000,
-                    cols: 1000,
-                    k: 1000,
-                })),
-            }),
-            seats: ["a", "b"]
-                .map(|s| pb::Seat {
-                    player_id: s.into(),
-                    symbol: s.to_uppercase(),
-                    ..Default::default()
-                })
-                .to_vec(),
-            ..Default::default()
-        })
+        .create_game(create_mnk("busy", 1000, 1000, 1000))
         .await
         .expect("the busy game");
     // A history the followers read from the store, then moves all along.
@@ -809,20 +781,7 @@ async fn never_reading_followers_of_a_busy_game_hold_no_more_than_the_stream_buf
         || next.load(Ordering::Acquire) >= opened_at + 2_000,
     )
     .await;
-    let mut samples = vec![rss(pid)];
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !(samples.len() >= 8
-        && samples[samples.len() - 8..]
-            .windows(2)
-            .all(|w| w[1].abs_diff(w[0]) <= w[0] / 200))
-    {
-        assert!(
-            Instant::now() < deadline,
-            "memory never settled: {samples:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        samples.push(rss(pid));
-    }
+    let samples = settled_rss(pid, 8, Duration::from_secs(120)).await;
     stop.store(true, Ordering::Release);
     playing.await.unwrap();
     let plies = next.load(Ordering::Acquire);

@@ -13,53 +13,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use rand::Rng;
 
-#[path = "support/games.rs"]
-mod games;
-#[path = "support/postgres.rs"]
-mod postgres_support;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/seed.rs"]
-mod seed;
-use games::create_mnk;
-use postgres_support::{PgSchema, fresh_postgres_schema, on_postgres};
+use plylog_testkit::create_mnk;
+use plylog_testkit::process;
+use plylog_testkit::seed;
+use plylog_testkit::{
+    Client, TestDatabase, bearer, lazy_client, move_request, on_postgres, place,
+    plain_move_request, wait_for,
+};
 use process::{Server, plylog};
-
-/// The database of one test and the seat token secret its servers share.
-struct Database {
-    /// A SQLite file in a temporary directory, or with
-    /// `PLYLOG_TEST_BACKEND=postgres` a fresh Postgres schema.
-    url: String,
-    secret_file: std::path::PathBuf,
-    _schema: Option<PgSchema>,
-    _dir: tempfile::TempDir,
-}
-
-impl Database {
-    async fn fresh() -> Database {
-        let dir = tempfile::tempdir().unwrap();
-        let secret_file = dir.path().join("seat-token-secret");
-        std::fs::write(&secret_file, format!("{}\n", "s".repeat(64))).unwrap();
-        let (url, schema) = if on_postgres() {
-            let schema = fresh_postgres_schema().await;
-            (schema.url.clone(), Some(schema))
-        } else {
-            let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
-            (url, None)
-        };
-        Database {
-            url,
-            secret_file,
-            _schema: schema,
-            _dir: dir,
-        }
-    }
-}
-use tonic::transport::Channel;
 
 /// How many times the server is killed.
 const KILLS: usize = 6;
@@ -70,12 +34,12 @@ const MOVES_PER_GAME: u32 = 30;
 
 /// Starts the binary on the database `db`, on `port` (0: any free one),
 /// and waits until it serves.
-fn start(db: &Database, port: u16) -> Server {
+fn start(db: &TestDatabase, port: u16) -> Server {
     start_with(db, port, &[])
 }
 
 /// [`start`] with more command-line arguments.
-fn start_with(db: &Database, port: u16, args: &[&str]) -> Server {
+fn start_with(db: &TestDatabase, port: u16, args: &[&str]) -> Server {
     Server::start(
         |port| {
             let mut command = plylog();
@@ -83,7 +47,7 @@ fn start_with(db: &Database, port: u16, args: &[&str]) -> Server {
                 .args(["--listen", &format!("127.0.0.1:{port}")])
                 .args(["--database-url", &db.url])
                 .arg("--seat-token-secret-file")
-                .arg(&db.secret_file)
+                .arg(db.secret_file())
                 .args(args);
             command
         },
@@ -91,15 +55,8 @@ fn start_with(db: &Database, port: u16, args: &[&str]) -> Server {
     )
 }
 
-type Client = GameServiceClient<Channel>;
-
 fn client(port: u16) -> Client {
-    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
-        .unwrap()
-        .connect_timeout(Duration::from_millis(500))
-        .timeout(Duration::from_secs(5))
-        .connect_lazy();
-    GameServiceClient::new(channel)
+    lazy_client(port, Duration::from_millis(500), Duration::from_secs(5))
 }
 
 /// Calls until the server answers with something other than "unreachable":
@@ -168,16 +125,6 @@ struct Ack {
 /// Acknowledged moves.
 type Acked = Arc<Mutex<Vec<Ack>>>;
 
-/// `message` with the seat token as `authorization: Bearer <token>`.
-fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ASCII"),
-    );
-    request
-}
-
 /// Plays games one after another until `stop`, recording every OK.
 async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<String> {
     let c = client(port);
@@ -208,22 +155,12 @@ async fn play(id: usize, port: u16, stop: Arc<AtomicBool>, acked: Acked) -> Vec<
         games.push(game_id.clone());
         for k in 0..MOVES_PER_GAME {
             let request = pb::SubmitMoveRequest {
-                game_id: game_id.clone(),
-                seat: Some(k % 2),
-                r#move: Some(pb::Move {
-                    kind: Some(pb::r#move::Kind::Place(pb::Place {
-                        row: (k / 20) as i32,
-                        col: (k % 20) as i32,
-                        mark: None,
-                    })),
-                }),
                 request_id: format!("{game_id}-m{k}"),
-                expected_sequence: None,
-                view: pb::GameView::Full as i32,
+                ..move_request(&game_id, k % 2, place((k / 20) as i32, (k % 20) as i32))
             };
             let token = tokens[(k % 2) as usize].clone();
             let (reply, failed_at) = until_answered_noting(&c, |mut c| {
-                let request = with_token(request.clone(), &token);
+                let request = bearer(request.clone(), &token);
                 async move { c.submit_move(request).await }
             })
             .await
@@ -267,15 +204,13 @@ impl Load {
 
     /// Waits (up to a minute) until `count` moves are acknowledged.
     async fn wait_for_acks(&self, count: usize) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while self.acked() < count {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "only {} of {count} moves acknowledged in a minute",
-                self.acked()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            &format!("{count} moves to be acknowledged"),
+            Duration::from_secs(60),
+            Duration::from_millis(20),
+            async || (self.acked() >= count).then_some(()),
+        )
+        .await;
     }
 
     /// Stops the clients once their current game is done; the games they
@@ -348,7 +283,7 @@ async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
             }
         }
         let retried = until_answered(&c, |mut c| {
-            let request = with_token(request.clone(), token);
+            let request = bearer(request.clone(), token);
             async move { c.submit_move(request).await }
         })
         .await
@@ -364,7 +299,7 @@ async fn every_acknowledged_move_survives_repeated_sigkills() {
         seed::seed("every_acknowledged_move_survives_repeated_sigkills"),
         0,
     );
-    let db = Database::fresh().await;
+    let db = TestDatabase::fresh().await;
     let mut server = start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
@@ -410,7 +345,7 @@ fn now_ms() -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly() {
-    let db = Database::fresh().await;
+    let db = TestDatabase::fresh().await;
     let mut server = start(&db, 0);
     let port = server.port;
     let load = Load::start(port);
@@ -495,7 +430,7 @@ async fn sigterm_ends_streams_clearly_finishes_in_flight_moves_and_exits_cleanly
 /// load and appends the timeout once (and a later restart adds nothing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
-    let db = Database::fresh().await;
+    let db = TestDatabase::fresh().await;
     let server = start(&db, 0);
     let port = server.port;
     let request = pb::CreateGameRequest {
@@ -582,7 +517,7 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
 
 /// Game `game_id`'s last sequence as the database holds it, read behind
 /// the server's back.
-async fn stored_last_sequence(db: &Database, game_id: &str) -> i64 {
+async fn stored_last_sequence(db: &TestDatabase, game_id: &str) -> i64 {
     use sqlx::Connection;
     let sql = "SELECT last_sequence FROM games WHERE game_id = $1";
     if on_postgres() {
@@ -598,7 +533,7 @@ async fn stored_last_sequence(db: &Database, game_id: &str) -> i64 {
 
 #[tokio::test]
 async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
-    let db = Database::fresh().await;
+    let db = TestDatabase::fresh().await;
     // Minimax on an empty-ish 15x15 gomoku board with 50,000 nodes a move:
     // long enough (about a second or more) to be killed while thinking.
     const THINKING: [&str; 2] = ["--bot-nodes", "50000"];
@@ -618,20 +553,11 @@ async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
     .expect("created");
     let token = created.seat_tokens[0].clone();
     let mv = pb::SubmitMoveRequest {
-        game_id: "killed-bot".into(),
-        seat: Some(0),
-        r#move: Some(pb::Move {
-            kind: Some(pb::r#move::Kind::Place(pb::Place {
-                row: 7,
-                col: 7,
-                mark: None,
-            })),
-        }),
         request_id: "first".into(),
-        ..Default::default()
+        ..plain_move_request("killed-bot", 0, place(7, 7))
     };
     until_answered(&client(port), |mut c| {
-        let mv = with_token(mv.clone(), &token);
+        let mv = bearer(mv.clone(), &token);
         async move { c.submit_move(mv).await }
     })
     .await

@@ -5,7 +5,7 @@
 //! The end, middle and opening-easy sets run in plain `cargo test` (about
 //! 0.2 s, 0.7 s and 3 s in a debug build); Begin-Medium is `#[ignore]`d: it
 //! takes about 9 minutes in a debug build (1.2 billion nodes), 2 in release
-//! (`cargo test --release --test engines -- --ignored`). `cargo bench
+//! (`cargo test --release --test rules engines:: -- --ignored`). `cargo bench
 //! --bench connect4` solves and times all four in release.
 
 use std::sync::atomic::AtomicBool;
@@ -17,10 +17,10 @@ use plylog::rules::{ConnectFourRules, Move, Outcome, RuleSet, Seat};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-const END_EASY: &str = include_str!("../fixtures/connect4-pons/Test_L3_R1");
-const MIDDLE_EASY: &str = include_str!("../fixtures/connect4-pons/Test_L2_R1");
-const BEGIN_EASY: &str = include_str!("../fixtures/connect4-pons/Test_L1_R1");
-const BEGIN_MEDIUM: &str = include_str!("../fixtures/connect4-pons/Test_L1_R2");
+const END_EASY: &str = include_str!("../../fixtures/connect4-pons/Test_L3_R1");
+const MIDDLE_EASY: &str = include_str!("../../fixtures/connect4-pons/Test_L2_R1");
+const BEGIN_EASY: &str = include_str!("../../fixtures/connect4-pons/Test_L1_R1");
+const BEGIN_MEDIUM: &str = include_str!("../../fixtures/connect4-pons/Test_L1_R2");
 
 /// The lines of a test set: the move string and its score.
 fn lines(set: &'static str) -> impl Iterator<Item = (usize, &'static str, i32)> {
@@ -192,7 +192,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 /// Connect4 at strength 10 moving first never loses: seeded games against
 /// MCTS (seeds 0 to N-1, printed), 4 games at MCTS strength 4 by default
 /// (C4_GAMES and C4_MCTS_STRENGTH change them: `C4_GAMES=50
-/// C4_MCTS_STRENGTH=10 cargo test --release --test engines -- --ignored
+/// C4_MCTS_STRENGTH=10 cargo test --release --test rules -- --ignored
 /// --nocapture first_player` is issue 35's 50 games).
 ///
 /// Ignored until `data/connect4-book.bin` holds the whole opening book (it

@@ -1,17 +1,22 @@
 //! PostgreSQL for the tests: whether they run on it, and a fresh schema per
-//! server that is dropped again when the test is done. Shared by the test
-//! crates with `#[path]`.
+//! server that is dropped again when the test is done.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Whether the black-box tests run on PostgreSQL.
-#[allow(dead_code)] // Not every crate that includes this module asks.
-pub(crate) fn on_postgres() -> bool {
+pub fn on_postgres() -> bool {
     std::env::var("PLYLOG_TEST_BACKEND").is_ok_and(|b| b == "postgres")
 }
 
+/// Whether PostgreSQL is there for the tests that need it whatever the
+/// backend: `DATABASE_URL` names a PostgreSQL database, or the black-box
+/// tests run on PostgreSQL.
+pub fn postgres_configured() -> bool {
+    on_postgres() || std::env::var("DATABASE_URL").is_ok_and(|url| url.starts_with("postgres"))
+}
+
 /// The PostgreSQL database the Postgres tests use.
-pub(crate) fn postgres_url() -> String {
+pub fn postgres_url() -> String {
     std::env::var("DATABASE_URL")
         .ok()
         .filter(|url| url.starts_with("postgres"))
@@ -24,9 +29,9 @@ const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// A fresh schema in the Postgres test database, dropped (with everything in
 /// it) when this value is dropped.
-pub(crate) struct PgSchema {
+pub struct PgSchema {
     /// A URL whose connections use the schema.
-    pub(crate) url: String,
+    pub url: String,
     name: String,
 }
 
@@ -64,7 +69,7 @@ async fn drop_schema(name: &str) -> Result<(), sqlx::Error> {
 /// A fresh, empty schema in the Postgres test database, and a URL whose
 /// connections use it. Schemas a killed test run left behind (named
 /// `t_<unix seconds>_<uuid>`, over an hour old) are dropped first.
-pub(crate) async fn fresh_postgres_schema() -> PgSchema {
+pub async fn fresh_postgres_schema() -> PgSchema {
     use sqlx::Connection;
     let base = postgres_url();
     let now = SystemTime::now()

@@ -16,23 +16,20 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use fantoccini::{Client as WebDriver, ClientBuilder, Locator};
-use libtest_mimic::Arguments;
+use libtest_mimic::Trial;
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, Settings};
+use plylog::app::Settings;
 use plylog::proto::game_service_client::GameServiceClient;
 use plylog::proto::{self as pb};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
-use tonic::transport::Channel;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/seed.rs"]
-mod seed;
-#[path = "support/stored.rs"]
-mod stored;
+use plylog_testkit::optional;
+use plylog_testkit::seed;
+use plylog_testkit::stored;
+use plylog_testkit::{
+    App, Client, channel, create_request, place, plain_move_request, poll, rules, seat, spawn_app,
+    wait_for,
+};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -43,53 +40,50 @@ const SHOWN_WITHIN: Duration = Duration::from_secs(1);
 /// How long anything else may take: a page load, a reconnection.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-type Client = GameServiceClient<Channel>;
-
-fn main() {
-    let args = Arguments::from_args();
+/// The tests, named `browser::<test>`: ignored (or failed, as
+/// `PLYLOG_REQUIRE_*` says) without what they need.
+pub(crate) fn trials() -> Vec<Trial> {
     let available = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     let availability = optional::availability(
         "browser",
         available,
         "PLYLOG_REQUIRE_BROWSER",
-        "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver, then cargo test --test browser)",
+        "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver, then cargo test --test clients browser)",
     );
-    let trials = vec![
+    vec![
         optional::trial(
-            "a_game_is_followed_live_and_replayed",
+            "browser::a_game_is_followed_live_and_replayed",
             &availability,
             a_game_is_followed_live_and_replayed,
         ),
         optional::trial(
-            "the_page_resumes_after_the_server_restarts",
+            "browser::the_page_resumes_after_the_server_restarts",
             &availability,
             the_page_resumes_after_the_server_restarts,
         ),
         optional::trial(
-            "every_game_kind_is_drawn",
+            "browser::every_game_kind_is_drawn",
             &availability,
             every_game_kind_is_drawn,
         ),
         optional::trial(
-            "names_that_act_on_text_are_shown_escaped",
+            "browser::names_that_act_on_text_are_shown_escaped",
             &availability,
             names_that_act_on_text_are_shown_escaped,
         ),
         optional::trial(
-            "a_board_of_a_million_cells_stays_responsive",
+            "browser::a_board_of_a_million_cells_stays_responsive",
             &availability,
             a_board_of_a_million_cells_stays_responsive,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]
 }
 
 /// A plylog server on `addr` (port 0: any) with its log in `db`, serving
 /// the dashboard; seat tokens off, so the test speaks for any seat.
 struct Server {
     addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+    app: App,
 }
 
 impl Server {
@@ -99,42 +93,22 @@ impl Server {
             shutdown_grace: Duration::from_secs(1),
             ..Settings::new(addr, format!("sqlite://{}", db.display()))
         };
-        let app = Application::build(settings).await.expect("server builds");
-        let addr = app.local_addr();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            app.run_until(async {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("server runs");
-        });
+        let app = spawn_app(settings).await;
         Server {
-            addr,
-            stop: Some(stop),
-            task,
+            addr: app.addr,
+            app,
         }
     }
 
     /// Stops the server (open streams end with UNAVAILABLE) and waits.
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        tokio::time::timeout(PATIENCE, self.task)
+    async fn stop(self) {
+        tokio::time::timeout(PATIENCE, self.app.stop())
             .await
-            .expect("server stops")
-            .expect("server task");
+            .expect("server stops");
     }
 
     async fn client(&self) -> Client {
-        let channel = Channel::from_shared(format!("http://{}", self.addr))
-            .unwrap()
-            .timeout(Duration::from_secs(30))
-            .connect()
-            .await
-            .expect("connects");
-        GameServiceClient::new(channel)
+        GameServiceClient::new(channel(self.addr).await)
     }
 
     fn url(&self, fragment: &str) -> String {
@@ -177,23 +151,19 @@ impl Browser {
             Value::Object(map) => map,
             _ => unreachable!("an object"),
         };
-        let deadline = Instant::now() + PATIENCE;
-        let page = loop {
-            let connected =
-                ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-                    .capabilities(capabilities.clone())
-                    .connect(&format!("http://127.0.0.1:{port}"))
-                    .await;
-            match connected {
-                Ok(page) => break page,
-                Err(error) => {
-                    if Instant::now() > deadline {
-                        let _ = driver.kill();
-                        panic!("ChromeDriver did not start a session: {error}");
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            }
+        let mut error = None;
+        let connected = poll(PATIENCE, Duration::from_millis(50), async || {
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(capabilities.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+                .map_err(|e| error = Some(e))
+                .ok()
+        })
+        .await;
+        let Some(page) = connected else {
+            let _ = driver.kill();
+            panic!("ChromeDriver did not start a session: {error:?}");
         };
         Browser {
             driver,
@@ -233,18 +203,19 @@ impl Browser {
         timeout: Duration,
         done: impl Fn(&Value) -> bool,
     ) -> Value {
-        let deadline = Instant::now() + timeout;
-        loop {
+        let mut last = Value::Null;
+        let shown = poll(timeout, Duration::from_millis(20), async || {
             let view = self.game_view().await;
             if done(&view) {
-                return view;
+                return Some(view);
             }
-            assert!(
-                Instant::now() < deadline,
-                "the page did not show {what} within {timeout:?}; it shows {view:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            last = view;
+            None
+        })
+        .await;
+        shown.unwrap_or_else(|| {
+            panic!("the page did not show {what} within {timeout:?}; it shows {last:#}")
+        })
     }
 
     /// Waits until `#game` shows `sequence`.
@@ -292,38 +263,17 @@ impl Drop for Browser {
     }
 }
 
-fn seat(player_id: &str, symbol: &str) -> pb::Seat {
-    pb::Seat {
-        player_id: player_id.into(),
-        display_name: format!("player {player_id}"),
-        symbol: symbol.into(),
-        bot: None,
-    }
-}
-
 async fn create(client: &mut Client, game_id: &str, kind: pb::rule_set::Kind, seats: usize) {
     let symbols = ["X", "O", "A", "B"];
     client
         .create_game(pb::CreateGameRequest {
-            game_id: game_id.into(),
-            rules: Some(pb::RuleSet { kind: Some(kind) }),
             seats: (0..seats)
                 .map(|i| seat(&format!("p{i}"), symbols[i]))
                 .collect(),
-            ..Default::default()
+            ..create_request(game_id, rules(kind))
         })
         .await
         .expect("game created");
-}
-
-fn place(row: i32, col: i32) -> pb::Move {
-    pb::Move {
-        kind: Some(pb::r#move::Kind::Place(pb::Place {
-            row,
-            col,
-            mark: None,
-        })),
-    }
 }
 
 /// Plays `mv` for the seat to move; returns the game's new sequence.
@@ -334,12 +284,7 @@ async fn play(client: &mut Client, game_id: &str, mv: pb::Move) -> u64 {
         .and_then(|p| p.seat_to_move)
         .expect("a seat to move");
     let reply = client
-        .submit_move(pb::SubmitMoveRequest {
-            game_id: game_id.into(),
-            seat: Some(seat),
-            r#move: Some(mv),
-            ..Default::default()
-        })
+        .submit_move(plain_move_request(game_id, seat, mv))
         .await
         .unwrap_or_else(|e| panic!("{game_id}: move refused: {e}"))
         .into_inner();
@@ -445,18 +390,16 @@ async fn a_game_is_followed_live_and_replayed() {
             .await
             .expect("kind filter");
         filter.select_by_value(kind).await.expect("kind selected");
-        let deadline = Instant::now() + PATIENCE;
-        while browser
-            .page
-            .find_all(Locator::Css(&row))
-            .await
-            .unwrap()
-            .len()
-            != usize::from(shown)
-        {
-            assert!(Instant::now() < deadline, "filter {kind}: shown {shown}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            &format!("filter {kind}: shown {shown}"),
+            PATIENCE,
+            Duration::from_millis(20),
+            async || {
+                let rows = browser.page.find_all(Locator::Css(&row)).await.unwrap();
+                (rows.len() == usize::from(shown)).then_some(())
+            },
+        )
+        .await;
     }
 
     browser.screenshot("games").await;
@@ -501,15 +444,18 @@ async fn a_game_is_followed_live_and_replayed() {
         .await
         .expect("the jump box");
     // Typed once the replay has loaded (it shows some sequence).
-    let deadline = Instant::now() + PATIENCE;
-    while browser
-        .eval("const r = document.getElementById('replay'); return !!(r && r.dataset.sequence && r.dataset.sequence !== '0');")
-        .await
-        != json!(true)
-    {
-        assert!(Instant::now() < deadline, "the replay did not load");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for(
+        "the replay to load",
+        PATIENCE,
+        Duration::from_millis(20),
+        async || {
+            let loaded = browser
+                .eval("const r = document.getElementById('replay'); return !!(r && r.dataset.sequence && r.dataset.sequence !== '0');")
+                .await;
+            (loaded == json!(true)).then_some(())
+        },
+    )
+    .await;
     jump.clear().await.expect("cleared");
     let enter = char::from(fantoccini::key::Key::Enter);
     jump.send_keys(&format!("4{enter}")).await.expect("typed");
@@ -529,23 +475,21 @@ async fn a_game_is_followed_live_and_replayed() {
                 .expect("clicked");
         }
         let expected = board_text(&mut client, id, Some(sequence)).await;
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let shown = browser
+        let mut shown = Value::Null;
+        let replayed = poll(PATIENCE, Duration::from_millis(20), async || {
+            shown = browser
                 .eval(
                     "const r = document.getElementById('replay');
                      return r && [r.dataset.sequence, document.getElementById('replay-board-text').textContent];",
                 )
                 .await;
-            if shown == json!([sequence.to_string(), expected]) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "replay at {sequence}: expected {expected:?}, shown {shown}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            (shown == json!([sequence.to_string(), expected])).then_some(())
+        })
+        .await;
+        assert!(
+            replayed.is_some(),
+            "replay at {sequence}: expected {expected:?}, shown {shown}"
+        );
     }
     browser.screenshot("replay").await;
     server.stop().await;
@@ -639,14 +583,16 @@ async fn names_that_act_on_text_are_shown_escaped() {
     let text_of = async |css: &str| {
         let script =
             format!("const e = document.querySelector({css:?}); return e ? e.textContent : null;");
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Value::String(text) = browser.eval(&script).await {
-                return text;
-            }
-            assert!(Instant::now() < deadline, "{css} never shown");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            &format!("{css} to be shown"),
+            PATIENCE,
+            Duration::from_millis(20),
+            async || match browser.eval(&script).await {
+                Value::String(text) => Some(text),
+                _ => None,
+            },
+        )
+        .await
     };
     browser
         .page
@@ -749,10 +695,6 @@ async fn every_game_kind_is_drawn() {
     let id = "timed";
     client
         .create_game(pb::CreateGameRequest {
-            game_id: id.into(),
-            rules: Some(pb::RuleSet {
-                kind: Some(Kind::Gomoku(pb::GomokuRules::default())),
-            }),
             seats: vec![seat("p0", "X"), seat("p1", "O")],
             time_control: Some(pb::TimeControl {
                 per_move: Some(prost_types::Duration {
@@ -769,7 +711,7 @@ async fn every_game_kind_is_drawn() {
                 }),
                 ..Default::default()
             }),
-            ..Default::default()
+            ..create_request(id, rules(Kind::Gomoku(pb::GomokuRules::default())))
         })
         .await
         .expect("timed game created");

@@ -1,12 +1,11 @@
-//! The server's logs in a test run, on request. Shared by the test crates
-//! with `#[path]`.
+//! The server's logs in a test run, on request.
 
 use std::sync::Once;
 
 /// With `TEST_LOG` set, writes the servers' logs (`plylog=debug,info`)
 /// through the test harness's output; otherwise nothing. Safe to call
 /// more than once.
-pub(crate) fn init() {
+pub fn init() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("TEST_LOG").is_some() {

@@ -1,8 +1,8 @@
 //! Tests that need something beyond `cargo` (PostgreSQL, a Python with
 //! gRPC packages): without it they are listed as ignored with the reason
 //! printed, and with `PLYLOG_REQUIRE_<WHAT>=1` (as in `.ci/run`) its
-//! absence fails them instead. Shared by the `harness = false` test crates
-//! with `#[path]`; they run on libtest-mimic.
+//! absence fails them instead. For the `harness = false` test binaries,
+//! which run on libtest-mimic.
 
 use std::future::Future;
 
@@ -11,7 +11,7 @@ use libtest_mimic::{Failed, Trial};
 /// Whether the tests of a crate can run: `Ok(true)` to run them,
 /// `Ok(false)` to list them as ignored (`why` is printed), `Err` when
 /// `require_var=1` demands what is missing.
-pub(crate) fn availability(
+pub fn availability(
     crate_name: &str,
     available: bool,
     require_var: &str,
@@ -30,7 +30,7 @@ pub(crate) fn availability(
 
 /// A test that runs `test` on its own two-thread runtime; ignored or failed
 /// as `availability` says.
-pub(crate) fn trial<F: Future<Output = ()> + 'static>(
+pub fn trial<F: Future<Output = ()> + 'static>(
     name: &str,
     availability: &Result<bool, String>,
     test: fn() -> F,

@@ -9,14 +9,12 @@
 //! fails it instead.
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
-use libtest_mimic::Arguments;
+use libtest_mimic::Trial;
 
-#[path = "support/optional.rs"]
-mod optional;
-#[path = "support/process.rs"]
-mod process;
+use plylog_testkit::optional;
+use plylog_testkit::process;
 use process::{Server, plylog};
 
 /// The Python to run the example with, if one has its packages.
@@ -32,20 +30,20 @@ fn python() -> Option<PathBuf> {
         .map(|_| candidate)
 }
 
-fn main() -> ExitCode {
-    let args = Arguments::from_args();
+/// The tests, named `python_client::<test>`: ignored (or failed, as
+/// `PLYLOG_REQUIRE_*` says) without what they need.
+pub(crate) fn trials() -> Vec<Trial> {
     let python = optional::availability(
         "python_client",
         python().is_some(),
         "PLYLOG_REQUIRE_PYTHON",
         "no Python with grpcio, grpcio-status and grpcio-tools: `python3 -m venv .venv && .venv/bin/pip install -r examples/python/requirements.txt`, or set PLYLOG_PYTHON",
     );
-    let tests = vec![optional::trial(
-        "the_python_example_reads_the_reason_of_a_refused_move",
+    vec![optional::trial(
+        "python_client::the_python_example_reads_the_reason_of_a_refused_move",
         &python,
         the_python_example_reads_the_reason_of_a_refused_move,
-    )];
-    libtest_mimic::run(&args, tests).exit_code()
+    )]
 }
 
 async fn the_python_example_reads_the_reason_of_a_refused_move() {

@@ -1,0 +1,26 @@
+//! plylog as its clients meet it: the README's Python example against the
+//! real binary (`python_client::...`, in `python_client.rs`) and the
+//! dashboard in a headless Chromium (`browser::...`, in `browser.rs`).
+//!
+//! Each suite needs something beyond cargo (a Python with gRPC packages,
+//! Chromium and ChromeDriver): without it its tests are listed as ignored
+//! with the reason printed, and with `PLYLOG_REQUIRE_PYTHON=1` or
+//! `PLYLOG_REQUIRE_BROWSER=1` (as in `.ci/run`) they fail instead. Runs on
+//! libtest-mimic (`harness = false`), which takes at most one filter:
+//! `cargo test --test clients browser`.
+
+use std::process::ExitCode;
+
+use libtest_mimic::Arguments;
+
+/// The dashboard in a real browser.
+mod browser;
+/// The README's Python client example.
+mod python_client;
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let mut tests = python_client::trials();
+    tests.extend(browser::trials());
+    libtest_mimic::run(&args, tests).exit_code()
+}

@@ -1,5 +1,0 @@
-//! The engines against references: exhaustive game trees and published
-//! solver results.
-
-mod connect4;
-mod minimax;
