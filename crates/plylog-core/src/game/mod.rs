@@ -23,6 +23,7 @@
 
 mod config;
 mod event;
+mod setup;
 mod state;
 
 pub use config::{
@@ -31,6 +32,7 @@ pub use config::{
     escape_disruptive, is_disruptive,
 };
 pub use event::Event;
+pub use setup::{SetupError, setup};
 pub use state::{
     AUTOMATIC_ROUNDS, Action, Clocks, Command, GameError, GameState, GameStatus, Millis, Offer,
     PlayedMove, ReplayError, decide, evolve,
