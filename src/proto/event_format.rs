@@ -13,7 +13,7 @@
 
 use super::convert::{
     FieldError, WireConfig, absence_to_proto, cell_from_proto, cell_to_proto, chooser_to_proto,
-    config_from_proto, end_reason_from_proto, end_reason_to_proto, engine_from_proto,
+    config_from_proto, end_reason_from_proto, end_reason_to_proto, engine_from_proto, enum_field,
     move_from_proto, move_to_proto, outcome_from_proto, outcome_to_proto, roll_to_proto,
     rules_to_proto, seat_from_proto, seat_to_proto, strength_from_proto, time_control_to_proto,
     timestamp, undo_policy_to_proto,
@@ -368,16 +368,14 @@ fn roll_from_proto(roll: &pb::RollResult) -> Result<Roll, FieldError> {
         to: roll.to,
         sixes_before: roll.sixes_before,
         extra_turn: roll.extra_turn,
-        forfeit: match pb::Forfeit::try_from(roll.forfeit) {
-            Ok(pb::Forfeit::Unspecified) => None,
-            Ok(pb::Forfeit::Overshoot) => Some(Forfeit::Overshoot),
-            Ok(pb::Forfeit::ThirdSix) => Some(Forfeit::ThirdSix),
-            Err(_) => {
-                return Err(FieldError::invalid(
-                    "move_played.roll.forfeit",
-                    format!("{} is not one of the Forfeit values", roll.forfeit),
-                ));
-            }
+        forfeit: match enum_field(
+            roll.forfeit,
+            "move_played.roll.forfeit",
+            ErrorReason::InvalidRequest,
+        )? {
+            pb::Forfeit::Unspecified => None,
+            pb::Forfeit::Overshoot => Some(Forfeit::Overshoot),
+            pb::Forfeit::ThirdSix => Some(Forfeit::ThirdSix),
         },
     })
 }

@@ -2,7 +2,7 @@
 //! and disconnect policy, checked together into a [`GameConfig`].
 
 use super::time::{absence_from_proto, time_control_from_proto};
-use super::{FieldError, rules_from_proto, seats::bot_from_proto};
+use super::{FieldError, enum_field, rules_from_proto, seats::bot_from_proto};
 use crate::game::{GameConfig, InvalidTimeControl, SeatInfo, SeatLimits, UndoPolicy};
 use crate::proto::{self as pb, ErrorReason};
 
@@ -54,17 +54,11 @@ pub fn config_from_proto(
         time_control,
         absence,
     } = wire;
-    let undo_policy = match pb::UndoPolicy::try_from(undo_policy) {
-        Ok(pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover) => UndoPolicy::LastMover,
-        Ok(pb::UndoPolicy::AnySeat) => UndoPolicy::AnySeat,
-        Ok(pb::UndoPolicy::Disabled) => UndoPolicy::Disabled,
-        Ok(pb::UndoPolicy::Consent) => UndoPolicy::Consent,
-        Err(_) => {
-            return Err(FieldError::invalid(
-                "undo_policy",
-                format!("{undo_policy} is not one of the UndoPolicy values"),
-            ));
-        }
+    let undo_policy = match enum_field(undo_policy, "undo_policy", ErrorReason::InvalidRequest)? {
+        pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover => UndoPolicy::LastMover,
+        pb::UndoPolicy::AnySeat => UndoPolicy::AnySeat,
+        pb::UndoPolicy::Disabled => UndoPolicy::Disabled,
+        pb::UndoPolicy::Consent => UndoPolicy::Consent,
     };
     let rules = rules_from_proto(rules, max_cells)?;
     let seats = seats

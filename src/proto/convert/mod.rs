@@ -31,7 +31,7 @@ mod seats;
 mod time;
 mod view;
 
-use super::ErrorReason;
+use super::{self as pb, ErrorReason};
 
 pub use super::event_format::{event_from_proto, event_to_proto, event_type};
 pub use config::{WireConfig, config_from_proto, undo_policy_to_proto};
@@ -82,5 +82,72 @@ impl FieldError {
     /// A missing or malformed field (INVALID_REQUEST).
     pub fn invalid(field: impl Into<String>, why: impl Into<String>) -> Self {
         FieldError::new(field, why, ErrorReason::InvalidRequest)
+    }
+}
+
+/// A protobuf enum on the wire, named as the proto files name it.
+pub(super) trait WireEnum: TryFrom<i32> {
+    /// The enum's name, for the error on a number that is none of its
+    /// values.
+    const NAME: &'static str;
+}
+
+/// Implements [`WireEnum`] for generated enums, named by their type.
+macro_rules! wire_enum {
+    ($($name:ident),+ $(,)?) => {$(
+        impl WireEnum for pb::$name {
+            const NAME: &'static str = stringify!($name);
+        }
+    )+};
+}
+
+wire_enum!(
+    AbsenceAction,
+    Action,
+    Engine,
+    EndReason,
+    ExpiryPolicy,
+    Forfeit,
+    GameView,
+    OverlineRule,
+    Overshoot,
+    PopBothLines,
+    UndoPolicy,
+);
+
+/// The value of the enum field `field` numbered `value` (what the caller
+/// makes of UNSPECIFIED is its own business).
+///
+/// # Errors
+/// [`FieldError`] with `reason` naming `field` when `value` is none of the
+/// enum's values: "7 is not one of the UndoPolicy values".
+pub(super) fn enum_field<E: WireEnum>(
+    value: i32,
+    field: &str,
+    reason: ErrorReason,
+) -> Result<E, FieldError> {
+    E::try_from(value).map_err(|_| {
+        FieldError::new(
+            field,
+            format!("{value} is not one of the {} values", E::NAME),
+            reason,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_enum_number_names_its_field_its_enum_and_the_reason() {
+        let err = enum_field::<pb::UndoPolicy>(99, "undo_policy", ErrorReason::InvalidRequest)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            FieldError::invalid("undo_policy", "99 is not one of the UndoPolicy values")
+        );
+        let known = enum_field(2, "rules.gomoku.overline", ErrorReason::InvalidRules);
+        assert_eq!(known, Ok(pb::OverlineRule::Exact));
     }
 }

@@ -1,8 +1,8 @@
 //! Moves on the wire: cells, the move kinds, dice rolls, actions and seat
 //! numbers.
 
-use super::FieldError;
 use super::rules::jump_to_proto;
+use super::{FieldError, enum_field};
 use crate::game::Action;
 use crate::proto::{self as pb, ErrorReason};
 use crate::rules::{Coord, Forfeit, Move, Roll, Seat};
@@ -129,22 +129,24 @@ fn column_from_proto(column: i32, field: &str) -> Result<u32, FieldError> {
 /// # Errors
 /// [`FieldError`] naming `action` when it is unspecified or unknown.
 pub fn action_from_proto(action: i32) -> Result<Action, FieldError> {
-    Ok(match pb::Action::try_from(action) {
-        Ok(pb::Action::Resign) => Action::Resign,
-        Ok(pb::Action::Abort) => Action::Abort,
-        Ok(pb::Action::OfferDraw) => Action::OfferDraw,
-        Ok(pb::Action::AcceptDraw) => Action::AcceptDraw,
-        Ok(pb::Action::DeclineDraw) => Action::DeclineDraw,
-        Ok(pb::Action::RequestTakeback) => Action::RequestTakeback,
-        Ok(pb::Action::AcceptTakeback) => Action::AcceptTakeback,
-        Ok(pb::Action::DeclineTakeback) => Action::DeclineTakeback,
-        Ok(pb::Action::Unspecified) | Err(_) => {
-            return Err(FieldError::invalid(
-                "action",
-                format!("{action} is not an action: give one of the Action values"),
-            ));
-        }
-    })
+    Ok(
+        match enum_field(action, "action", ErrorReason::InvalidRequest)? {
+            pb::Action::Resign => Action::Resign,
+            pb::Action::Abort => Action::Abort,
+            pb::Action::OfferDraw => Action::OfferDraw,
+            pb::Action::AcceptDraw => Action::AcceptDraw,
+            pb::Action::DeclineDraw => Action::DeclineDraw,
+            pb::Action::RequestTakeback => Action::RequestTakeback,
+            pb::Action::AcceptTakeback => Action::AcceptTakeback,
+            pb::Action::DeclineTakeback => Action::DeclineTakeback,
+            pb::Action::Unspecified => {
+                return Err(FieldError::invalid(
+                    "action",
+                    format!("{action} is not an action: give one of the Action values"),
+                ));
+            }
+        },
+    )
 }
 
 /// A seat number from the wire.

@@ -1,9 +1,9 @@
 //! How a game ends on the wire: the end reason and the result.
 
-use super::FieldError;
 use super::moves::cell_from_proto;
+use super::{FieldError, enum_field};
 use super::{cell_to_proto, seat_from_proto};
-use crate::proto as pb;
+use crate::proto::{self as pb, ErrorReason};
 use crate::rules::{EndReason, Outcome};
 
 /// An end reason on the wire.
@@ -27,25 +27,27 @@ pub(in crate::proto) fn end_reason_from_proto(
     reason: i32,
     field: &str,
 ) -> Result<EndReason, FieldError> {
-    Ok(match pb::EndReason::try_from(reason) {
-        Ok(pb::EndReason::LineCompleted) => EndReason::LineCompleted,
-        Ok(pb::EndReason::BoardFull) => EndReason::BoardFull,
-        Ok(pb::EndReason::Repetition) => EndReason::Repetition,
-        Ok(pb::EndReason::DiscCount) => EndReason::DiscCount,
-        Ok(pb::EndReason::RaceFinished) => EndReason::RaceFinished,
-        Ok(pb::EndReason::Connection) => EndReason::Connection,
-        Ok(pb::EndReason::Resignation) => EndReason::Resignation,
-        Ok(pb::EndReason::Timeout) => EndReason::Timeout,
-        Ok(pb::EndReason::Agreement) => EndReason::Agreement,
-        Ok(pb::EndReason::Aborted) => EndReason::Aborted,
-        Ok(pb::EndReason::Abandoned) => EndReason::Abandoned,
-        Ok(pb::EndReason::Unspecified) | Err(_) => {
-            return Err(FieldError::invalid(
-                field,
-                format!("{reason} is not an EndReason"),
-            ));
-        }
-    })
+    Ok(
+        match enum_field(reason, field, ErrorReason::InvalidRequest)? {
+            pb::EndReason::LineCompleted => EndReason::LineCompleted,
+            pb::EndReason::BoardFull => EndReason::BoardFull,
+            pb::EndReason::Repetition => EndReason::Repetition,
+            pb::EndReason::DiscCount => EndReason::DiscCount,
+            pb::EndReason::RaceFinished => EndReason::RaceFinished,
+            pb::EndReason::Connection => EndReason::Connection,
+            pb::EndReason::Resignation => EndReason::Resignation,
+            pb::EndReason::Timeout => EndReason::Timeout,
+            pb::EndReason::Agreement => EndReason::Agreement,
+            pb::EndReason::Aborted => EndReason::Aborted,
+            pb::EndReason::Abandoned => EndReason::Abandoned,
+            pb::EndReason::Unspecified => {
+                return Err(FieldError::invalid(
+                    field,
+                    format!("{reason} is not an EndReason"),
+                ));
+            }
+        },
+    )
 }
 
 /// A result and why the game ended, on the wire; `None` is no result.

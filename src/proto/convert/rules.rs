@@ -1,7 +1,7 @@
 //! The rule set of every game on the wire, and the dice seed the server
 //! draws for rules with chance.
 
-use super::FieldError;
+use super::{FieldError, enum_field};
 use crate::proto::{self as pb, ErrorReason};
 use crate::rules::{
     ConnectFourRules, GomokuRules, HexRules, MnkRules, OthelloRules, Overline, Overshoot,
@@ -94,18 +94,15 @@ pub fn rules_from_proto(
                 .map_err(|e| invalid("rules.mnk", e))
         }
         Some(pb::rule_set::Kind::ConnectFour(c)) => {
-            let both_lines = match pb::PopBothLines::try_from(c.pop_both_lines) {
-                Ok(pb::PopBothLines::MoverWins | pb::PopBothLines::Unspecified) => {
+            let both_lines = match enum_field(
+                c.pop_both_lines,
+                "rules.connect_four.pop_both_lines",
+                ErrorReason::InvalidRules,
+            )? {
+                pb::PopBothLines::MoverWins | pb::PopBothLines::Unspecified => {
                     PopBothLines::MoverWins
                 }
-                Ok(pb::PopBothLines::OpponentWins) => PopBothLines::OpponentWins,
-                Err(_) => {
-                    return Err(FieldError::new(
-                        "rules.connect_four.pop_both_lines",
-                        format!("{} is not one of the PopBothLines values", c.pop_both_lines),
-                        ErrorReason::InvalidRules,
-                    ));
-                }
+                pb::PopBothLines::OpponentWins => PopBothLines::OpponentWins,
             };
             let rules = ConnectFourRules::new(
                 c.rows.map(i64::from),
@@ -121,19 +118,13 @@ pub fn rules_from_proto(
             }))
         }
         Some(pb::rule_set::Kind::Gomoku(g)) => {
-            let overline = match pb::OverlineRule::try_from(g.overline) {
-                Ok(pb::OverlineRule::Freestyle) => Overline::Wins,
-                Ok(pb::OverlineRule::Exact | pb::OverlineRule::Unspecified) => Overline::DoesNotWin,
-                Err(_) => {
-                    return Err(FieldError::new(
-                        "rules.gomoku.overline",
-                        format!(
-                            "overline rule {} is not one of the OverlineRule values",
-                            g.overline
-                        ),
-                        ErrorReason::InvalidRules,
-                    ));
-                }
+            let overline = match enum_field(
+                g.overline,
+                "rules.gomoku.overline",
+                ErrorReason::InvalidRules,
+            )? {
+                pb::OverlineRule::Freestyle => Overline::Wins,
+                pb::OverlineRule::Exact | pb::OverlineRule::Unspecified => Overline::DoesNotWin,
             };
             GomokuRules::new(
                 g.rows.map(i64::from),
@@ -160,19 +151,14 @@ pub fn rules_from_proto(
         .map(RuleSet::Wild)
         .map_err(|e| invalid("rules.wild", e)),
         Some(pb::rule_set::Kind::SnakesLadders(r)) => {
-            let overshoot = match pb::Overshoot::try_from(r.overshoot) {
-                Ok(pb::Overshoot::Unspecified | pb::Overshoot::ExactLanding) => {
-                    Overshoot::ExactLanding
-                }
-                Ok(pb::Overshoot::BounceBack) => Overshoot::BounceBack,
-                Ok(pb::Overshoot::ReachOrPass) => Overshoot::ReachOrPass,
-                Err(_) => {
-                    return Err(FieldError::new(
-                        "rules.snakes_ladders.overshoot",
-                        format!("{} is not one of the Overshoot values", r.overshoot),
-                        ErrorReason::InvalidRules,
-                    ));
-                }
+            let overshoot = match enum_field(
+                r.overshoot,
+                "rules.snakes_ladders.overshoot",
+                ErrorReason::InvalidRules,
+            )? {
+                pb::Overshoot::Unspecified | pb::Overshoot::ExactLanding => Overshoot::ExactLanding,
+                pb::Overshoot::BounceBack => Overshoot::BounceBack,
+                pb::Overshoot::ReachOrPass => Overshoot::ReachOrPass,
             };
             let options = SnakesLaddersOptions {
                 squares: r.squares.map(i64::from),

@@ -1,7 +1,7 @@
 //! Seats and bots on the wire: engines, strengths, seeds, and what an
 //! engine answers (its choice and its score).
 
-use super::FieldError;
+use super::{FieldError, enum_field};
 use crate::engine::{Bot, Chooser, EngineKind, MAX_STRENGTH, Score};
 use crate::game::SeatInfo;
 use crate::proto::{self as pb, ErrorReason};
@@ -35,17 +35,15 @@ pub fn engine_to_proto(engine: EngineKind) -> pb::Engine {
 /// # Errors
 /// INVALID_REQUEST naming `field` for a value outside the enum.
 pub fn engine_from_proto(value: i32, field: &str) -> Result<Option<EngineKind>, FieldError> {
-    match pb::Engine::try_from(value) {
-        Ok(pb::Engine::Unspecified) => Ok(None),
-        Ok(pb::Engine::Random) => Ok(Some(EngineKind::Random)),
-        Ok(pb::Engine::Minimax) => Ok(Some(EngineKind::Minimax)),
-        Ok(pb::Engine::Connect4) => Ok(Some(EngineKind::ConnectFour)),
-        Ok(pb::Engine::Mcts) => Ok(Some(EngineKind::Mcts)),
-        Err(_) => Err(FieldError::invalid(
-            field,
-            format!("{value} is not one of the Engine values"),
-        )),
-    }
+    Ok(
+        match enum_field(value, field, ErrorReason::InvalidRequest)? {
+            pb::Engine::Unspecified => None,
+            pb::Engine::Random => Some(EngineKind::Random),
+            pb::Engine::Minimax => Some(EngineKind::Minimax),
+            pb::Engine::Connect4 => Some(EngineKind::ConnectFour),
+            pb::Engine::Mcts => Some(EngineKind::Mcts),
+        },
+    )
 }
 
 /// A strength from the wire: 0 means [`MAX_STRENGTH`].

@@ -3,7 +3,7 @@
 
 use prost_types::{Duration, Timestamp};
 
-use super::FieldError;
+use super::{FieldError, enum_field};
 use crate::game::{AbsenceAction, AbsencePolicy, ExpiryPolicy, Fischer, TimeControl};
 use crate::proto::{self as pb, ErrorReason};
 
@@ -104,16 +104,14 @@ pub(super) fn time_control_from_proto(tc: &pb::TimeControl) -> Result<TimeContro
         }
         (None, None) => None,
     };
-    let on_expiry = match pb::ExpiryPolicy::try_from(tc.on_expiry) {
-        Ok(pb::ExpiryPolicy::Unspecified | pb::ExpiryPolicy::Forfeit) => ExpiryPolicy::Forfeit,
-        Ok(pb::ExpiryPolicy::RandomMove) => ExpiryPolicy::RandomMove,
-        Ok(pb::ExpiryPolicy::Draw) => ExpiryPolicy::Draw,
-        Err(_) => {
-            return Err(invalid(
-                "on_expiry",
-                format!("{} is not one of the ExpiryPolicy values", tc.on_expiry),
-            ));
-        }
+    let on_expiry = match enum_field(
+        tc.on_expiry,
+        "time_control.on_expiry",
+        ErrorReason::InvalidTimeControl,
+    )? {
+        pb::ExpiryPolicy::Unspecified | pb::ExpiryPolicy::Forfeit => ExpiryPolicy::Forfeit,
+        pb::ExpiryPolicy::RandomMove => ExpiryPolicy::RandomMove,
+        pb::ExpiryPolicy::Draw => ExpiryPolicy::Draw,
     };
     Ok(TimeControl {
         per_move_ms,
@@ -156,19 +154,13 @@ pub(super) fn absence_from_proto(absence: &pb::AbsencePolicy) -> Result<AbsenceP
             ErrorReason::InvalidTimeControl,
         )
     })?;
-    let action = match pb::AbsenceAction::try_from(absence.on_absence) {
-        Ok(pb::AbsenceAction::Unspecified | pb::AbsenceAction::Expire) => AbsenceAction::Expire,
-        Ok(pb::AbsenceAction::OfferDraw) => AbsenceAction::OfferDraw,
-        Err(_) => {
-            return Err(FieldError::new(
-                "absence.on_absence",
-                format!(
-                    "{} is not one of the AbsenceAction values",
-                    absence.on_absence
-                ),
-                ErrorReason::InvalidTimeControl,
-            ));
-        }
+    let action = match enum_field(
+        absence.on_absence,
+        "absence.on_absence",
+        ErrorReason::InvalidTimeControl,
+    )? {
+        pb::AbsenceAction::Unspecified | pb::AbsenceAction::Expire => AbsenceAction::Expire,
+        pb::AbsenceAction::OfferDraw => AbsenceAction::OfferDraw,
     };
     Ok(AbsencePolicy {
         grace_ms: duration_ms(grace, "absence.grace")?,

@@ -2,11 +2,11 @@
 //! in the full view, the configuration it was created with.
 
 use super::{
-    FieldError, absence_to_proto, duration, outcome_to_proto, rules_to_proto, seat_to_proto,
-    time_control_to_proto, timestamp, undo_policy_to_proto,
+    FieldError, absence_to_proto, duration, enum_field, outcome_to_proto, rules_to_proto,
+    seat_to_proto, time_control_to_proto, timestamp, undo_policy_to_proto,
 };
 use crate::game::{GameState, GameStatus, Offer};
-use crate::proto as pb;
+use crate::proto::{self as pb, ErrorReason};
 use crate::rules::{Coord, Seat};
 
 /// Boards with at most this many cells have their pieces read off the board
@@ -110,14 +110,12 @@ pub enum View {
 /// # Errors
 /// An unknown enum number, as INVALID_ARGUMENT on `field`.
 pub fn view_from_proto(view: i32, field: &str) -> Result<View, FieldError> {
-    match pb::GameView::try_from(view) {
-        Ok(pb::GameView::Unspecified | pb::GameView::Basic) => Ok(View::Basic),
-        Ok(pb::GameView::Full) => Ok(View::Full),
-        Err(_) => Err(FieldError::invalid(
-            field,
-            format!("{field} must be GAME_VIEW_BASIC or GAME_VIEW_FULL, not {view}"),
-        )),
-    }
+    Ok(
+        match enum_field(view, field, ErrorReason::InvalidRequest)? {
+            pb::GameView::Unspecified | pb::GameView::Basic => View::Basic,
+            pb::GameView::Full => View::Full,
+        },
+    )
 }
 
 /// The position of `state`; its board only in the full view.
