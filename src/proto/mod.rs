@@ -1,5 +1,12 @@
-//! The `plylog.v1` protobuf types (generated from proto/ at build time) and
-//! their conversions to and from the domain types in [`convert`].
+//! The `plylog.v1` protobuf types, generated from proto/ at build time, and
+//! what the server does with them besides serving them:
+//!
+//! - [`convert`]: conversions to and from the domain types, one file per
+//!   vocabulary (time, rules, seats, config, moves, outcomes, views).
+//! - [`event_format`]: how events are stored in the log (the storage
+//!   schema, which must stay compatible with every row already written).
+//! - `replay.rs`: GetReplay's reply, encoded as it is built.
+//! - `stream.rs`: StreamEvents' reply, encoded once per event.
 
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
 mod generated {
@@ -7,6 +14,7 @@ mod generated {
 }
 
 pub mod convert;
+pub mod event_format;
 mod replay;
 mod stream;
 

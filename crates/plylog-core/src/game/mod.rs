@@ -31,6 +31,7 @@
 
 mod config;
 mod event;
+mod setup;
 mod state;
 
 pub use config::{
@@ -39,6 +40,7 @@ pub use config::{
     escape_disruptive, is_disruptive,
 };
 pub use event::Event;
+pub use setup::{SetupError, setup};
 pub use state::{
     AUTOMATIC_ROUNDS, Action, Clocks, Command, GameError, GameState, GameStatus, Millis, Offer,
     PlayedMove, ReplayError, decide, evolve,

@@ -1,0 +1,86 @@
+//! Field checks the handlers share: ids, seats and limits, each naming
+//! the field at fault in a [`FieldError`].
+
+use crate::game::MIN_TIME_MS;
+use crate::proto::convert::{self, FieldError};
+use crate::rules::Seat;
+
+/// Longest request id, game id or page token accepted, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+
+/// Checks a new game as CreateGame does, and `plylog import` for each game
+/// it reads: the game id (`None`: the server picks one) and the rules,
+/// seats, undo policy, time control and disconnect policy, against the
+/// server's `max_cells` and `seat_limits`, every time limit at least
+/// [`MIN_TIME_MS`].
+///
+/// # Errors
+/// [`FieldError`] naming the first field at fault (see [`check_game_id`]
+/// and [`convert::config_from_proto`]).
+pub fn check_new_game(
+    game_id: Option<&str>,
+    wire: convert::WireConfig<'_>,
+    max_cells: u64,
+    seat_limits: crate::game::SeatLimits,
+) -> Result<crate::game::GameConfig, FieldError> {
+    if let Some(game_id) = game_id {
+        check_game_id(game_id)?;
+    }
+    convert::config_from_proto(wire, max_cells, seat_limits, MIN_TIME_MS)
+}
+
+/// Checks a game id (1 to [`MAX_ID_CHARS`] characters of
+/// `[A-Za-z0-9._~-]`), and records it on the call's span.
+///
+/// # Errors
+/// [`FieldError`] naming `game_id` (INVALID_REQUEST).
+pub fn check_game_id(game_id: &str) -> Result<(), FieldError> {
+    if game_id.is_empty() {
+        return Err(FieldError::invalid("game_id", "game_id is required"));
+    }
+    if game_id.chars().count() > MAX_ID_CHARS
+        || !game_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c))
+    {
+        return Err(FieldError::invalid(
+            "game_id",
+            format!("game_id must be 1 to {MAX_ID_CHARS} characters of [A-Za-z0-9._~-]"),
+        ));
+    }
+    tracing::Span::current().record("game_id", game_id);
+    Ok(())
+}
+
+/// The seat a request names, checked, and recorded on the call's span.
+pub(super) fn requested_seat(seat: u32) -> Result<Seat, FieldError> {
+    let seat = convert::seat_from_proto(seat, "seat")?;
+    tracing::Span::current().record("seat", seat.0);
+    Ok(seat)
+}
+
+/// The seat a request must name, checked, and recorded on the call's span.
+pub(super) fn required_seat(seat: Option<u32>) -> Result<Seat, FieldError> {
+    requested_seat(seat.ok_or_else(|| FieldError::invalid("seat", "seat is required"))?)
+}
+
+pub(super) fn check_request_id(request_id: &str) -> Result<(), FieldError> {
+    if request_id.chars().count() > MAX_ID_CHARS {
+        return Err(FieldError::invalid(
+            "request_id",
+            format!("request_id must be at most {MAX_ID_CHARS} characters"),
+        ));
+    }
+    // Stored as text, which PostgreSQL's cannot hold with a NUL in it.
+    // Other characters are kept as sent (and escaped in the logs).
+    if request_id.contains('\0') {
+        return Err(FieldError::invalid(
+            "request_id",
+            "request_id must not contain NUL".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Most sequences a GetReplay may list in `position_at`.
+pub(super) const MAX_POSITION_AT: usize = 1000;

@@ -1,0 +1,104 @@
+//! What a game is created with: rules, seats, undo policy, time control
+//! and disconnect policy, checked together into a [`GameConfig`].
+
+use super::time::{absence_from_proto, time_control_from_proto};
+use super::{FieldError, enum_field, rules_from_proto, seats::bot_from_proto};
+use crate::game::{GameConfig, InvalidTimeControl, SeatInfo, SeatLimits, UndoPolicy};
+use crate::proto::{self as pb, ErrorReason};
+
+/// An undo policy on the wire.
+pub fn undo_policy_to_proto(policy: UndoPolicy) -> pb::UndoPolicy {
+    match policy {
+        UndoPolicy::LastMover => pb::UndoPolicy::LastMover,
+        UndoPolicy::AnySeat => pb::UndoPolicy::AnySeat,
+        UndoPolicy::Disabled => pb::UndoPolicy::Disabled,
+        UndoPolicy::Consent => pb::UndoPolicy::Consent,
+    }
+}
+
+/// What a game is created with on the wire: rules, seats, undo policy and
+/// time control.
+#[derive(Debug, Clone, Copy)]
+pub struct WireConfig<'a> {
+    /// The rules (required).
+    pub rules: Option<&'a pb::RuleSet>,
+    /// The seats.
+    pub seats: &'a [pb::Seat],
+    /// The UndoPolicy value.
+    pub undo_policy: i32,
+    /// The time control, absent when untimed.
+    pub time_control: Option<&'a pb::TimeControl>,
+    /// The disconnect policy, absent when none.
+    pub absence: Option<&'a pb::AbsencePolicy>,
+}
+
+/// Checks wire rules, seats, undo policy and time control together: a
+/// board of at most `max_cells`, seats within `limits`, time limits of at
+/// least `shortest_ms` ([`crate::game::MIN_TIME_MS`] for a new game; 1 for
+/// a stored one, whose limits were checked when it was created).
+///
+/// # Errors
+/// [`FieldError`] with [`ErrorReason::InvalidRules`],
+/// [`ErrorReason::InvalidSeats`], [`ErrorReason::InvalidTimeControl`], or
+/// INVALID_REQUEST naming `undo_policy` for a value outside the enum.
+pub fn config_from_proto(
+    wire: WireConfig<'_>,
+    max_cells: u64,
+    limits: SeatLimits,
+    shortest_ms: u64,
+) -> Result<GameConfig, FieldError> {
+    let WireConfig {
+        rules,
+        seats,
+        undo_policy,
+        time_control,
+        absence,
+    } = wire;
+    let undo_policy = match enum_field(undo_policy, "undo_policy", ErrorReason::InvalidRequest)? {
+        pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover => UndoPolicy::LastMover,
+        pb::UndoPolicy::AnySeat => UndoPolicy::AnySeat,
+        pb::UndoPolicy::Disabled => UndoPolicy::Disabled,
+        pb::UndoPolicy::Consent => UndoPolicy::Consent,
+    };
+    let rules = rules_from_proto(rules, max_cells)?;
+    let seats = seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            Ok(SeatInfo {
+                player_id: s.player_id.clone(),
+                display_name: s.display_name.clone(),
+                symbol: s.symbol.clone(),
+                bot: s
+                    .bot
+                    .as_ref()
+                    .map(|bot| bot_from_proto(bot, &format!("seats[{i}].bot")))
+                    .transpose()?,
+            })
+        })
+        .collect::<Result<_, FieldError>>()?;
+    let config = GameConfig::new(rules, seats, limits)
+        .map(|config| config.with_undo_policy(undo_policy))
+        .map_err(|e| {
+            let reason = if e.field.ends_with(".bot.engine") {
+                ErrorReason::EngineUnsupported
+            } else {
+                ErrorReason::InvalidSeats
+            };
+            FieldError::new(e.field, e.why, reason)
+        })?;
+    let invalid =
+        |e: InvalidTimeControl| FieldError::new(e.field, e.why, ErrorReason::InvalidTimeControl);
+    let config = match time_control {
+        None => config,
+        Some(tc) => config
+            .with_time_control(time_control_from_proto(tc)?, shortest_ms)
+            .map_err(invalid)?,
+    };
+    match absence {
+        None => Ok(config),
+        Some(absence) => config
+            .with_absence(absence_from_proto(absence)?, shortest_ms)
+            .map_err(invalid),
+    }
+}
