@@ -21,6 +21,8 @@
 //! - `state/`: [`GameState`], [`decide`] and [`evolve`], one part per file
 //!   (commands, errors, the undo stack, offers, clocks, replay); its
 //!   `mod.rs` has the map.
+//! - `setup.rs`: [`setup`], a position set up from a config and moves
+//!   (what SuggestMove and AnalyzePosition analyse), with [`SetupError`].
 //!
 //! How a win is detected is the rules' business ([`crate::rules`]); storage,
 //! time and the network are not known here, and no game is named: every
