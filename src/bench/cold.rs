@@ -139,7 +139,7 @@ pub async fn run(args: &ColdArgs, out: &mut impl Write) -> Result<(), BenchError
         args.rows,
         args.cols,
         args.k,
-        crate::app::redacted(&args.database_url)
+        crate::store::redacted(&args.database_url)
     )?;
     writeln!(out, "load average before: {}", load_average())?;
 
