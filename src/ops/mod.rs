@@ -184,7 +184,7 @@ pub async fn run(command: Command) -> ExitCode {
 
 /// An error and its causes on one line, each cause once (a message that
 /// already ends with its cause's text does not repeat it).
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+pub fn one_line(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -365,7 +365,7 @@ fn end_reason_text(state: &GameState) -> Option<String> {
 }
 
 /// `n` and the noun, plural unless `n` is 1: `1 game`, `3 events`.
-pub(crate) fn count(n: u64, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
