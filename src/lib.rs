@@ -7,7 +7,9 @@
 //! re-exported here: it has no dependency that does I/O, async, reads the
 //! clock or draws OS randomness, so the core stays pure by construction.
 //! [`ops`] holds the operator's commands (`plylog games`, `export`,
-//! `verify`, ...), which read the [`store`] without a server.
+//! `verify`, ...), which read the [`store`] without a server. [`app`]
+//! starts and stops the server. The load generator, `plylog bench`, is a
+//! crate of its own (crates/plylog-bench), a client of this one.
 //!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
@@ -63,7 +65,6 @@
 
 pub mod api;
 pub mod app;
-pub mod bench;
 pub mod metrics;
 pub mod ops;
 pub mod proto;

@@ -1,8 +1,11 @@
 //! The `plylog` command: `plylog serve` (the default) runs the gRPC
 //! service; the operator's commands (`games`, `show`, `export`, `import`,
 //! `verify`, `migrate`) work on the database directly ([`plylog::ops`]);
-//! `plylog bench` measures a server ([`plylog::bench`]).
+//! `plylog bench` measures a server: it runs the `plylog-bench` binary
+//! (crates/plylog-bench) that sits next to this one, as git and cargo run
+//! their external subcommands.
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,10 +61,15 @@ enum Command {
     Serve(Box<ServeArgs>),
     #[command(flatten)]
     Ops(plylog::ops::Command),
-    /// Measure a server under load (play, follow, cold), beside a no-op
-    /// gRPC handler measured the same way.
-    #[command(subcommand)]
-    Bench(plylog::bench::Command),
+    /// Measure a server under load (play, follow, cold, replay), beside a
+    /// no-op gRPC handler measured the same way: runs the plylog-bench
+    /// binary next to this one (`plylog bench --help` for its commands).
+    #[command(disable_help_flag = true)]
+    Bench {
+        /// plylog-bench's arguments, passed through.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
     /// Generate Connect Four's opening book (data/connect4-book.bin) with
     /// the project's own solver; the same arguments give the same bytes.
     Connect4Book(BookArgs),
@@ -104,6 +112,46 @@ fn connect4_book(args: &BookArgs) -> ExitCode {
         }
         Err(error) => {
             eprintln!("plylog: cannot write {}: {error}", args.out.display());
+            ExitCode::from(3)
+        }
+    }
+}
+
+/// Runs `plylog-bench ARGS`, the binary in this one's directory, with the
+/// log format this command was given, and exits as it exits: 3 (with one
+/// line on standard error, naming the command that builds it) when it is
+/// missing or cannot be run, or when a signal ended it.
+fn bench(args: Vec<OsString>, log_format: LogFormat) -> ExitCode {
+    let name = format!("plylog-bench{}", std::env::consts::EXE_SUFFIX);
+    let binary = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name(name),
+        Err(error) => {
+            eprintln!("plylog: cannot find the plylog binary's directory: {error}");
+            return ExitCode::from(3);
+        }
+    };
+    if !binary.is_file() {
+        eprintln!(
+            "plylog: plylog bench runs {}, which is missing: build it with \
+             `cargo build -p plylog-bench` (`--release` for a release build)",
+            binary.display()
+        );
+        return ExitCode::from(3);
+    }
+    let log_format = clap::ValueEnum::to_possible_value(&log_format)
+        .map(|value| value.get_name().to_owned())
+        .unwrap_or_default();
+    match std::process::Command::new(&binary)
+        .args(args)
+        .env("PLYLOG_LOG_FORMAT", log_format)
+        .status()
+    {
+        Ok(status) => status
+            .code()
+            .and_then(|code| u8::try_from(code).ok())
+            .map_or(ExitCode::from(3), ExitCode::from),
+        Err(error) => {
+            eprintln!("plylog: running {}: {error}", binary.display());
             ExitCode::from(3)
         }
     }
@@ -358,13 +406,7 @@ async fn main() -> ExitCode {
             }
             return plylog::ops::run(command).await;
         }
-        Some(Command::Bench(command)) => {
-            if let Err(error) = telemetry::init_for_command(cli.log_format) {
-                eprintln!("plylog: {error}");
-                return ExitCode::from(3);
-            }
-            return plylog::bench::run(command).await;
-        }
+        Some(Command::Bench { args }) => return bench(args, cli.log_format),
         Some(Command::Connect4Book(args)) => return connect4_book(&args),
     };
     let telemetry = match telemetry::init(cli.log_format, cli.otlp_endpoint.as_deref()) {

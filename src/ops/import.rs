@@ -33,11 +33,13 @@ use prost::Message;
 use super::{DatabaseArgs, Finding, OpsError, count, json, time_text};
 use crate::api::auth::AccessSettings;
 use crate::api::{check_game_id, check_new_game};
-use crate::app::{Database, GameLimitArgs, seat_token_keys};
+use crate::app::{GameLimitArgs, seat_token_keys};
 use crate::game::Event;
 use crate::proto::{self as pb, convert};
 use crate::registry::log;
-use crate::store::{EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake};
+use crate::store::{
+    Database, EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake,
+};
 use crate::tokens::{self, SeatTokenKeys};
 
 /// `plylog import`: read exported games into a database.

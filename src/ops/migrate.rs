@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, OpsError};
-use crate::app::Database;
+use crate::store::Database;
 
 /// `plylog migrate`: apply the migrations.
 #[derive(Debug, Clone, clap::Args)]
@@ -18,7 +18,7 @@ pub struct MigrateArgs {
 /// Applies the migrations and lists them on `out`.
 ///
 /// # Errors
-/// [`OpsError::App`]: the database cannot be opened (or created), a
+/// [`OpsError::Open`]: the database cannot be opened (or created), a
 /// migration fails.
 pub async fn run(args: &MigrateArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let database = Database::parse(&args.database.database_url)?;

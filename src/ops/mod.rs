@@ -34,12 +34,14 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::app::{AppError, Database, StoreOptions};
+use crate::app::AppError;
 use crate::game::{GameState, GameStatus, ReplayError, escape_disruptive};
 use crate::proto::convert;
 use crate::registry::log;
 use crate::rules::{Outcome, Seat};
-use crate::store::{EventStore, GameRecord, ListOrder, LoadFrom, StoreError};
+use crate::store::{
+    Database, EventStore, GameRecord, ListOrder, LoadFrom, OpenError, StoreError, StoreOptions,
+};
 
 /// Games read from the store per page.
 const PAGE: u32 = 500;
@@ -79,6 +81,9 @@ pub enum Finding {
 pub enum OpsError {
     /// The database URL is not supported, or the store does not open.
     #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The server's settings cannot be used (the seat token secret file).
+    #[error(transparent)]
     App(#[from] AppError),
     /// The store failed while reading or writing.
     #[error(transparent)]
@@ -116,7 +121,7 @@ impl DatabaseArgs {
     /// error, nothing is migrated, and nothing can be written.
     ///
     /// # Errors
-    /// [`OpsError::App`]: an unsupported URL, a missing file, a database
+    /// [`OpsError::Open`]: an unsupported URL, a missing file, a database
     /// that cannot be reached or lacks migrations.
     pub async fn open_to_read(&self) -> Result<Arc<dyn EventStore>, OpsError> {
         self.open(true).await
@@ -126,7 +131,7 @@ impl DatabaseArgs {
     /// the migrations are applied.
     ///
     /// # Errors
-    /// [`OpsError::App`]: an unsupported URL, a database that cannot be
+    /// [`OpsError::Open`]: an unsupported URL, a database that cannot be
     /// opened or migrated.
     pub async fn open_to_write(&self) -> Result<Arc<dyn EventStore>, OpsError> {
         self.open(false).await
@@ -179,7 +184,7 @@ pub async fn run(command: Command) -> ExitCode {
 
 /// An error and its causes on one line, each cause once (a message that
 /// already ends with its cause's text does not repeat it).
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+pub fn one_line(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -360,7 +365,7 @@ fn end_reason_text(state: &GameState) -> Option<String> {
 }
 
 /// `n` and the noun, plural unless `n` is 1: `1 game`, `3 events`.
-pub(crate) fn count(n: u64, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

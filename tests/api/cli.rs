@@ -99,3 +99,47 @@ fn a_postgres_password_never_reaches_the_log() {
     );
     assert!(!output.contains("hunter2-secret"), "{output}");
 }
+
+/// `plylog bench ARGS` runs the plylog-bench binary beside plylog with the
+/// same arguments and exits as it exits; without it, it fails with one
+/// line naming the command that builds it. Stand-ins play plylog-bench:
+/// echo (prints its arguments, exits 0) and false (exits 1).
+#[cfg(unix)]
+#[test]
+fn plylog_bench_runs_the_binary_beside_it_and_exits_as_it_does() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let binary = dir.path().join("plylog");
+    if std::fs::hard_link(process::binary(), &binary).is_err() {
+        std::fs::copy(process::binary(), &binary).unwrap();
+    }
+    let bench = || {
+        std::process::Command::new(&binary)
+            .args([
+                "bench",
+                "play",
+                "--url",
+                "http://127.0.0.1:1",
+                "--secs",
+                "1",
+            ])
+            .output()
+            .unwrap()
+    };
+    let missing = bench();
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cargo build -p plylog-bench"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+
+    let stand_in = dir.path().join("plylog-bench");
+    std::os::unix::fs::symlink("/bin/echo", &stand_in).unwrap();
+    let echoed = bench();
+    assert!(echoed.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&echoed.stdout),
+        "play --url http://127.0.0.1:1 --secs 1\n"
+    );
+    std::fs::remove_file(&stand_in).unwrap();
+    std::os::unix::fs::symlink("/bin/false", &stand_in).unwrap();
+    assert_eq!(bench().status.code(), Some(1));
+}

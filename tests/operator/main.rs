@@ -1074,7 +1074,7 @@ fn disruptive(text: &str) -> Vec<char> {
 /// written through the store as an older server or import would have; the
 /// API refuses them now. Its id.
 async fn a_game_with_names_that_attack_terminals(db: &Db) -> String {
-    use plylog::app::{Database, StoreOptions};
+    use plylog::store::{Database, StoreOptions};
     let game_id = "old\u{1b}[2Jgame".to_owned();
     let store = Database::parse(&db.url)
         .expect("a database URL")

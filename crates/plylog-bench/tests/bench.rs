@@ -1,24 +1,29 @@
-//! `plylog bench` as the real binary: each mode runs briefly against a real
-//! server (started by the test, or in process by `bench cold` itself) and
-//! must exit 0 with its report. No figure is checked: a test is not a
-//! benchmark.
+//! `plylog bench` as the real binary (`plylog-bench`, which `plylog bench`
+//! runs): each mode runs briefly against a real server (the real
+//! [`Application`], started by the test in its process, or in process by
+//! `bench cold` itself) and must exit 0 with its report. No figure is
+//! checked: a test is not a benchmark. That `plylog bench` runs this
+//! binary is tested with the `plylog` binary (tests/cli.rs at the root).
 
-use std::process::Stdio;
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use plylog_testkit::process;
-use process::{Server, output_within, plylog};
+use plylog::app::{Application, Settings};
+use plylog_testkit::process::output_within;
+use tokio::runtime::Runtime;
+use tokio::sync::oneshot;
 
 /// Runs `plylog bench` with `args` until it exits (at most 60 s): its exit
 /// success, standard output and standard error.
 fn bench(args: &[&str]) -> (bool, String, String) {
-    let child = plylog()
-        .arg("bench")
+    let child = Command::new(env!("CARGO_BIN_EXE_plylog-bench"))
+        .env("RUST_LOG", "info")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("plylog starts");
+        .expect("plylog-bench starts");
     let output = output_within(
         child,
         Duration::from_secs(60),
@@ -30,19 +35,37 @@ fn bench(args: &[&str]) -> (bool, String, String) {
     (output.status.success(), stdout, stderr)
 }
 
+/// A server serving on a runtime of its own until [`Server::kill`] (or
+/// drop), which ends it at once.
+struct Server {
+    port: u16,
+    _stop: oneshot::Sender<()>,
+    _runtime: Runtime,
+}
+
+impl Server {
+    /// Ends the server: its runtime stops with it.
+    fn kill(self) {}
+}
+
 /// `plylog serve` on a fresh SQLite file, with seat tokens (the default).
 fn server(dir: &tempfile::TempDir) -> Server {
     let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
-    Server::start(
-        |port| {
-            let mut command = plylog();
-            command
-                .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", &url]);
-            command
-        },
-        0,
-    )
+    let runtime = Runtime::new().expect("a runtime");
+    let settings = Settings::new(SocketAddr::from(([127, 0, 0, 1], 0)), url);
+    let app = runtime
+        .block_on(Application::build(settings))
+        .expect("the server starts");
+    let port = app.local_addr().port();
+    let (stop, stopped) = oneshot::channel::<()>();
+    runtime.spawn(app.run_until(async {
+        let _ = stopped.await;
+    }));
+    Server {
+        port,
+        _stop: stop,
+        _runtime: runtime,
+    }
 }
 
 #[test]

@@ -4,6 +4,11 @@
 //! absolute figures move with the neighbours, ratios within one run much
 //! less).
 //!
+//! A crate of its own, so that the server's library holds no client code:
+//! its binary `plylog-bench` (src/main.rs) is what `plylog bench` runs. It
+//! uses the server's library for the generated gRPC client and, in `cold`
+//! mode, for a server in this process.
+//!
 //! # Map
 //! - [`Command`]: the four modes as clap parses them; [`run`] runs one and
 //!   turns its result into the exit code.
@@ -34,10 +39,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use plylog::app::AppError;
+use plylog::proto as pb;
 use tonic::transport::{Channel, Endpoint};
-
-use crate::app::AppError;
-use crate::proto as pb;
 
 /// Calls a closed-loop client sends on one HTTP/2 connection at most, as
 /// the outside ceiling tool does: slots are spread over
@@ -129,7 +133,7 @@ pub async fn run(command: Command) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("plylog: {}", crate::ops::one_line(&error));
+            eprintln!("plylog: {}", plylog::ops::one_line(&error));
             ExitCode::from(3)
         }
     }
@@ -407,7 +411,7 @@ pub fn last_sequence(events: &[pb::GameEvent], game: Option<&pb::Game>) -> Optio
 /// [`BenchError::Call`] when CreateGame fails; [`BenchError::Failed`] when
 /// its reply has no game.
 pub async fn create_game(
-    client: &mut crate::proto::game_service_client::GameServiceClient<Channel>,
+    client: &mut plylog::proto::game_service_client::GameServiceClient<Channel>,
     rows: i32,
     cols: i32,
     k: i32,

@@ -14,6 +14,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use plylog::ops::count;
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb, game_event};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -23,9 +26,6 @@ use super::{
     BenchError, Summary, Tally, Window, connect, connections_for, create_mnk, last_sequence,
     load_average, millis, place,
 };
-use crate::ops::count;
-use crate::proto::game_service_client::GameServiceClient;
-use crate::proto::{self as pb, game_event};
 
 /// `plylog bench play`: SubmitMove calls/s against a server, and as a
 /// ratio to a no-op gRPC handler measured the same way.

@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use plylog::api::auth::AccessSettings;
+use plylog::app::{AppError, Application, Settings};
+use plylog::proto as pb;
+use plylog::proto::game_service_client::GameServiceClient;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::oneshot;
@@ -26,10 +30,6 @@ use super::follow::write_quantiles;
 use super::{
     BenchError, Latencies, connect, create_game, load_average, millis, no_line_moves, place,
 };
-use crate::api::auth::AccessSettings;
-use crate::app::{AppError, Application, Settings};
-use crate::proto as pb;
-use crate::proto::game_service_client::GameServiceClient;
 
 /// Games filled at once.
 const FILLERS: usize = 16;
@@ -139,7 +139,7 @@ pub async fn run(args: &ColdArgs, out: &mut impl Write) -> Result<(), BenchError
         args.rows,
         args.cols,
         args.k,
-        crate::app::redacted(&args.database_url)
+        plylog::store::redacted(&args.database_url)
     )?;
     writeln!(out, "load average before: {}", load_average())?;
 

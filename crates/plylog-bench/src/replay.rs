@@ -14,6 +14,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use plylog::ops::count;
+use plylog::proto as pb;
+use plylog::proto::game_service_client::GameServiceClient;
 use prost::Message;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -21,9 +24,6 @@ use rand_chacha::ChaCha8Rng;
 use super::{
     BenchError, Latencies, connect, create_game, load_average, millis, place, unending_moves,
 };
-use crate::ops::count;
-use crate::proto as pb;
-use crate::proto::game_service_client::GameServiceClient;
 
 /// `plylog bench replay`: whole GetReplay reads of one long game.
 #[derive(Debug, Clone, clap::Args)]

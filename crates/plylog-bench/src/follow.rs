@@ -13,6 +13,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use plylog::ops::count;
+use plylog::proto::game_service_client::GameServiceClient;
+use plylog::proto::{self as pb, stream_events_response};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc;
@@ -22,9 +25,6 @@ use super::{
     BenchError, Latencies, Summary, connect, create_game, load_average, millis, place,
     unending_moves,
 };
-use crate::ops::count;
-use crate::proto::game_service_client::GameServiceClient;
-use crate::proto::{self as pb, stream_events_response};
 
 /// How long followers may take to catch up, and to receive the last move
 /// after the writer's last reply, before the run goes on without them.

@@ -1,0 +1,91 @@
+//! [`StoreError`], and how a database error maps to it.
+
+use std::sync::Arc;
+
+/// Why a store operation failed. Causes are kept as typed sources for the
+/// logs ([`crate::api::cause_chain`]); clients see only the reason.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another writer appended first: the expected sequence is taken (or the
+    /// request id was recorded meanwhile). Reload and decide again.
+    #[error("the game's log moved on (append conflict)")]
+    Conflict,
+    /// The game id, or the creation request id, is already used.
+    #[error("a game with this id or creation request id exists")]
+    GameExists,
+    /// A stored row cannot be read back.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// The transaction holding this write failed as a whole, for the cause
+    /// given: nothing of it was committed, or (when it failed at its
+    /// COMMIT) whether it was is unknown. Shared by every write of the
+    /// group.
+    #[error("the group commit failed")]
+    Commit(#[source] Arc<StoreError>),
+    /// The SQLite writer connection failed.
+    #[error("the database failed")]
+    Sqlite(#[source] rusqlite::Error),
+    /// The store cannot be opened on this kind of database, in words.
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+    /// The store is closed (the server is stopping).
+    #[error("the store is closed")]
+    Closed,
+    /// The database cannot be reached now (connection lost or refused, pool
+    /// exhausted). A write that failed this way may or may not have
+    /// committed; retry it with its request id.
+    #[error("the database cannot be reached")]
+    Unavailable(#[source] sqlx::Error),
+    /// The database failed.
+    #[error("the database failed")]
+    Database(#[source] sqlx::Error),
+    /// A migration failed.
+    #[error("migrating the database failed")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A write to a store opened read-only.
+    #[error("the store is open read-only")]
+    ReadOnly,
+    /// A store opened read-only lacks migrations this build has (`plylog
+    /// migrate` applies them).
+    #[error("the database lacks migrations {0}: run plylog migrate")]
+    NotMigrated(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Sqlite(error)
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(error),
+            // Postgres: the server is shutting down or terminated the
+            // connection (class 57, operator intervention; 08, connection).
+            sqlx::Error::Database(ref db)
+                if db
+                    .code()
+                    .is_some_and(|c| c.starts_with("57") || c.starts_with("08")) =>
+            {
+                StoreError::Unavailable(error)
+            }
+            other => StoreError::Database(other),
+        }
+    }
+}
+
+/// Maps a database error: a unique violation is `on_unique`; a lost or
+/// unreachable connection is [`StoreError::Unavailable`]; anything else is
+/// [`StoreError::Database`].
+pub(super) fn classify(error: sqlx::Error, on_unique: StoreError) -> StoreError {
+    match &error {
+        sqlx::Error::Database(db) if db.is_unique_violation() => on_unique,
+        _ => StoreError::from(error),
+    }
+}

@@ -1,0 +1,450 @@
+//! The PostgreSQL event store, for several plylog nodes on one database.
+//!
+//! New games and appends are group-committed: the node's writer task takes
+//! every queued write (up to 512) and commits them as one statement
+//! ([`writer::WRITE_GROUP`]), in one round trip. The statement inserts the new games
+//! whose ids are free, and advances each appended game's row only from its
+//! expected sequence (the row lock decides a race between nodes: the
+//! loser's row is not updated, reported as [`StoreError::Conflict`]) and
+//! writes the events, requests and seat token hashes of the rows it moved.
+//! It notifies channel `plylog_events` of the games it wrote, 50 to a
+//! notification ([`notify::notice_changes`] reads the payload), delivered only when
+//! it commits. PostgreSQL serialises the commits of transactions that
+//! notified behind one lock, so a node takes it once per group, not once
+//! per move or per new game. Notifications are a wake-up call, not the
+//! data: another node reads the rows from the table, and catches up
+//! periodically in case a notification was lost while its listening
+//! connection was down.
+//!
+//! # Map
+//! - this file: [`PostgresStore`], its pool and migrations, and the
+//!   [`EventStore`] implementation (reads go through `super::reads`).
+//! - `writer`: the writer task and its group-commit statement.
+//! - `notify`: LISTEN/NOTIFY, both ends.
+//! - `presence`: the seat presence rows of every node.
+//! - `sql/`: the statements longer than a line, as `.sql` files loaded with
+//!   `include_str!` by the file that runs them.
+
+mod notify;
+mod presence;
+mod writer;
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use tokio::sync::{mpsc, oneshot};
+
+use self::writer::{WRITE_QUEUE, Write, WriteJob, run_writer, write_all};
+use super::reads::{self, Events, Reads, Requests};
+use super::{
+    Append, Change, CreationRecord, DueWake, EventStore, GameLog, GameRecord, ListOrder, LoadFrom,
+    LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame, SharedPresence, Snapshot,
+    StoreError, StoredEvent, Wake, classify,
+};
+
+/// Schema version stamped on every event row.
+const EVENT_VERSION: i32 = 1;
+
+/// Claims the due wakes (`$1` now, `$2` the lease's end, `$3` the most
+/// games), skipping rows another node is claiming.
+const CLAIM_WAKES: &str = include_str!("sql/claim_wakes.sql");
+
+/// How long a connection may sit in the pool and still be handed out
+/// without a ping first.
+const PING_AFTER_IDLE: Duration = Duration::from_millis(500);
+
+/// An [`EventStore`] on a PostgreSQL database, shared by any number of nodes.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    /// This store's tag in the notifications it sends (random), so that
+    /// its listener skips them: this node's games are current already; and
+    /// this node's name in the presence rows it writes.
+    node: Arc<str>,
+    /// The writer task's queue of new games and appends.
+    writes: mpsc::Sender<WriteJob>,
+}
+
+/// The migrations under `migrations/postgres/`, built into the binary.
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://` or `postgresql://`; connection
+    /// parameters such as `options[search_path]=<schema>` or
+    /// `application_name` are honoured) and runs the migrations in
+    /// `migrations/postgres/`.
+    ///
+    /// # Errors
+    /// A URL that does not parse, a database that cannot be reached, a
+    /// failed migration.
+    pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let pool = connect(url, max_connections, false).await?;
+        MIGRATOR.run(&pool).await?;
+        Reads::<Postgres>::fill_chains(&mut *pool.acquire().await?).await?;
+        Ok(PostgresStore::with_writer(pool))
+    }
+
+    /// Connects to `url` for reading only, after checking that the database
+    /// has every migration: every session's transactions are read-only, so
+    /// writes fail in the database (and [`EventStore::restore`] and the
+    /// other writes with a database error).
+    ///
+    /// # Errors
+    /// As for [`PostgresStore::open`]; [`StoreError::NotMigrated`].
+    pub async fn open_read_only(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let pool = connect(url, max_connections, true).await?;
+        let mut conn = pool.acquire().await?;
+        let has_table = has_migrations_table(&mut conn).await?;
+        super::check_migrated(&mut *conn, &MIGRATOR, has_table).await?;
+        drop(conn);
+        Ok(PostgresStore::with_writer(pool))
+    }
+
+    /// The store on `pool`, with its writer task started.
+    fn with_writer(pool: PgPool) -> Self {
+        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        let node: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
+        tokio::spawn(run_writer(pool.clone(), Arc::clone(&node), queue));
+        PostgresStore { pool, node, writes }
+    }
+
+    /// Applies the migrations the database lacks and says which they were
+    /// (none when it was up to date).
+    ///
+    /// # Errors
+    /// A URL that does not parse, a database that cannot be reached, a
+    /// failed migration.
+    pub async fn migrate(url: &str) -> Result<Vec<Migration>, StoreError> {
+        let pool = connect(url, 2, false).await?;
+        let mut conn = pool.acquire().await?;
+        let has_table = has_migrations_table(&mut conn).await?;
+        let missing = super::pending(&mut *conn, &MIGRATOR, has_table).await?;
+        MIGRATOR.run(&mut *conn).await?;
+        Reads::<Postgres>::fill_chains(&mut conn).await?;
+        drop(conn);
+        pool.close().await;
+        Ok(missing)
+    }
+
+    /// Queues `write` for the writer task and waits for its result (after
+    /// the commit).
+    async fn write(&self, write: Write) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.writes
+            .send(WriteJob { write, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+/// A pool on `url` whose sessions wait for every commit to be flushed
+/// (whatever the server's default), plan no sequential scan where an index
+/// serves, and, when `read_only`, start only read-only transactions.
+async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgPool, StoreError> {
+    // Every statement here looks rows up by a key. While a table is small
+    // by its statistics (a new database, which fills faster than
+    // autovacuum analyses it), the planner would rather scan it whole and
+    // hash-join: a group append then read every game, comparing ids, and
+    // PostgreSQL spent about 240 µs of CPU per move instead of 160 (issue
+    // 15's profile of the G=64 workload). Sequential scans are left for
+    // statements that have no index to use.
+    let mut settings = vec![("synchronous_commit", "on"), ("enable_seqscan", "off")];
+    if read_only {
+        settings.push(("default_transaction_read_only", "on"));
+    }
+    let options = PgConnectOptions::from_str(url)?.options(settings);
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections.max(2))
+        .acquire_timeout(Duration::from_secs(5))
+        // sqlx pings every connection it hands out by default: a round trip,
+        // and a wake-up of its backend, before each statement (each group
+        // commit included). A connection back in the pool for less than
+        // PING_AFTER_IDLE is taken as alive, as HikariCP's
+        // aliveBypassWindowMs does (500 ms); one that fails anyway fails its
+        // statement, as a connection lost mid-statement does.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
+        .connect_with(options)
+        .await?)
+}
+
+/// Whether the schema in the search path has sqlx's migrations table.
+async fn has_migrations_table(conn: &mut PgConnection) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// Inserts a game's row and its GameCreated event.
+async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Result<(), StoreError> {
+    let (request_id, fingerprint) = game.request.clone().unzip();
+    sqlx::query(
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
+         VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&game.game_id)
+    .bind(game.created.recorded_at_ms)
+    .bind(game.status)
+    .bind(request_id)
+    .bind(fingerprint)
+    .bind(super::join_hashes(&game.seat_token_hashes))
+    .bind(game.wake.at_ms)
+    .bind(game.wake.absent_since_ms)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| classify(e, StoreError::GameExists))?;
+    insert_event(tx, &game.game_id, &game.created)
+        .await
+        .map_err(|e| classify(e, StoreError::GameExists))
+}
+
+async fn insert_event(
+    tx: &mut Transaction<'_, Postgres>,
+    game_id: &str,
+    event: &NewEvent,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(game_id)
+    .bind(event.sequence as i64)
+    .bind(event.event_type)
+    .bind(EVENT_VERSION)
+    .bind(event.payload.as_ref())
+    .bind(event.recorded_at_ms)
+    .bind(&event.chain[..])
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl EventStore for PostgresStore {
+    async fn create(&self, game: NewGame) -> Result<(), StoreError> {
+        self.write(Write::Create(game)).await
+    }
+
+    async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        insert_game(&mut tx, &game.game).await?;
+        if game.events.is_empty() {
+            self.notify_created(&mut tx, &game.game.game_id).await?;
+        } else {
+            let rest = Append {
+                game_id: game.game.game_id.clone(),
+                expected: 1,
+                events: game.events,
+                request: None,
+                status: game.game.status,
+                seat_token_hashes: None,
+                wake: game.game.wake,
+            };
+            let wrote = write_all(&mut *tx, &self.node, &[], &[&rest])
+                .await
+                .map_err(|e| classify(e, StoreError::Conflict))?;
+            if wrote.moved.is_empty() {
+                return Err(StoreError::Conflict);
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn append(&self, append: Append) -> Result<(), StoreError> {
+        self.write(Write::Append(append)).await
+    }
+
+    async fn set_wake(&self, game_id: &str, sequence: u64, wake: Wake) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE games SET wake_at_ms = $3, absent_since_ms = $4 \
+             WHERE game_id = $1 AND last_sequence = $2",
+        )
+        .bind(game_id)
+        .bind(super::clamp(sequence))
+        .bind(wake.at_ms)
+        .bind(wake.absent_since_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn claim_wakes(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<DueWake>, StoreError> {
+        // The rows another node is claiming right now are skipped, not
+        // waited for: each due game goes to one node.
+        let rows: Vec<(String, i64)> = sqlx::query_as(CLAIM_WAKES)
+            .bind(now_ms)
+            .bind(now_ms.saturating_add(lease_ms))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(game_id, at_ms)| DueWake { game_id, at_ms })
+            .collect())
+    }
+
+    async fn next_wake(&self) -> Result<Option<i64>, StoreError> {
+        Reads::next_wake(&self.pool).await
+    }
+
+    async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {
+        // One snapshot for the snapshot row, events, requests and hashes,
+        // set in the BEGIN itself (a SET TRANSACTION after it was one more
+        // round trip on every cold load).
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .await?;
+        let log = Reads::<sqlx::Postgres>::game(&mut tx, game_id, from).await?;
+        // Read only, so nothing to commit: dropped, the transaction is
+        // rolled back when the pool takes its connection back, off this
+        // call's path (a COMMIT was a round trip the caller waited for).
+        drop(tx);
+        Ok(log)
+    }
+
+    async fn snapshot(&self, game_id: &str) -> Result<Option<Snapshot>, StoreError> {
+        Reads::snapshot(&self.pool, game_id).await
+    }
+
+    async fn save_snapshot(&self, snapshot: Snapshot) -> Result<(), StoreError> {
+        sqlx::query(super::UPSERT_SNAPSHOT)
+            .bind(snapshot.game_id)
+            .bind(super::clamp(snapshot.sequence))
+            .bind(snapshot.payload)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn read(
+        &self,
+        game_id: &str,
+        from: u64,
+        to: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        Reads::events(&self.pool, game_id, Events::Range { from, to, limit }).await
+    }
+
+    async fn read_since(
+        &self,
+        game_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<LogTail, StoreError> {
+        // Separate statements, each on its own snapshot: the requests and
+        // hashes are read after the events, so they include every commit the
+        // events read saw (a request row commits with its events).
+        let events = Reads::events(&self.pool, game_id, Events::After { after, limit }).await?;
+        let Some(last) = events.last().map(|e| e.sequence) else {
+            return Ok(LogTail::default());
+        };
+        let requests =
+            Reads::requests(&self.pool, game_id, Requests::Overlapping { after, last }).await?;
+        let (seat_token_hashes, wake) = Reads::hashes_and_wake(&self.pool, game_id).await?;
+        Ok(LogTail {
+            events,
+            requests,
+            seat_token_hashes,
+            wake,
+        })
+    }
+
+    async fn list(
+        &self,
+        cursor: i64,
+        order: ListOrder,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError> {
+        Reads::games(&self.pool, cursor, order, limit).await
+    }
+
+    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
+        Reads::creation(&self.pool, request_id).await
+    }
+
+    async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT game_id, last_sequence FROM games WHERE game_id = ANY($1)")
+                .bind(game_ids)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(game_id, last)| Ok((game_id, reads::sequence("games.last_sequence", last)?)))
+            .collect::<Result<_, StoreError>>()?)
+    }
+
+    async fn clock_ms(&self) -> Result<Option<i64>, StoreError> {
+        // clock_timestamp(), not now(): the time of the reading, not of the
+        // transaction's start.
+        let ms: i64 =
+            sqlx::query_scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(Some(ms))
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn changes(&self) -> Option<mpsc::Receiver<Change>> {
+        Some(self.listen())
+    }
+
+    async fn record_presence(&self, record: PresenceRecord) -> Result<(), StoreError> {
+        self.record_presence_row(record).await
+    }
+
+    async fn presence(
+        &self,
+        game_id: &str,
+        seat: u8,
+    ) -> Result<Option<SharedPresence>, StoreError> {
+        self.shared_presence(game_id, seat).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn durability(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut settings = Vec::new();
+        let mut conn = self.pool.acquire().await?;
+        for name in ["synchronous_commit", "fsync", "full_page_writes"] {
+            let value: String = sqlx::query_scalar(&format!("SHOW {name}"))
+                .fetch_one(&mut *conn)
+                .await?;
+            settings.push((name.to_owned(), value));
+        }
+        Ok(settings)
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,52 @@
+WITH c AS (
+    SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[],
+        $22::bytea[], $23::bytea[], $24::text[], $25::bytea[], $30::bigint[],
+        $31::bigint[], $33::bytea[])
+      AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type,
+        payload, wake_at_ms, absent_since_ms, chain)),
+created AS (
+    INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id,
+      create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms)
+    SELECT game_id, created_at_ms, 1, status, request_id, fingerprint, hashes, wake_at_ms,
+      absent_since_ms FROM c
+    ON CONFLICT DO NOTHING
+    RETURNING game_id),
+created_events AS (
+    INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms,
+      chain)
+    SELECT c.game_id, 1, c.event_type, $11, c.payload, c.created_at_ms, c.chain
+    FROM c JOIN created ON created.game_id = c.game_id),
+a AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[],
+        $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[],
+        $28::bigint[], $29::bigint[])
+      AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint,
+        first_sequence, last_sequence, wake_at_ms, absent_since_ms)),
+moved AS (
+    UPDATE games g SET last_sequence = a.next, status = a.status,
+      wake_at_ms = a.wake_at_ms, absent_since_ms = a.absent_since_ms,
+      seat_token_hashes = CASE WHEN a.set_hashes THEN a.hashes ELSE g.seat_token_hashes END
+    FROM a WHERE g.game_id = a.game_id AND g.last_sequence = a.expected
+    RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence,
+      a.last_sequence),
+inserted AS (
+    INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms,
+      chain)
+    SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms, e.chain
+    FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[],
+        $32::bytea[])
+      AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain)
+    JOIN moved ON moved.game_id = e.game_id),
+requested AS (
+    INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence)
+    SELECT game_id, request_id, fingerprint, first_sequence, last_sequence
+    FROM moved WHERE request_id IS NOT NULL),
+wrote AS (
+    SELECT game_id, next, false AS created FROM moved
+    UNION ALL SELECT game_id, 1, true FROM created),
+notified AS (
+    SELECT count(pg_notify($17, $26 || ';' || changes)) FROM (
+      SELECT string_agg(game_id || ':' || next, ',') AS changes
+      FROM (SELECT game_id, next, (row_number() OVER ()) / $27 AS chunk FROM wrote) w
+      GROUP BY chunk) c)
+SELECT wrote.game_id, wrote.created FROM wrote, notified

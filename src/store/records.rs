@@ -1,0 +1,313 @@
+//! The values the [`EventStore`] trait takes and gives: what a write
+//! appends ([`NewGame`], [`Append`], [`NewEvent`], [`RequestRecord`],
+//! [`Wake`]), what a read gives back ([`GameLog`], [`StoredEvent`],
+//! [`LogTail`], [`Snapshot`], [`GameRecord`], ...), presence, and the
+//! change feed's [`Change`].
+
+#[cfg(doc)]
+use super::EventStore;
+use super::chain;
+
+/// An event ready to be appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    /// Its sequence: the game's current sequence + 1, + 2, ...
+    pub sequence: u64,
+    /// The GameEvent oneof case, e.g. `"move_played"`.
+    pub event_type: &'static str,
+    /// The encoded `plylog.v1.GameEvent`, shared (not copied) with the
+    /// game's live subscribers once appended.
+    pub payload: bytes::Bytes,
+    /// Unix epoch milliseconds when the server recorded it.
+    pub recorded_at_ms: i64,
+    /// Its integrity chain value (see [`chain`]).
+    pub chain: chain::Chain,
+}
+
+impl NewEvent {
+    /// The event at `sequence` of game `game_id`, after the event whose
+    /// chain value is `previous` ([`chain::GENESIS`] for sequence 1), with
+    /// its chain value computed.
+    pub fn chained(
+        previous: &chain::Chain,
+        game_id: &str,
+        sequence: u64,
+        event_type: &'static str,
+        payload: bytes::Bytes,
+        recorded_at_ms: i64,
+    ) -> Self {
+        NewEvent {
+            sequence,
+            event_type,
+            chain: chain::link(previous, game_id, sequence, &payload),
+            payload,
+            recorded_at_ms,
+        }
+    }
+}
+
+/// An event read back from the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// Its sequence (1-based).
+    pub sequence: u64,
+    /// The encoded `plylog.v1.GameEvent`.
+    pub payload: Vec<u8>,
+    /// Its integrity chain value as stored: 32 bytes when intact (see
+    /// [`chain`]; the readers check it, the store does not).
+    pub chain: Vec<u8>,
+}
+
+impl StoredEvent {
+    /// Its stored chain value, `None` when it is not 32 bytes.
+    pub fn chain_value(&self) -> Option<chain::Chain> {
+        self.chain.as_slice().try_into().ok()
+    }
+}
+
+/// A deduplicated request: its id, what it asked, and the events it appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// The caller's idempotency key.
+    pub request_id: String,
+    /// The request as received, with its id and turn token cleared.
+    pub fingerprint: Vec<u8>,
+    /// The first sequence it appended.
+    pub first_sequence: u64,
+    /// The last sequence it appended.
+    pub last_sequence: u64,
+}
+
+/// A new game: its id, its GameCreated event (sequence 1) and, when the
+/// request had one, its idempotency key and fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    /// The game's id.
+    pub game_id: String,
+    /// The GameCreated event, sequence 1.
+    pub created: NewEvent,
+    /// `(request_id, fingerprint)` of the CreateGame request.
+    pub request: Option<(String, Vec<u8>)>,
+    /// `plylog.v1.GameStatus` of the new game.
+    pub status: i32,
+    /// The SHA-256 hash of each seat's token, in seat order; empty when the
+    /// game takes moves without seat tokens.
+    pub seat_token_hashes: Vec<TokenHash>,
+    /// When the new game is next due (its first turn's deadline, a bot to
+    /// move first, ...).
+    pub wake: Wake,
+}
+
+/// When a game next needs the server with no client asking: what the
+/// store's timer queue keeps per game (see [`EventStore::claim_wakes`]), in
+/// the game's row, indexed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wake {
+    /// Unix epoch milliseconds (on the server's clock) when the game is due:
+    /// the end of the turn's time, of the absent seat's grace period, or at
+    /// once for a bot to move. `None`: not until a client acts.
+    pub at_ms: Option<i64>,
+    /// Since when the seat to move has had no followed stream, as the node
+    /// that wrote this last knew it (Unix epoch milliseconds; games with an
+    /// absence policy only): where its grace period counts from when the
+    /// game is loaded again.
+    pub absent_since_ms: Option<i64>,
+}
+
+/// The SHA-256 hash of a seat token: all a store keeps of it.
+pub type TokenHash = [u8; 32];
+
+/// Events to append to one game, all or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Append {
+    /// The game's id.
+    pub game_id: String,
+    /// The game's sequence before the append; the events take
+    /// `expected + 1 ..`.
+    pub expected: u64,
+    /// The events, in sequence order.
+    pub events: Vec<NewEvent>,
+    /// The request that produced them, when it carried an id.
+    pub request: Option<RequestRecord>,
+    /// `plylog.v1.GameStatus` after the events.
+    pub status: i32,
+    /// The game's seat token hashes after the events, when they change (a
+    /// seat's token was re-issued); written in the same transaction.
+    pub seat_token_hashes: Option<Vec<TokenHash>>,
+    /// When the game is next due after the events; written in the same
+    /// transaction.
+    pub wake: Wake,
+}
+
+/// This node's presence count for a seat of a game (see
+/// [`EventStore::record_presence`]; the store names the node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresenceRecord {
+    /// The game.
+    pub game_id: String,
+    /// The seat.
+    pub seat: u8,
+    /// The seat's streams open on this node.
+    pub streams: u32,
+    /// When its last stream here closed (Unix epoch milliseconds).
+    pub absent_since_ms: Option<i64>,
+    /// The server's clock now (Unix epoch milliseconds).
+    pub now_ms: i64,
+}
+
+/// A seat's presence over every node of a shared store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedPresence {
+    /// Whether some live node serves it a stream.
+    pub present: bool,
+    /// The latest time it went absent on any node (a node that stopped
+    /// refreshing its count: its last refresh); `None` when never recorded.
+    pub absent_since_ms: Option<i64>,
+}
+
+/// How long a node's presence count counts without a refresh.
+pub const PRESENCE_TTL: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// What a game's log gained after a sequence the reader already holds: one
+/// page of events, every request whose events overlap that page, and the
+/// seat token hashes as they stand. A catch-up applies all of it or none,
+/// so a node never holds an event whose request record it has not read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogTail {
+    /// Events after the sequence asked for, in sequence order; empty when
+    /// the reader is up to date.
+    pub events: Vec<StoredEvent>,
+    /// The requests that appended any of `events` (a request whose events
+    /// run past the page is included with the page its first event is in).
+    pub requests: Vec<RequestRecord>,
+    /// The seat token hashes now (empty: the game takes no seat tokens).
+    /// Read only when `events` is not empty.
+    pub seat_token_hashes: Vec<TokenHash>,
+    /// The game's wake now (read only when `events` is not empty).
+    pub wake: Wake,
+}
+
+/// A game's state cached after one of its events (see [`EventStore::load`]):
+/// opaque bytes to the store, which keeps the latest per game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The game.
+    pub game_id: String,
+    /// The sequence of the last event the state includes (1 or more).
+    pub sequence: u64,
+    /// The encoded snapshot (see `registry::snapshot`).
+    pub payload: Vec<u8>,
+}
+
+/// Where [`EventStore::load`] starts reading a game's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadFrom {
+    /// From sequence 1: the whole log, and no snapshot.
+    Start,
+    /// From the game's latest snapshot, when it has one (its events from
+    /// the snapshot's own sequence on); from sequence 1 when it has none.
+    Snapshot,
+}
+
+/// A whole game as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameLog {
+    /// The snapshot the events start at, when loaded from one.
+    pub snapshot: Option<Snapshot>,
+    /// Every event in sequence order: from 1, or from the snapshot's
+    /// sequence (inclusive, so its chain value can be checked against the
+    /// snapshot's) when `snapshot` is set.
+    pub events: Vec<StoredEvent>,
+    /// Every deduplicated request of the game.
+    pub requests: Vec<RequestRecord>,
+    /// The seat token hashes given at creation (empty: none required).
+    pub seat_token_hashes: Vec<TokenHash>,
+    /// The game's wake as stored (see [`Wake`]).
+    pub wake: Wake,
+}
+
+/// A game whose wake came due, as [`EventStore::claim_wakes`] claims it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueWake {
+    /// The game.
+    pub game_id: String,
+    /// The wake time it had before the claim postponed it (Unix epoch
+    /// milliseconds).
+    pub at_ms: i64,
+}
+
+/// A whole game written at once, as `plylog import` restores it: its
+/// creation and every later event, in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoredGame {
+    /// The game row and its GameCreated event; `status` is the status after
+    /// the last event.
+    pub game: NewGame,
+    /// The events after the first, in sequence order from 2.
+    pub events: Vec<NewEvent>,
+}
+
+/// A schema migration: its version and what it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    /// The version (the file name's leading number).
+    pub version: i64,
+    /// What it does (the rest of the file name).
+    pub description: String,
+}
+
+/// A line of the game list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRecord {
+    /// Position in creation order, the paging cursor.
+    pub cursor: i64,
+    /// The game's id.
+    pub game_id: String,
+    /// Unix epoch milliseconds of creation.
+    pub created_at_ms: i64,
+    /// The sequence of the last event.
+    pub last_sequence: u64,
+    /// `plylog.v1.GameStatus` after the last event.
+    pub status: i32,
+    /// The encoded GameCreated event (sequence 1).
+    pub created_payload: Vec<u8>,
+    /// Unix epoch milliseconds at which the last event (at
+    /// `last_sequence`) was recorded; `None` when no event is stored there.
+    pub last_event_at_ms: Option<i64>,
+}
+
+/// The order of [`EventStore::list`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOrder {
+    /// Creation order, oldest first.
+    OldestFirst,
+    /// Newest first.
+    NewestFirst,
+}
+
+/// What a CreateGame idempotency key maps to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreationRecord {
+    /// The game it created.
+    pub game_id: String,
+    /// The request it keyed.
+    pub fingerprint: Vec<u8>,
+    /// The game's seat token hashes now (empty: none), from which the
+    /// tokens CreateGame returned are derived again.
+    pub seat_token_hashes: Vec<TokenHash>,
+}
+
+/// Something another node did to the shared log, as a store reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The game's log now reaches `sequence`.
+    Appended {
+        /// The game.
+        game_id: String,
+        /// Its last sequence.
+        sequence: u64,
+    },
+    /// Changes may have been missed (the listening connection was lost):
+    /// every cached game should catch up from the store.
+    Missed,
+}
