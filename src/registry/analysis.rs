@@ -10,7 +10,7 @@ impl Registry {
     /// the game): SuggestMove's one move when `suggest`, otherwise
     /// AnalyzePosition's scores. `nodes` and `time` are the call's budget,
     /// capped by the server's (0 / `None`: the server's). Runs on a blocking
-    /// thread, at most [`EngineSettings::max_analyses`] at once.
+    /// thread, at most [`EngineSettings::max_analyses`](super::EngineSettings::max_analyses) at once.
     ///
     /// # Errors
     /// [`RegistryError::EngineUnsupported`], [`RegistryError::AnalysesBusy`],

@@ -13,7 +13,7 @@ use crate::store::{ListOrder, LoadFrom};
 impl Registry {
     /// The game at its latest position, or right after event `at`, as
     /// `view` shows it. A position before the last is rebuilt from the
-    /// store, a heavy read (see [`HeavyReadSettings`]).
+    /// store, a heavy read (see [`HeavyReadSettings`](super::HeavyReadSettings)).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::SequenceOutOfRange`],
@@ -101,13 +101,13 @@ impl Registry {
     /// A page of the game's events from sequence `from`, each with the
     /// position after it where `positions` asks for one; and the sequence
     /// the next page starts at, if any. A page holds at most `limit` steps
-    /// and ends early once its positions hold [`REPLAY_PIECE_BUDGET`] pieces
+    /// and ends early once its positions hold [`REPLAY_PIECE_BUDGET`](super::REPLAY_PIECE_BUDGET) pieces
     /// or its steps [`PAGE_BYTES`] encoded bytes (always at least one step).
     /// The game itself comes from its actor; the page reads only its own
     /// events from the store (in chunks of `limit`, more when `round`
     /// skips some), and rebuilds a position only when the page asks for
     /// one, from the latest snapshot before `from`. O(page), not O(log).
-    /// A page with positions is a heavy read (see [`HeavyReadSettings`]).
+    /// A page with positions is a heavy read (see [`HeavyReadSettings`](super::HeavyReadSettings)).
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::HeavyReadsBusy`], a
@@ -208,7 +208,7 @@ impl Registry {
     }
 
     /// Admits a heavy read and waits for its turn to run (see
-    /// [`HeavyReadSettings`]).
+    /// [`HeavyReadSettings`](super::HeavyReadSettings)).
     ///
     /// # Errors
     /// [`RegistryError::HeavyReadsBusy`], counted as shed.

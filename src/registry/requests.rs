@@ -6,7 +6,7 @@ use super::Answer;
 use crate::proto::{self as pb, convert};
 use crate::store::TokenHash;
 
-/// What an analysis asks for (see [`Registry::analyze`]).
+/// What an analysis asks for (see [`super::Registry::analyze`]).
 #[derive(Debug, Clone, Copy)]
 pub struct AnalysisRequest {
     /// The engine; `None` for the strongest for the game.

@@ -20,7 +20,7 @@ impl Actor {
     /// Starts deciding the move of the bot seat to move, unless it is
     /// already being decided on this position; stops a decision on an
     /// earlier position. The decision waits for its turn first (see
-    /// [`super::thinking::Thinking::bot_turn`]); returns where the turn's
+    /// [`super::super::thinking::Thinking::bot_turn`]); returns where the turn's
     /// permit will come, for [`Actor::search`] (one channel per decision: a
     /// game without bots holds none). While it waits, the game holds no
     /// copy of its state for it, and may leave memory (the timer queue

@@ -374,7 +374,7 @@ impl Actor {
     /// rebuilds it first (see [`Actor::restored`]).
     ///
     /// # Errors
-    /// Store failures and a corrupt log, as [`Registry::state_after`].
+    /// Store failures and a corrupt log, as [`super::super::Registry::state_after`].
     async fn restore(&mut self, sequence: u64) -> Result<(), RegistryError> {
         self.stale_at = Some(sequence);
         self.restored().await
@@ -384,7 +384,7 @@ impl Actor {
     /// [`Actor::restore`]); nothing otherwise.
     ///
     /// # Errors
-    /// Store failures and a corrupt log, as [`Registry::state_after`]: the
+    /// Store failures and a corrupt log, as [`super::super::Registry::state_after`]: the
     /// state stays stale.
     pub(super) async fn restored(&mut self) -> Result<(), RegistryError> {
         let Some(sequence) = self.stale_at else {
@@ -490,4 +490,85 @@ fn record_of(request: &RequestMeta, first: u64, last: u64) -> Option<RequestReco
         first_sequence: first,
         last_sequence: last,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{GameConfig, SeatInfo, SeatLimits};
+    use crate::rules::{Coord, MnkRules, Move, RuleSet, Seat};
+
+    fn request(id: &str, fingerprint: &[u8]) -> RequestMeta {
+        RequestMeta {
+            request_id: id.into(),
+            fingerprint: fingerprint.to_vec(),
+            ..RequestMeta::default()
+        }
+    }
+
+    fn tic_tac_toe() -> GameState {
+        let seat = |id: &str, symbol: &str| SeatInfo {
+            player_id: id.into(),
+            display_name: String::new(),
+            symbol: symbol.into(),
+            bot: None,
+        };
+        let rules = RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap());
+        let seats = vec![seat("ann", "X"), seat("bob", "O")];
+        GameState::new(
+            GameConfig::new(rules, seats, SeatLimits::default()).unwrap(),
+            1_000,
+        )
+    }
+
+    #[test]
+    fn a_request_id_seen_before_is_answered_as_recorded_unless_the_request_changed() {
+        let record = record_of(&request("r1", b"move a1"), 3, 4).expect("an id");
+        assert_eq!((record.first_sequence, record.last_sequence), (3, 4));
+        let requests = HashMap::from([("r1".to_owned(), record.clone())]);
+        let again = recorded(&requests, &request("r1", b"move a1")).unwrap();
+        assert_eq!(again, Some(&record));
+        assert!(matches!(
+            recorded(&requests, &request("r1", b"move b2")),
+            Err(RegistryError::RequestIdReused { request_id }) if request_id == "r1"
+        ));
+        assert_eq!(
+            recorded(&requests, &request("r2", b"move a1")).unwrap(),
+            None
+        );
+        // A request without an id is never recorded, so never found.
+        assert_eq!(record_of(&request("", b""), 3, 4), None);
+        assert_eq!(recorded(&requests, &request("", b"")).unwrap(), None);
+    }
+
+    #[test]
+    fn a_turn_token_must_name_the_games_sequence() {
+        assert!(turn_token(None, 7).is_ok());
+        assert!(turn_token(Some(7), 7).is_ok());
+        assert!(matches!(
+            turn_token(Some(6), 7),
+            Err(RegistryError::SequenceMismatch {
+                expected: 6,
+                current: 7
+            })
+        ));
+    }
+
+    #[test]
+    fn decided_events_are_numbered_after_the_games_sequence() {
+        let state = tic_tac_toe();
+        let play = Command::Play {
+            seat: Seat(0),
+            mv: Move::Place(Coord { row: 1, col: 1 }),
+        };
+        let events = game::decide(&state, &play, 2_000).unwrap();
+        let wire = wire_events("g", &state, &events, 2_000);
+        assert_eq!(wire.len(), events.len());
+        for (i, w) in wire.iter().enumerate() {
+            assert_eq!(w.game_id, "g");
+            assert_eq!(w.sequence, state.sequence() + 1 + i as u64);
+            assert_eq!(w.round, state.round());
+            assert_eq!(convert::timestamp_ms(w.recorded_at.as_ref()), 2_000);
+        }
+    }
 }

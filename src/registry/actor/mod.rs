@@ -3,8 +3,10 @@
 //! timer, a bot's turn and answer, and idleness, and hands each to the job
 //! that does it. Each job adds its own `impl Actor` in a file of its own:
 //!
-//! - `mod.rs` (here): the messages, the actor's fields, spawning and
-//!   loading it, the serving loop and the dispatch of a message.
+//! - `mod.rs` (here): the actor's fields, spawning and loading it, the
+//!   serving loop and the dispatch of a message.
+//! - `messages`: what an actor is asked, and how a message is refused
+//!   (a refused move counted in `moves_rejected`).
 //! - `execute`: a command, as the recipe authorize → recorded reply? →
 //!   turn token → decide → encode → commit → reply; restoring the state
 //!   after a failed append.
@@ -24,6 +26,7 @@ mod bots;
 mod catch_up;
 mod execute;
 mod load;
+mod messages;
 mod seat_tokens;
 mod snapshots;
 mod subscriptions;
@@ -35,126 +38,22 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use tokio::sync::{broadcast, oneshot};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, Span};
 
-use super::residency::{self, ActorShared, LiveEvent, PresenceGuard};
-use super::{
-    CommandReply, Credential, Handle, LegalMovesPage, Registry, RegistryError, RequestMeta,
-};
-use crate::game::{Command, GameState, ReplayError};
-use crate::metrics::Metrics;
-use crate::proto as pb;
-use crate::proto::convert::View;
+use super::residency::{self, ActorShared};
+use super::{Handle, Registry, RegistryError};
+use crate::game::{GameState, ReplayError};
 use crate::rules::Seat;
 use crate::store::chain::Chain;
 use crate::store::{RequestRecord, TokenHash, Wake};
 pub(super) use load::{corrupt, decode};
+pub(super) use messages::{Msg, Subscription};
 use seat_tokens::SeatTokens;
 use timers::BOT_LEASE_MS;
 
 /// How long after a timeout that could not be appended it is tried again.
 const TIMEOUT_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
-
-type Reply<T> = oneshot::Sender<Result<T, RegistryError>>;
-
-/// A stream's subscription: the live events, the sequence it starts after,
-/// and the seat it keeps present, if any.
-pub(super) type Subscription = (broadcast::Receiver<LiveEvent>, u64, Option<PresenceGuard>);
-
-/// What an actor is asked to do.
-pub(super) enum Msg {
-    Execute {
-        command: Command,
-        request: RequestMeta,
-        reply: Reply<CommandReply>,
-    },
-    View {
-        at: Option<u64>,
-        view: View,
-        reply: Reply<pb::Game>,
-    },
-    /// The game's state, the latest or right after event `at`.
-    State {
-        at: Option<u64>,
-        reply: Reply<GameState>,
-    },
-    LegalMoves {
-        at: Option<u64>,
-        offset: usize,
-        limit: usize,
-        reply: Reply<LegalMovesPage>,
-    },
-    /// A stream subscribes; when it follows with a seat's token, the seat
-    /// is present while the subscription's guard lives.
-    Subscribe {
-        credential: Credential,
-        follow: bool,
-        reply: Reply<Subscription>,
-    },
-    /// Another node appended (up to `upto`, when known): read the new
-    /// events from the store, apply and broadcast them.
-    CatchUp { upto: Option<u64> },
-    /// The timer queue claimed the game's wake (postponing it to
-    /// `claimed_until`): do what is due (a timeout, an absence), then
-    /// answer; the game's next wake is written after.
-    Wake {
-        claimed_until: i64,
-        reply: Reply<()>,
-    },
-}
-
-impl Msg {
-    /// What the message asks, for spans: `execute`, `view`, ...
-    fn name(&self) -> &'static str {
-        match self {
-            Msg::Execute { .. } => "execute",
-            Msg::View { .. } => "view",
-            Msg::State { .. } => "state",
-            Msg::LegalMoves { .. } => "legal_moves",
-            Msg::Subscribe { .. } => "subscribe",
-            Msg::CatchUp { .. } => "catch_up",
-            Msg::Wake { .. } => "wake",
-        }
-    }
-
-    /// Answers the message with `error`. A refused move is counted under
-    /// the game's `kind` (`None`: the game did not load).
-    pub(super) fn fail(self, error: RegistryError, kind: Option<&'static str>, metrics: &Metrics) {
-        let text = error.to_string();
-        self.count_refusal(&error, kind, metrics);
-        match self {
-            Msg::Execute { reply, .. } => drop(reply.send(Err(error))),
-            Msg::View { reply, .. } => drop(reply.send(Err(error))),
-            Msg::State { reply, .. } => drop(reply.send(Err(error))),
-            Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
-            Msg::Subscribe { reply, .. } => drop(reply.send(Err(error))),
-            Msg::Wake { reply, .. } => drop(reply.send(Err(error))),
-            Msg::CatchUp { .. } => {}
-        }
-        tracing::trace!(error = %text, "request failed");
-    }
-
-    /// Counts a refused move in `moves_rejected` (see
-    /// [`Metrics::move_rejected`]): a seat's move answered with `error`, on
-    /// a game of `kind` (`None`: not loaded, `"unknown"`), under the
-    /// error's reason. Other messages and commands are not counted.
-    pub(super) fn count_refusal(
-        &self,
-        error: &RegistryError,
-        kind: Option<&'static str>,
-        metrics: &Metrics,
-    ) {
-        if let Msg::Execute {
-            command: Command::Play { .. },
-            ..
-        } = self
-        {
-            metrics.move_rejected(kind.unwrap_or("unknown"), error.reason().as_str_name());
-        }
-    }
-}
 
 /// A game as an actor starts with it: from the store, or just created.
 pub(crate) struct Loaded {

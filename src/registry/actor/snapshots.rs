@@ -10,7 +10,7 @@ use crate::store::{Snapshot, StoreError};
 
 impl Actor {
     /// Whether a snapshot is due once an append ending at `last` commits
-    /// (see [`super::RegistrySettings::snapshot_every`]).
+    /// (see [`super::super::RegistrySettings::snapshot_every`]).
     pub(super) fn snapshot_due(&self, last: u64) -> bool {
         let every = self.registry.settings().snapshot_every;
         every > 0 && last >= self.snapshot_at.saturating_add(every)

@@ -14,7 +14,7 @@ pub(super) const BOT_LEASE_MS: i64 = 5_000;
 
 impl Actor {
     /// When the game is next due, as the timer queue keeps it (see
-    /// [`super::wakes`]): its turn's deadline, the absent seat to move's
+    /// [`super::super::wakes`]): its turn's deadline, the absent seat to move's
     /// grace period, a bot to move.
     ///
     /// A bot to move is due at once, as the append that made it so writes:
