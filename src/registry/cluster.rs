@@ -1,4 +1,5 @@
-//! Cluster work: following a shared store's change feed (telling the games in memory to catch up) and keeping a referenced clock corrected.
+//! Cluster work: following a shared store's change feed (telling the games in
+//! memory to catch up) and keeping a referenced clock corrected.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! Creating a game, and finding the game an earlier identical CreateGame created (idempotent by request id).
+//! Creating a game, and finding the game an earlier identical CreateGame
+//! created (idempotent by request id).
 
 use std::collections::HashMap;
 

@@ -1,4 +1,5 @@
-//! The read side: the game as it stands or stood, legal-move pages, replay pages, past states rebuilt from the store, and the list of games.
+//! The read side: the game as it stands or stood, legal-move pages, replay
+//! pages, past states rebuilt from the store, and the list of games.
 
 use prost::Message;
 

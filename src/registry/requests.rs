@@ -1,4 +1,5 @@
-//! What callers ask of the registry and what it answers: request metadata, command and creation replies, analysis, replay and stream requests.
+//! What callers ask of the registry and what it answers: request metadata,
+//! command and creation replies, analysis, replay and stream requests.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! Bots: a bot seat to move thinks in the engine pool, and its move is appended as the actor's own command.
+//! Bots: a bot seat to move thinks in the engine pool, and its move is appended
+//! as the actor's own command.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

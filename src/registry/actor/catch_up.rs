@@ -1,4 +1,5 @@
-//! Catch-up across nodes: on a shared store, the events other nodes appended are read and applied before the actor answers from its state.
+//! Catch-up across nodes: on a shared store, the events other nodes appended
+//! are read and applied before the actor answers from its state.
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! Command execution: the recipe every command follows, from the seat token to the reply.
+//! Command execution: the recipe every command follows, from the seat token to
+//! the reply.
 
 use prost::Message;
 use tracing::Instrument;

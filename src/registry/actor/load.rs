@@ -1,4 +1,5 @@
-//! Loading a game: from its latest usable snapshot or its whole log, with the checks that find a log corrupt.
+//! Loading a game: from its latest usable snapshot or its whole log, with the
+//! checks that find a log corrupt.
 
 use super::super::{Registry, RegistryError};
 use super::super::{log, snapshot};

@@ -1,4 +1,5 @@
-//! Snapshots: taken every `snapshot_every` events after an append, saved in the background.
+//! Snapshots: taken every `snapshot_every` events after an append, saved in the
+//! background.
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! Subscriptions and presence: a stream subscribes to the live events, and a seat away past its grace period is reported.
+//! Subscriptions and presence: a stream subscribes to the live events, and a
+//! seat away past its grace period is reported.
 
 use std::sync::Arc;
 

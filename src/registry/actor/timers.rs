@@ -1,4 +1,5 @@
-//! Timers: the game's wake as the store's timer queue keeps it, and a turn's timeout.
+//! Timers: the game's wake as the store's timer queue keeps it, and a turn's
+//! timeout.
 
 use std::sync::Arc;
 

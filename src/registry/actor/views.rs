@@ -1,4 +1,5 @@
-//! Views: the game as a reply shows it, past states rebuilt from the store, and pages of legal moves.
+//! Views: the game as a reply shows it, past states rebuilt from the store, and
+//! pages of legal moves.
 
 use super::super::{LegalMovesPage, RegistryError};
 use super::Actor;
