@@ -295,9 +295,13 @@ impl Registry {
             // game from the log.
             self.inner.actor_failures.fetch_add(1, Ordering::Relaxed);
         }
-        Err(RegistryError::Internal(format!(
-            "game {game_id}: its actor stopped three times"
-        )))
+        let error =
+            RegistryError::Internal(format!("game {game_id}: its actor stopped three times"));
+        // No actor answered: a move refused so is counted here, of a kind
+        // unknown.
+        let (reply, _) = oneshot::channel();
+        make(reply).count_refusal(&error, None, &self.inner.metrics);
+        Err(error)
     }
 
     /// Queues `msg` for the game's actor under the map lock, spawning the

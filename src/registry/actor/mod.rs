@@ -464,6 +464,12 @@ impl Actor {
         Box::pin(self.handle(msg).instrument(span))
     }
 
+    /// Answers `msg` with `error` (a refused move is counted under this
+    /// game's kind).
+    fn refuse(&self, msg: Msg, error: RegistryError) {
+        msg.fail(error, self.shared.kind(), self.registry.metrics());
+    }
+
     async fn handle(&mut self, msg: Msg) {
         // Whatever a caller asks of a game on a shared store, it is answered
         // from the log as it stands, not from what this node last saw (a
@@ -474,22 +480,18 @@ impl Actor {
         let read_after_arrival = self.queued_before_load > 0;
         self.queued_before_load = self.queued_before_load.saturating_sub(1);
         if let Some(why) = &self.found_corrupt {
-            msg.fail(
-                corrupt(&self.game_id, why),
-                self.shared.kind(),
-                self.registry.metrics(),
-            );
+            self.refuse(msg, corrupt(&self.game_id, why));
             return;
         }
         if let Err(error) = self.restored().await {
-            msg.fail(error, self.shared.kind(), self.registry.metrics());
+            self.refuse(msg, error);
             return;
         }
         if !read_after_arrival
             && !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
             && let Err(error) = self.fresh().await
         {
-            msg.fail(error, self.shared.kind(), self.registry.metrics());
+            self.refuse(msg, error);
             return;
         }
         match msg {
@@ -499,14 +501,14 @@ impl Actor {
                 reply,
             } => match self.decide_fresh(command, &request).await {
                 Ok(answer) => drop(reply.send(Ok(answer))),
-                Err(error) => {
-                    let msg = Msg::Execute {
+                Err(error) => self.refuse(
+                    Msg::Execute {
                         command,
                         request,
                         reply,
-                    };
-                    msg.fail(error, self.shared.kind(), self.registry.metrics());
-                }
+                    },
+                    error,
+                ),
             },
             Msg::View { at, view, reply } => {
                 let _ = reply.send(self.view(at, view).await);
