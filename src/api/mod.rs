@@ -181,8 +181,7 @@ impl GameApi {
         Ok(self.registry.execute(req.game_id(), command, meta).await?)
     }
 
-    /// SubmitMove, checked and executed.
-    /// SubmitMove. A move the game refuses is counted in `moves_rejected`
+    /// SubmitMove, checked and executed. A move the game refuses is counted in `moves_rejected`
     /// by the registry, which knows the game's kind and the typed error; one
     /// refused before it reaches the game (admission, a malformed request)
     /// is counted here, of kind "unknown".
@@ -349,8 +348,6 @@ fn required_seat(seat: Option<u32>) -> Result<Seat, FieldError> {
     requested_seat(seat.ok_or_else(|| FieldError::invalid("seat", "seat is required"))?)
 }
 
-/// The ErrorInfo reason of a status this service sent (`UNKNOWN` for one
-/// without, which it never sends).
 fn check_request_id(request_id: &str) -> Result<(), FieldError> {
     if request_id.chars().count() > MAX_ID_CHARS {
         return Err(FieldError::invalid(
