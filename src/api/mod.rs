@@ -181,10 +181,10 @@ impl GameApi {
         Ok(self.registry.execute(req.game_id(), command, meta).await?)
     }
 
-    /// SubmitMove, checked and executed. A move the game refuses is counted in `moves_rejected`
-    /// by the registry, which knows the game's kind and the typed error; one
-    /// refused before it reaches the game (admission, a malformed request)
-    /// is counted here, of kind "unknown".
+    /// SubmitMove, checked and executed. A move the game refuses is counted
+    /// in `moves_rejected` by the registry, which knows the game's kind and
+    /// the typed error; one refused before it reaches the game (admission,
+    /// a malformed request) is counted here, of kind "unknown".
     async fn play(
         &self,
         request: Request<pb::SubmitMoveRequest>,
