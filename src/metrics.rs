@@ -186,7 +186,7 @@ impl Metrics {
         let moves_rejected = Family::<RejectionLabels, Counter>::default();
         c.register(
             "moves_rejected",
-            "SubmitMove calls refused, by game kind and ErrorInfo reason (kind \"unknown\" when no game of that id is in memory): the rate says how stale clients are",
+            "SubmitMove calls refused, by game kind and ErrorInfo reason (kind \"unknown\" when the game did not load or the call was refused before reaching it): the rate says how stale clients are",
             moves_rejected.clone(),
         );
         let first_move: Histograms<KindLabel> =
@@ -389,7 +389,8 @@ impl Metrics {
     }
 
     /// A SubmitMove call was refused with ErrorInfo `reason`, on a game of
-    /// `kind` (`"unknown"` when the game is not known).
+    /// `kind` (`"unknown"` when the game is not known): counted by the
+    /// registry for a refusal of the game, by the API for one before it.
     pub fn move_rejected(&self, kind: &'static str, reason: &'static str) {
         self.inner
             .moves_rejected

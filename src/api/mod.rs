@@ -95,18 +95,31 @@ impl GameApi {
         Ok(self.registry.execute(req.game_id(), command, meta).await?)
     }
 
-    /// SubmitMove, checked and executed.
+    /// SubmitMove, checked and executed. A move the game refuses is counted
+    /// in `moves_rejected` by the registry, which knows the game's kind and
+    /// the typed error; one refused before it reaches the game (admission,
+    /// a malformed request) is counted here, of kind "unknown".
     async fn play(
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let _permit = self.admit()?;
+        let refused = |reason: pb::ErrorReason| {
+            let metrics = self.registry.metrics();
+            metrics.move_rejected("unknown", reason.as_str_name());
+        };
+        let _permit = self
+            .admit()
+            .inspect_err(|_| refused(pb::ErrorReason::Overloaded))?;
         let credential = auth::seat_credential(request.metadata());
         let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let seat = required_seat(req.seat)?;
-        let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
-        let meta = with_credential(request_meta(&req)?, credential);
+        let checked = || -> Result<_, FieldError> {
+            check_game_id(&req.game_id)?;
+            let seat = required_seat(req.seat)?;
+            let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
+            Ok((seat, mv, request_meta(&req)?))
+        };
+        let (seat, mv, meta) = checked().inspect_err(|e| refused(e.reason))?;
+        let meta = with_credential(meta, credential);
         let reply = self
             .registry
             .execute(&req.game_id, Command::Play { seat, mv }, meta)
@@ -116,17 +129,6 @@ impl GameApi {
             game: Some(reply.game),
         }))
     }
-}
-
-/// The ErrorInfo reason of a status this service sent (`UNKNOWN` for one
-/// without, which it never sends).
-fn reason(status: &Status) -> &'static str {
-    use tonic_types::StatusExt;
-    status
-        .get_error_details()
-        .error_info()
-        .and_then(|info| pb::ErrorReason::from_str_name(&info.reason))
-        .map_or("UNKNOWN", |reason| reason.as_str_name())
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamEventsResponse, Status>> + Send>>;
@@ -266,13 +268,7 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
-        let game_id = request.get_ref().game_id.clone();
-        let reply = self.play(request).await;
-        if let Err(status) = &reply {
-            let kind = self.registry.kind_of(&game_id).unwrap_or("unknown");
-            self.registry.metrics().move_rejected(kind, reason(status));
-        }
-        reply
+        self.play(request).await
     }
 
     async fn undo(

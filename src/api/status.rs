@@ -12,7 +12,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::game::GameError;
 use crate::proto::{self as pb, convert::FieldError};
-use crate::registry::RegistryError;
+use crate::registry::{RegistryError, game_reason};
 use crate::rules::IllegalMove;
 
 /// The ErrorInfo domain of every plylog error.
@@ -81,79 +81,65 @@ impl From<RegistryError> for Status {
 enum Rejection {
     /// INVALID_ARGUMENT naming the request field that is wrong whatever the
     /// position.
-    Field(&'static str, pb::ErrorReason),
-    /// A status with its code, reason and metadata.
-    Status(Code, pb::ErrorReason, HashMap<String, String>),
+    Field(&'static str),
+    /// A status with its code and metadata.
+    Status(Code, HashMap<String, String>),
 }
 
-/// The table's rows for the game's refusals.
+/// The table's rows for the game's refusals (their reasons:
+/// [`game_reason`]).
 fn rejection_of(rejection: &GameError) -> Rejection {
-    use pb::ErrorReason as R;
-    let (code, reason) = match rejection {
+    let code = match rejection {
         GameError::Illegal(IllegalMove::CellOffBoard { .. }) => {
-            return Rejection::Field("move.place", R::OutOfBounds);
+            return Rejection::Field("move.place");
         }
         GameError::Illegal(IllegalMove::ColumnOffBoard { .. }) => {
-            return Rejection::Field("move.drop.column", R::OutOfBounds);
+            return Rejection::Field("move.drop.column");
         }
         GameError::Illegal(IllegalMove::WrongMoveKind { .. }) => {
-            return Rejection::Field("move", R::WrongMoveKind);
+            return Rejection::Field("move");
         }
         GameError::Illegal(IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. }) => {
-            return Rejection::Field("move.place.mark", R::InvalidRequest);
+            return Rejection::Field("move.place.mark");
         }
-        GameError::NoSuchSeat { .. } => return Rejection::Field("seat", R::InvalidRequest),
-        GameError::Illegal(IllegalMove::CellOccupied { .. }) => {
-            (Code::FailedPrecondition, R::CellOccupied)
-        }
-        GameError::Illegal(IllegalMove::ColumnFull { .. }) => {
-            (Code::FailedPrecondition, R::ColumnFull)
-        }
-        GameError::Illegal(IllegalMove::NoFlip { .. }) => (Code::FailedPrecondition, R::NoFlip),
-        GameError::Illegal(IllegalMove::SwapNotAllowed) => {
-            (Code::FailedPrecondition, R::SwapNotAllowed)
-        }
-        GameError::Illegal(IllegalMove::ColumnEmpty { .. }) => {
-            (Code::FailedPrecondition, R::ColumnEmpty)
-        }
-        GameError::Illegal(IllegalMove::NotYourDisc { .. }) => {
-            (Code::FailedPrecondition, R::NotYourDisc)
+        GameError::NoSuchSeat { .. } | GameError::SeatRequired => {
+            return Rejection::Field("seat");
         }
         GameError::NotYourTurn { to_move, .. } => {
             let metadata = HashMap::from([("seat_to_move".to_owned(), to_move.to_string())]);
-            return Rejection::Status(Code::FailedPrecondition, R::NotYourTurn, metadata);
+            return Rejection::Status(Code::FailedPrecondition, metadata);
         }
-        GameError::GameOver => (Code::FailedPrecondition, R::GameOver),
-        GameError::NothingToUndo => (Code::FailedPrecondition, R::NothingToUndo),
-        GameError::UndoDisabled => (Code::FailedPrecondition, R::UndoDisabled),
         GameError::NotLastMover { last_mover, .. } => {
             let metadata = HashMap::from([("last_mover".to_owned(), last_mover.to_string())]);
-            return Rejection::Status(Code::FailedPrecondition, R::NotLastMover, metadata);
+            return Rejection::Status(Code::FailedPrecondition, metadata);
         }
         GameError::NotRedoer { mover, .. } => {
             let metadata = HashMap::from([("last_mover".to_owned(), mover.to_string())]);
-            return Rejection::Status(Code::FailedPrecondition, R::NotLastMover, metadata);
+            return Rejection::Status(Code::FailedPrecondition, metadata);
         }
-        GameError::SeatRequired => return Rejection::Field("seat", R::InvalidRequest),
-        GameError::NothingToRedo => (Code::FailedPrecondition, R::NothingToRedo),
-        GameError::ConsentRequired => (Code::FailedPrecondition, R::ConsentRequired),
-        GameError::TakebackNotAllowed => (Code::FailedPrecondition, R::TakebackNotAllowed),
-        GameError::NoPendingOffer { .. } => (Code::FailedPrecondition, R::NoPendingOffer),
-        GameError::AlreadyAgreed { .. } => (Code::FailedPrecondition, R::AlreadyAgreed),
-        GameError::AbortTooLate => (Code::FailedPrecondition, R::AbortTooLate),
-        GameError::RematchPending => (Code::FailedPrecondition, R::RematchPending),
-        GameError::SeatOut { .. } => (Code::FailedPrecondition, R::SeatOut),
-        GameError::SeatIsBot { .. } => (Code::FailedPrecondition, R::SeatIsBot),
         GameError::TimeExpired { seat, deadline_ms } => {
             let deadline = crate::proto::convert::timestamp(*deadline_ms).to_string();
             let metadata = HashMap::from([
                 ("seat".to_owned(), seat.to_string()),
                 ("deadline".to_owned(), deadline),
             ]);
-            return Rejection::Status(Code::FailedPrecondition, R::TimeExpired, metadata);
+            return Rejection::Status(Code::FailedPrecondition, metadata);
         }
+        GameError::Illegal(_)
+        | GameError::GameOver
+        | GameError::NothingToUndo
+        | GameError::UndoDisabled
+        | GameError::NothingToRedo
+        | GameError::ConsentRequired
+        | GameError::TakebackNotAllowed
+        | GameError::NoPendingOffer { .. }
+        | GameError::AlreadyAgreed { .. }
+        | GameError::AbortTooLate
+        | GameError::RematchPending
+        | GameError::SeatOut { .. }
+        | GameError::SeatIsBot { .. } => Code::FailedPrecondition,
     };
-    Rejection::Status(code, reason, HashMap::new())
+    Rejection::Status(code, HashMap::new())
 }
 
 /// A move of an analysis' position setup that the rules or the game refuse:
@@ -162,104 +148,82 @@ fn rejection_of(rejection: &GameError) -> Rejection {
 /// COLUMN_FULL, GAME_OVER...) and `field`, the move's place in the request
 /// (`target.setup.moves[i]`), as the BadRequest violation.
 pub(super) fn setup_move_refused(field: &str, error: &GameError) -> Status {
-    let reason = match rejection_of(error) {
-        Rejection::Field(_, reason) | Rejection::Status(_, reason, _) => reason,
-    };
-    FieldError::new(field, error.to_string(), reason).into()
+    FieldError::new(field, error.to_string(), game_reason(error)).into()
 }
 
 /// Maps a registry error to its status: the table of DESIGN.md.
 pub fn to_status(error: RegistryError) -> Status {
-    use pb::ErrorReason as R;
     let message = error.to_string();
+    let reason = error.reason();
     let none = HashMap::new;
     match error {
-        RegistryError::NotFound { .. } => status(Code::NotFound, message, R::GameNotFound, none()),
+        RegistryError::NotFound { .. } => status(Code::NotFound, message, reason, none()),
         RegistryError::Rejected(rejection) => match rejection_of(&rejection) {
             // Wrong whatever the position: INVALID_ARGUMENT with the field.
-            Rejection::Field(field, reason) => FieldError::new(field, message, reason).into(),
-            Rejection::Status(code, reason, metadata) => status(code, message, reason, metadata),
+            Rejection::Field(field) => FieldError::new(field, message, reason).into(),
+            Rejection::Status(code, metadata) => status(code, message, reason, metadata),
         },
         RegistryError::SequenceMismatch { current, .. } => {
             let metadata = HashMap::from([("current_sequence".to_owned(), current.to_string())]);
-            status(Code::Aborted, message, R::SequenceMismatch, metadata)
+            status(Code::Aborted, message, reason, metadata)
         }
         RegistryError::SequenceOutOfRange { last, .. } => {
             let metadata = HashMap::from([("last_sequence".to_owned(), last.to_string())]);
-            status(Code::OutOfRange, message, R::SequenceOutOfRange, metadata)
+            status(Code::OutOfRange, message, reason, metadata)
         }
-        RegistryError::GameExists { .. } => {
-            status(Code::AlreadyExists, message, R::GameExists, none())
-        }
+        RegistryError::GameExists { .. } => status(Code::AlreadyExists, message, reason, none()),
         RegistryError::RequestIdReused { .. } => {
-            status(Code::AlreadyExists, message, R::RequestIdReused, none())
+            status(Code::AlreadyExists, message, reason, none())
         }
         RegistryError::LimitReached { limit, max } => {
             let metadata = HashMap::from([
                 ("limit".to_owned(), limit.to_owned()),
                 ("max".to_owned(), max.to_string()),
             ]);
-            status(Code::ResourceExhausted, message, R::LimitReached, metadata)
+            status(Code::ResourceExhausted, message, reason, metadata)
         }
-        RegistryError::Unauthenticated => {
-            status(Code::Unauthenticated, message, R::SeatTokenRequired, none())
-        }
+        RegistryError::Unauthenticated => status(Code::Unauthenticated, message, reason, none()),
         RegistryError::PermissionDenied { .. } => {
-            status(Code::PermissionDenied, message, R::SeatTokenInvalid, none())
+            status(Code::PermissionDenied, message, reason, none())
         }
         RegistryError::NoSeatTokens { .. } => {
-            status(Code::FailedPrecondition, message, R::NoSeatTokens, none())
+            status(Code::FailedPrecondition, message, reason, none())
         }
-        RegistryError::PresenceUnavailable { .. } => status(
-            Code::FailedPrecondition,
-            message,
-            R::PresenceUnavailable,
-            none(),
-        ),
-        RegistryError::NoTokenSecret => status(
-            Code::FailedPrecondition,
-            message,
-            R::SeatTokenSecretMissing,
-            none(),
-        ),
+        RegistryError::PresenceUnavailable { .. } => {
+            status(Code::FailedPrecondition, message, reason, none())
+        }
+        RegistryError::NoTokenSecret => status(Code::FailedPrecondition, message, reason, none()),
         RegistryError::Overloaded
         | RegistryError::AnalysesBusy { .. }
         | RegistryError::HeavyReadsBusy { .. } => {
-            status(Code::Unavailable, message, R::Overloaded, none())
+            status(Code::Unavailable, message, reason, none())
         }
-        RegistryError::Contended { .. } => {
-            status(Code::Unavailable, message, R::AppendContended, none())
+        RegistryError::Contended { .. } => status(Code::Unavailable, message, reason, none()),
+        RegistryError::AnalysisExhausted { .. } => {
+            status(Code::DeadlineExceeded, message, reason, none())
         }
-        RegistryError::AnalysisExhausted { .. } => status(
-            Code::DeadlineExceeded,
-            message,
-            R::AnalysisBudgetExhausted,
-            none(),
-        ),
-        RegistryError::EngineUnsupported { why } => {
-            FieldError::new("engine", why, R::EngineUnsupported).into()
-        }
+        RegistryError::EngineUnsupported { why } => FieldError::new("engine", why, reason).into(),
         RegistryError::StoreUnavailable(ref cause) => {
             tracing::warn!(error = %cause_chain(cause), "the store is unavailable");
-            status(Code::Unavailable, message, R::StoreUnavailable, none())
+            status(Code::Unavailable, message, reason, none())
         }
         RegistryError::Store(ref cause) => {
             tracing::error!(error = %cause_chain(cause), "store failure");
             status(
                 Code::Internal,
                 "internal error; see the server log".into(),
-                R::InternalError,
+                reason,
                 none(),
             )
         }
-        RegistryError::ShuttingDown => status(Code::Unavailable, message, R::ShuttingDown, none()),
-        RegistryError::Corrupt(cause) => {
-            tracing::error!(error = %cause, "corrupt log");
+        RegistryError::ShuttingDown => status(Code::Unavailable, message, reason, none()),
+        RegistryError::CorruptLog { .. } => {
+            tracing::error!(error = %message, "corrupt log");
             status(
                 Code::DataLoss,
                 "the game's stored log is corrupt; the server refuses it (plylog verify tells why)"
                     .into(),
-                R::LogCorrupt,
+                reason,
                 none(),
             )
         }
@@ -268,7 +232,7 @@ pub fn to_status(error: RegistryError) -> Status {
             status(
                 Code::Internal,
                 "internal error; see the server log".into(),
-                R::InternalError,
+                reason,
                 none(),
             )
         }

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::game::GameError;
+use crate::game::{GameError, ReplayError};
+use crate::proto as pb;
+use crate::rules::IllegalMove;
 use crate::store::StoreError;
 
 /// Why the registry refused or failed a request.
@@ -134,11 +136,16 @@ pub enum RegistryError {
     #[error("the server is shutting down")]
     ShuttingDown,
     /// The game's stored log fails its checks (its integrity chain, its
-    /// replay, its density): stored bytes changed or were lost. The text
-    /// names the game and the first bad event; `plylog verify` tells the
-    /// same.
-    #[error("the stored log is corrupt: {0}")]
-    Corrupt(String),
+    /// replay, its density): stored bytes changed or were lost. `plylog
+    /// verify` tells the same.
+    #[error("the stored log is corrupt: game {game_id}: {source}")]
+    CorruptLog {
+        /// The game.
+        game_id: String,
+        /// The first bad event and what is wrong with it.
+        #[source]
+        source: ReplayError,
+    },
     /// Anything else: a store failure.
     #[error("internal error: {0}")]
     Internal(String),
@@ -160,6 +167,14 @@ impl From<StoreError> for RegistryError {
 }
 
 impl RegistryError {
+    /// Game `game_id`'s stored log is corrupt: `why`, at event `sequence`.
+    pub(crate) fn corrupt_log(game_id: &str, sequence: u64, why: String) -> RegistryError {
+        RegistryError::CorruptLog {
+            game_id: game_id.to_owned(),
+            source: ReplayError { sequence, why },
+        }
+    }
+
     /// This error again, for another caller of the work that failed with
     /// it (a game's load answers every call queued on it): the same error
     /// where the caller acts on which it is (a missing game; a store that
@@ -174,8 +189,82 @@ impl RegistryError {
                 RegistryError::StoreUnavailable(Arc::clone(cause))
             }
             RegistryError::ShuttingDown => RegistryError::ShuttingDown,
-            RegistryError::Corrupt(why) => RegistryError::Corrupt(why.clone()),
+            RegistryError::CorruptLog { game_id, source } => RegistryError::CorruptLog {
+                game_id: game_id.clone(),
+                source: source.clone(),
+            },
             other => RegistryError::Internal(other.to_string()),
         }
+    }
+}
+
+impl RegistryError {
+    /// The `google.rpc.ErrorInfo` reason of this error: what a client
+    /// acts on, and the label a refused move is counted under. The one
+    /// column of reasons; the gRPC code and metadata of each are the API's
+    /// (see `api::status`).
+    pub fn reason(&self) -> pb::ErrorReason {
+        use pb::ErrorReason as R;
+        match self {
+            RegistryError::NotFound { .. } => R::GameNotFound,
+            RegistryError::Rejected(rejection) => game_reason(rejection),
+            RegistryError::SequenceMismatch { .. } => R::SequenceMismatch,
+            RegistryError::SequenceOutOfRange { .. } => R::SequenceOutOfRange,
+            RegistryError::GameExists { .. } => R::GameExists,
+            RegistryError::RequestIdReused { .. } => R::RequestIdReused,
+            RegistryError::LimitReached { .. } => R::LimitReached,
+            RegistryError::Unauthenticated => R::SeatTokenRequired,
+            RegistryError::PermissionDenied { .. } => R::SeatTokenInvalid,
+            RegistryError::NoSeatTokens { .. } => R::NoSeatTokens,
+            RegistryError::PresenceUnavailable { .. } => R::PresenceUnavailable,
+            RegistryError::NoTokenSecret => R::SeatTokenSecretMissing,
+            RegistryError::Overloaded
+            | RegistryError::AnalysesBusy { .. }
+            | RegistryError::HeavyReadsBusy { .. } => R::Overloaded,
+            RegistryError::Contended { .. } => R::AppendContended,
+            RegistryError::AnalysisExhausted { .. } => R::AnalysisBudgetExhausted,
+            RegistryError::EngineUnsupported { .. } => R::EngineUnsupported,
+            RegistryError::StoreUnavailable(_) => R::StoreUnavailable,
+            RegistryError::Store(_) | RegistryError::Internal(_) => R::InternalError,
+            RegistryError::ShuttingDown => R::ShuttingDown,
+            RegistryError::CorruptLog { .. } => R::LogCorrupt,
+        }
+    }
+}
+
+/// The `google.rpc.ErrorInfo` reason of a game's refusal (see
+/// [`RegistryError::reason`]).
+pub fn game_reason(rejection: &GameError) -> pb::ErrorReason {
+    use pb::ErrorReason as R;
+    match rejection {
+        GameError::Illegal(illegal) => match illegal {
+            IllegalMove::CellOffBoard { .. } | IllegalMove::ColumnOffBoard { .. } => R::OutOfBounds,
+            IllegalMove::WrongMoveKind { .. } => R::WrongMoveKind,
+            IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. } => {
+                R::InvalidRequest
+            }
+            IllegalMove::CellOccupied { .. } => R::CellOccupied,
+            IllegalMove::ColumnFull { .. } => R::ColumnFull,
+            IllegalMove::NoFlip { .. } => R::NoFlip,
+            IllegalMove::SwapNotAllowed => R::SwapNotAllowed,
+            IllegalMove::ColumnEmpty { .. } => R::ColumnEmpty,
+            IllegalMove::NotYourDisc { .. } => R::NotYourDisc,
+        },
+        GameError::NoSuchSeat { .. } | GameError::SeatRequired => R::InvalidRequest,
+        GameError::NotYourTurn { .. } => R::NotYourTurn,
+        GameError::GameOver => R::GameOver,
+        GameError::NothingToUndo => R::NothingToUndo,
+        GameError::UndoDisabled => R::UndoDisabled,
+        GameError::NotLastMover { .. } | GameError::NotRedoer { .. } => R::NotLastMover,
+        GameError::NothingToRedo => R::NothingToRedo,
+        GameError::ConsentRequired => R::ConsentRequired,
+        GameError::TakebackNotAllowed => R::TakebackNotAllowed,
+        GameError::NoPendingOffer { .. } => R::NoPendingOffer,
+        GameError::AlreadyAgreed { .. } => R::AlreadyAgreed,
+        GameError::AbortTooLate => R::AbortTooLate,
+        GameError::RematchPending => R::RematchPending,
+        GameError::SeatOut { .. } => R::SeatOut,
+        GameError::SeatIsBot { .. } => R::SeatIsBot,
+        GameError::TimeExpired { .. } => R::TimeExpired,
     }
 }

@@ -88,7 +88,7 @@ impl ReplayPage {
     /// applied while positions are wanted), then sent as stored.
     ///
     /// # Errors
-    /// [`RegistryError::Corrupt`] for an event that breaks the integrity
+    /// [`RegistryError::CorruptLog`] for an event that breaks the integrity
     /// chain, does not decode or does not replay.
     pub(super) fn take(&mut self, stored: &[StoredEvent]) -> Result<(), RegistryError> {
         let game_id = self.game_id.as_str();

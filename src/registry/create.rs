@@ -1,0 +1,219 @@
+//! Creating a game, and finding the game an earlier identical CreateGame
+//! created (idempotent by request id).
+
+use std::collections::HashMap;
+
+use prost::Message;
+
+use super::actor::{Actor, Loaded};
+use super::residency::make_room;
+use super::wakes;
+use super::{Created, Registry, RegistryError, RequestMeta};
+use crate::game::{GameConfig, GameState};
+use crate::proto::convert::View;
+use crate::proto::{self as pb, convert};
+use crate::store::{NewEvent, NewGame, TokenHash};
+
+impl Registry {
+    /// Creates a game, with a token for each seat when `seat_tokens` (see
+    /// [`crate::tokens`]), or returns the game an earlier identical request
+    /// (same request id) created, with the same tokens.
+    ///
+    /// # Errors
+    /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
+    /// [`RegistryError::NoTokenSecret`] when tokens are asked for and the
+    /// server has no secret, store failures.
+    pub async fn create(
+        &self,
+        game_id: Option<String>,
+        config: GameConfig,
+        seat_tokens: bool,
+        request: RequestMeta,
+    ) -> Result<Created, RegistryError> {
+        let store = &self.inner.store;
+        if let Some(created) = self.find_creation(&request).await? {
+            return Ok(created);
+        }
+        if config.absence().is_some() && !seat_tokens {
+            return Err(RegistryError::PresenceUnavailable {
+                why: "seat tokens: a seat is present while it streams with its token",
+            });
+        }
+        let recorded_at_ms = self.settings().clock.now_ms();
+        let game_id = game_id.unwrap_or_else(|| time_ordered_id(recorded_at_ms));
+        let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
+            (_, false) => Vec::new(),
+            (None, true) => return Err(RegistryError::NoTokenSecret),
+            (Some(keys), true) => (0..config.seats().len() as u32)
+                .map(|seat| keys.issue(&game_id, seat, 1))
+                .collect(),
+        };
+        let seat_token_hashes: Vec<TokenHash> =
+            tokens.iter().map(|t| crate::tokens::hash(t)).collect();
+        let state = GameState::new(config.clone(), recorded_at_ms);
+        // Nobody follows a new game yet: a seat to move under an absence
+        // policy is away from its first turn's start.
+        let absent_since = state.config().absence().map(|_| recorded_at_ms);
+        let grace_ends = state
+            .config()
+            .absence()
+            .map(|policy| recorded_at_ms.saturating_add(policy.grace_ms as i64));
+        let wake = wakes::of(&state, grace_ends, absent_since, None);
+        let event = crate::game::Event::GameCreated(config.clone());
+        let payload =
+            convert::event_to_proto(&game_id, 1, recorded_at_ms, &event, config.rules(), 0)
+                .encode_to_vec()
+                .into();
+        let created = NewEvent::chained(
+            &crate::store::chain::GENESIS,
+            &game_id,
+            1,
+            convert::event_type(&event),
+            payload,
+            recorded_at_ms,
+        );
+        let chain = created.chain;
+        let new_game = NewGame {
+            game_id: game_id.clone(),
+            created,
+            request: (!request.request_id.is_empty())
+                .then(|| (request.request_id.clone(), request.fingerprint.clone())),
+            status: pb::GameStatus::InProgress as i32,
+            seat_token_hashes: seat_token_hashes.clone(),
+            wake,
+        };
+        match store.create(new_game).await {
+            Ok(()) => {
+                self.inner
+                    .metrics
+                    .game_created(crate::metrics::kind(config.rules()));
+                let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
+                // Keep the new game warm, if there is room: its first move
+                // then needs no replay.
+                let mut actors = self.inner.actors.lock().expect("registry lock");
+                let room = !actors.contains_key(&game_id)
+                    && make_room(&mut actors, &self.inner.budget, self.limits(), 1, None);
+                if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
+                    && room
+                {
+                    let loaded = Loaded {
+                        state,
+                        created_at_ms: recorded_at_ms,
+                        requests: HashMap::new(),
+                        seat_token_hashes,
+                        snapshot_at: 0,
+                        wake,
+                        last_recorded_at_ms: recorded_at_ms,
+                        chain,
+                        unchecked_prefix: None,
+                    };
+                    let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
+                    slot.insert(handle);
+                } else if wake.at_ms.is_some() {
+                    // Not in memory here: the timer queue picks it up.
+                    self.inner.wakes.notify_one();
+                }
+                Ok(Created {
+                    game,
+                    seat_tokens: tokens,
+                    created: true,
+                })
+            }
+            Err(crate::store::StoreError::GameExists) => {
+                match self.find_creation(&request).await? {
+                    Some(created) => Ok(created),
+                    None => Err(RegistryError::GameExists { game_id }),
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The game a CreateGame request id already created, as it was created,
+    /// with its seat tokens derived again.
+    async fn find_creation(&self, request: &RequestMeta) -> Result<Option<Created>, RegistryError> {
+        if request.request_id.is_empty() {
+            return Ok(None);
+        }
+        let Some(found) = self.inner.store.find_creation(&request.request_id).await? else {
+            return Ok(None);
+        };
+        if found.fingerprint != request.fingerprint {
+            return Err(RegistryError::RequestIdReused {
+                request_id: request.request_id.clone(),
+            });
+        }
+        let mut game = self.game(&found.game_id, Some(1), View::Full).await?;
+        // The original reply, exactly: as the log stood right after it.
+        game.last_sequence = 1;
+        let seat_tokens = self.recover_tokens(&found.game_id, 1, &found.seat_token_hashes);
+        Ok(Some(Created {
+            game,
+            seat_tokens,
+            created: false,
+        }))
+    }
+
+    /// The tokens issued at `generation` whose hashes are `hashes` (one per
+    /// seat, in seat order), derived again; an empty string for a seat none
+    /// of the server's secrets gives.
+    fn recover_tokens(&self, game_id: &str, generation: u64, hashes: &[TokenHash]) -> Vec<String> {
+        let Some(keys) = &self.inner.keys else {
+            return Vec::new();
+        };
+        hashes
+            .iter()
+            .zip(0..)
+            .map(|(hash, seat)| {
+                keys.recover(game_id, seat, generation, hash)
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+}
+
+/// A new game's id when the caller names none: a UUID version 7 (RFC 9562,
+/// section 5.7), whose first 48 bits are `now_ms` (Unix epoch milliseconds,
+/// the server's clock) and the other 74 random, in its hyphenated text
+/// form.
+///
+/// Ids made later sort later, so the games being played now sit together at
+/// the end of every index on `game_id` (the events' and requests' primary
+/// keys, the games' unique id): a group commit of 64 moves in 64 games then
+/// writes a few pages of each index, where random (version 4) ids wrote
+/// about one page per move (issue 15's profile of the SQLite writer).
+fn time_ordered_id(now_ms: crate::game::Millis) -> String {
+    let ms = u64::try_from(now_ms).unwrap_or(0);
+    let at =
+        uuid::Timestamp::from_unix(uuid::NoContext, ms / 1_000, (ms % 1_000) as u32 * 1_000_000);
+    uuid::Uuid::new_v7(at).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_ordered_id;
+
+    #[test]
+    fn server_picked_game_ids_are_uuid_v7_in_the_order_they_were_made() {
+        let seed = 15;
+        println!("seed {seed} (ids draw from the OS, the clock readings from it)");
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+        let mut at: i64 = 1_764_547_200_000;
+        let mut last = String::new();
+        for _ in 0..1_000 {
+            at += rand::Rng::random_range(&mut rng, 1..5_000);
+            let id = time_ordered_id(at);
+            let uuid = uuid::Uuid::parse_str(&id).expect("a UUID");
+            assert_eq!(uuid.get_version_num(), 7, "{id}");
+            assert_eq!(id, uuid.hyphenated().to_string());
+            let (secs, nanos) = uuid.get_timestamp().expect("v7 has one").to_unix();
+            assert_eq!(
+                secs as i64 * 1_000 + i64::from(nanos / 1_000_000),
+                at,
+                "{id}"
+            );
+            assert!(id > last, "{id} sorts after {last}");
+            last = id;
+        }
+    }
+}
