@@ -11,6 +11,27 @@
 //! starts and stops the server. The load generator, `plylog bench`, is a
 //! crate of its own (crates/plylog-bench), a client of this one.
 //!
+//! # Where a change goes
+//! Each folder's `mod.rs` has the map of its own files.
+//! - A game's rules, turn order, offers, clocks, undo, engines: the core
+//!   crate (`plylog-core`; its front page says which module).
+//! - A new RPC or field: `proto/plylog/v1/*.proto`, its handler in [`api`]
+//!   (`api/mod.rs`; field checks, paging, admission and request traits in
+//!   the files beside it) and its conversion in [`proto`]`::convert` (one
+//!   file per vocabulary; the stored event format, the storage schema, is
+//!   `proto/event_format.rs`).
+//! - What a live game does with a command (authorize, decide, commit,
+//!   reply), its timers, bots, subscriptions and seat tokens: the game
+//!   actor, [`registry`]`/actor/`, one file per job. Creating games, the
+//!   read side, analysis and cluster work: the files beside it in
+//!   [`registry`].
+//! - Storage: [`store`] (the `EventStore` trait, SQLite, PostgreSQL with its
+//!   SQL in `.sql` files, opening a database, the integrity chain).
+//! - Start-up, settings, the router stack, health and TLS: [`app`]; the
+//!   connection layer under it: [`transport`]; the dashboard: [`web`].
+//! - Watching it: [`metrics`] and [`telemetry`]; operating it: [`ops`];
+//!   seat-token secrets: [`tokens`].
+//!
 //! # Example: a game's log, decided and evolved
 //! Commands carry the server's clock reading and events the time they were
 //! recorded at (Unix epoch milliseconds), so replay gives the same clocks.

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, GameLimitArgs, Settings, TlsFiles, shutdown_signal};
+use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
+use plylog::registry::GameLimitArgs;
 use plylog::registry::{EngineSettings, HeavyReadSettings, RegistrySettings};
 use plylog::telemetry::{self, LogFormat};
 use plylog::transport::TransportSettings;

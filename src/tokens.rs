@@ -62,6 +62,11 @@ pub enum SecretFileError {
         /// What is wrong, e.g. "line 2: a secret needs at least 32 characters".
         why: String,
     },
+    /// Seat tokens are on with PostgreSQL, and no secret file was given.
+    #[error(
+        "with PostgreSQL every node must derive seat tokens from the same secret: pass --seat-token-secret-file <path> (the same file on every node), or --no-seat-tokens"
+    )]
+    Required,
 }
 
 /// The secrets seat tokens are derived from: the current one first, then

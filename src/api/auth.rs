@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use tonic::metadata::MetadataMap;
 
 use crate::registry::Credential;
+use crate::store::Database;
 pub use crate::tokens::hash;
+use crate::tokens::{SeatTokenKeys, SecretFileError};
 
 /// Who may create games and whether games get seat tokens.
 #[derive(Debug, Clone, Default)]
@@ -99,6 +101,38 @@ pub fn seat_credential(metadata: &MetadataMap) -> Credential {
         Ok(Some(token)) => Credential::Token(hash(&token)),
         Err(malformed) => Credential::Malformed(malformed.to_string()),
     }
+}
+
+/// The secrets seat tokens are derived from: the configured file; without
+/// one, with SQLite, `<database file>.seat-token-secret` (created if missing;
+/// an in-memory database gets a secret that lives as long as it does); with
+/// PostgreSQL none, which is an error while new games get seat tokens.
+/// `None` when games get no seat tokens.
+///
+/// # Errors
+/// [`SecretFileError`] when the file cannot be read (or created) or holds
+/// no usable secret, or ([`SecretFileError::Required`]) none is given with
+/// PostgreSQL while new games get seat tokens.
+pub fn seat_token_keys(
+    access: &AccessSettings,
+    database: &Database,
+) -> Result<Option<SeatTokenKeys>, SecretFileError> {
+    if let Some(path) = &access.seat_token_secret_file {
+        return Ok(Some(SeatTokenKeys::read(path)?));
+    }
+    if let Database::Postgres(_) = database {
+        return if access.seat_tokens {
+            Err(SecretFileError::Required)
+        } else {
+            Ok(None)
+        };
+    }
+    let Some(file) = database.sqlite_file() else {
+        return Ok(Some(SeatTokenKeys::ephemeral()));
+    };
+    let mut path = file.into_os_string();
+    path.push(".seat-token-secret");
+    Ok(Some(SeatTokenKeys::read_or_create(&PathBuf::from(path))?))
 }
 
 #[cfg(test)]

@@ -6,9 +6,8 @@
 //! - this file: [`Application`], its start-up ([`Application::build`]: the
 //!   store, the registry, the listeners) and its serve-and-drain loop
 //!   ([`Application::run_until`]), [`AppError`], [`shutdown_signal`].
-//! - `settings`: [`Settings`], the flags `serve` and `import` share
-//!   ([`GameLimitArgs`]), [`TlsFiles`], the seat token secrets
-//!   ([`seat_token_keys`]) and the file descriptor budget.
+//! - `settings`: [`Settings`], [`TlsFiles`] and the file descriptor
+//!   budget.
 //! - `router`: the gRPC services and the tower layers around them.
 //! - `health`: grpc.health.v1, kept in step with the store.
 //! - `tls`: the rustls acceptor.
@@ -20,7 +19,7 @@ mod router;
 mod settings;
 mod tls;
 
-pub use settings::{GameLimitArgs, Settings, TlsFiles, seat_token_keys};
+pub use settings::{Settings, TlsFiles};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -82,11 +81,6 @@ pub enum AppError {
     /// The seat token secret file could not be used.
     #[error(transparent)]
     SecretFile(#[from] crate::tokens::SecretFileError),
-    /// Seat tokens are on with PostgreSQL, and no secret file was given.
-    #[error(
-        "with PostgreSQL every node must derive seat tokens from the same secret: pass --seat-token-secret-file <path> (the same file on every node), or --no-seat-tokens"
-    )]
-    SecretFileRequired,
 }
 
 /// A bound, ready server: the store is open and migrated, the listener bound.
@@ -124,7 +118,7 @@ impl Application {
                 read_only: false,
             })
             .await?;
-        let keys = seat_token_keys(&settings.access, &database)?;
+        let keys = crate::api::auth::seat_token_keys(&settings.access, &database)?;
         let backend = database.backend();
         let database = database.redacted();
         let durability = store.durability().await.unwrap_or_else(|error| {

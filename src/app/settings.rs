@@ -1,19 +1,16 @@
 //! What a server is started with: [`Settings`] (every setting, with the
-//! defaults the command line has), the game-limit flags `serve` and
-//! `import` share ([`GameLimitArgs`]), the TLS identity's files
-//! ([`TlsFiles`]), the seat token secrets the settings and the database
-//! give ([`seat_token_keys`]), and the file descriptors the settings may
-//! need at their limits.
+//! defaults the command line has), the TLS identity's files
+//! ([`TlsFiles`]), and the file descriptors the settings may need at their
+//! limits. The game-limit flags `serve` and `import` share are
+//! [`crate::registry::GameLimitArgs`]; the seat token secrets the settings
+//! and the database give, [`crate::api::auth::seat_token_keys`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::AppError;
 use crate::api::auth::AccessSettings;
 use crate::registry::RegistrySettings;
-use crate::store::Database;
-use crate::tokens::SeatTokenKeys;
 use crate::transport::TransportSettings;
 use crate::web::WebSettings;
 
@@ -89,29 +86,6 @@ impl Settings {
     }
 }
 
-/// The limits every new game is checked against, as flags: `plylog serve`
-/// applies them to CreateGame and `plylog import` to each game it reads,
-/// with the same defaults ([`RegistrySettings::default`]).
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub struct GameLimitArgs {
-    /// Largest board a new game may have, in cells.
-    #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = RegistrySettings::default().max_cells)]
-    pub max_cells: u64,
-    /// Most seats in one game (at most 255).
-    #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = RegistrySettings::default().seat_limits.max_seats)]
-    pub max_seats: usize,
-}
-
-impl GameLimitArgs {
-    /// The seat limits these flags set (the rest at their defaults).
-    pub fn seat_limits(&self) -> crate::game::SeatLimits {
-        crate::game::SeatLimits {
-            max_seats: self.max_seats,
-            ..crate::game::SeatLimits::default()
-        }
-    }
-}
-
 /// PEM files of a TLS identity.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
@@ -134,35 +108,4 @@ pub(super) fn descriptors_needed(settings: &Settings) -> u64 {
         .metrics_listen
         .map_or(0, |_| settings.metrics_max_connections as u64);
     settings.transport.max_connections as u64 + metrics + database + 64
-}
-
-/// The secrets seat tokens are derived from: the configured file; without
-/// one, with SQLite, `<database file>.seat-token-secret` (created if missing;
-/// an in-memory database gets a secret that lives as long as it does); with
-/// PostgreSQL none, which is an error while new games get seat tokens.
-/// `None` when games get no seat tokens.
-///
-/// # Errors
-/// [`AppError::SecretFile`] when the file cannot be read (or created) or
-/// holds no usable secret; [`AppError::SecretFileRequired`].
-pub fn seat_token_keys(
-    access: &AccessSettings,
-    database: &Database,
-) -> Result<Option<SeatTokenKeys>, AppError> {
-    if let Some(path) = &access.seat_token_secret_file {
-        return Ok(Some(SeatTokenKeys::read(path)?));
-    }
-    if let Database::Postgres(_) = database {
-        return if access.seat_tokens {
-            Err(AppError::SecretFileRequired)
-        } else {
-            Ok(None)
-        };
-    }
-    let Some(file) = database.sqlite_file() else {
-        return Ok(Some(SeatTokenKeys::ephemeral()));
-    };
-    let mut path = file.into_os_string();
-    path.push(".seat-token-secret");
-    Ok(Some(SeatTokenKeys::read_or_create(&PathBuf::from(path))?))
 }

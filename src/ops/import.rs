@@ -31,12 +31,11 @@ use std::path::PathBuf;
 use prost::Message;
 
 use super::{DatabaseArgs, Finding, OpsError, count, json, time_text};
-use crate::api::auth::AccessSettings;
+use crate::api::auth::{AccessSettings, seat_token_keys};
 use crate::api::{check_game_id, check_new_game};
-use crate::app::{GameLimitArgs, seat_token_keys};
 use crate::game::Event;
 use crate::proto::{self as pb, convert};
-use crate::registry::log;
+use crate::registry::{GameLimitArgs, log};
 use crate::store::{
     Database, EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake,
 };

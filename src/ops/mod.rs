@@ -34,7 +34,6 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::app::AppError;
 use crate::game::{GameState, GameStatus, ReplayError, escape_disruptive};
 use crate::proto::convert;
 use crate::registry::log;
@@ -82,9 +81,9 @@ pub enum OpsError {
     /// The database URL is not supported, or the store does not open.
     #[error(transparent)]
     Open(#[from] OpenError),
-    /// The server's settings cannot be used (the seat token secret file).
+    /// The seat token secret file cannot be used.
     #[error(transparent)]
-    App(#[from] AppError),
+    SecretFile(#[from] crate::tokens::SecretFileError),
     /// The store failed while reading or writing.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -381,6 +380,7 @@ fn time_text(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::AppError;
 
     #[test]
     fn an_error_is_one_line_that_names_each_cause_once() {

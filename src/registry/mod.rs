@@ -6,7 +6,8 @@
 //! - `mod.rs` (here): [`Registry`], the handle callers hold, and the map of
 //!   the games' actors in memory: finding or spawning a game's actor,
 //!   sending it a message, evicting idle games, stream slots.
-//! - `settings`: [`RegistrySettings`], the limits and timings.
+//! - `settings`: [`RegistrySettings`], the limits and timings, and
+//!   [`GameLimitArgs`], the game-limit flags `serve` and `import` share.
 //! - `requests`: what callers ask and what the registry answers
 //!   ([`RequestMeta`], [`CommandReply`], [`Created`], ...).
 //! - `create`: creating a game, idempotent by request id.
@@ -62,7 +63,7 @@ pub use requests::{
     AnalysisReply, AnalysisRequest, CommandReply, Created, Credential, LegalMovesPage, PAGE_BYTES,
     REPLAY_PIECE_BUDGET, ReplayPositions, RequestMeta, StreamRequest,
 };
-pub use settings::RegistrySettings;
+pub use settings::{GameLimitArgs, RegistrySettings};
 pub use stream::EventStream;
 pub use thinking::Answer;
 pub use thinking::EngineSettings;

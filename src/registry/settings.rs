@@ -75,3 +75,26 @@ impl Default for RegistrySettings {
         }
     }
 }
+
+/// The limits every new game is checked against, as flags: `plylog serve`
+/// applies them to CreateGame and `plylog import` to each game it reads,
+/// with the same defaults ([`RegistrySettings::default`]).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct GameLimitArgs {
+    /// Largest board a new game may have, in cells.
+    #[arg(long, env = "PLYLOG_MAX_CELLS", default_value_t = RegistrySettings::default().max_cells)]
+    pub max_cells: u64,
+    /// Most seats in one game (at most 255).
+    #[arg(long, env = "PLYLOG_MAX_SEATS", default_value_t = RegistrySettings::default().seat_limits.max_seats)]
+    pub max_seats: usize,
+}
+
+impl GameLimitArgs {
+    /// The seat limits these flags set (the rest at their defaults).
+    pub fn seat_limits(&self) -> crate::game::SeatLimits {
+        crate::game::SeatLimits {
+            max_seats: self.max_seats,
+            ..crate::game::SeatLimits::default()
+        }
+    }
+}

@@ -40,7 +40,7 @@ use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured, postg
 use plylog_testkit::seed;
 use plylog_testkit::wait;
 use plylog_testkit::{
-    bearer, create_mnk, move_request, place, plain_move_request, spawn_app, wait_for,
+    bearer, create_mnk, get_game, move_request, place, plain_move_request, spawn_app, wait_for,
 };
 use wait::wait_until;
 
@@ -758,16 +758,7 @@ async fn a_token_reissued_through_another_node_stops_acting_even_before_this_nod
     );
     let refused = c.submit_move(request).await.unwrap_err();
     assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
-    let game = c
-        .get_game(pb::GetGameRequest {
-            game_id: "revoked".into(),
-            at_sequence: None,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = get_game(&mut c, "revoked").await;
     assert_eq!(
         game.last_sequence, 2,
         "a move by the re-issued token landed after the re-issue"
@@ -812,16 +803,7 @@ async fn a_node_decides_on_the_log_as_it_stands_without_reading_it_first() {
     // and the move is decided again on the log as it stands.
     let refused = c.submit_move(place("before", 0, 0, 0)).await.unwrap_err();
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
-    let game = c
-        .get_game(pb::GetGameRequest {
-            game_id: "read".into(),
-            at_sequence: None,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = get_game(&mut c, "read").await;
     assert_eq!(game.last_sequence, 2, "GetGame shows the unseen move");
 }
 
