@@ -588,19 +588,16 @@ async fn a_seat_away_past_the_grace_period_on_its_turn_forfeits_and_a_reconnect_
 
 /// Waits until the game's latest position lists `seats` as present.
 async fn wait_until_present(client: &mut Client, game_id: &str, seats: Vec<u32>) {
-    let started = std::time::Instant::now();
-    loop {
-        let game = get_game(client, game_id).await;
-        if position(&game).seats_present == seats {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "seats present stayed {:?}, not {seats:?}",
-            position(&game).seats_present
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for(
+        &format!("seats {seats:?} to be present"),
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || {
+            let game = get_game(client, game_id).await;
+            (position(&game).seats_present == seats).then_some(())
+        },
+    )
+    .await;
 }
 
 /// The games' rows as ListGames lists them (read from the store: listing

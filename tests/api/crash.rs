@@ -21,7 +21,7 @@ use plylog_testkit::process;
 use plylog_testkit::seed;
 use plylog_testkit::{
     Client, TestDatabase, bearer, lazy_client, move_request, on_postgres, place,
-    plain_move_request, wait_for,
+    plain_move_request, timed_tic_tac_toe, wait_for, wait_until,
 };
 use process::{Server, plylog};
 
@@ -433,16 +433,7 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     let db = TestDatabase::fresh().await;
     let server = start(&db, 0);
     let port = server.port;
-    let request = pb::CreateGameRequest {
-        time_control: Some(pb::TimeControl {
-            per_move: Some(prost_types::Duration {
-                seconds: 1,
-                nanos: 0,
-            }),
-            ..Default::default()
-        }),
-        ..create_mnk("killed-clock", 3, 3, 3)
-    };
+    let request = timed_tic_tac_toe("killed-clock", 1);
     let created = until_answered(&client(port), |mut c| {
         let request = request.clone();
         async move { c.create_game(request).await }
@@ -454,10 +445,13 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     server.kill();
     // Wait for the wall clock itself to pass the deadline: that is the
     // condition, read off the clock the server stamps events with.
-    while now_ms() <= deadline {
-        assert!(now_ms() < deadline + 10_000, "the clock stands still");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let left_ms = u64::try_from(deadline - now_ms()).unwrap_or(0);
+    wait_until(
+        "the wall clock to pass the deadline (does it stand still?)",
+        Duration::from_millis(left_ms + 10_000),
+        || now_ms() > deadline,
+    )
+    .await;
     let log = |c: Client| async move {
         let mut stream = c
             .clone()
@@ -478,18 +472,16 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
         Ok::<_, tonic::Status>(kinds)
     };
     let mut server = start(&db, port);
-    let started = std::time::Instant::now();
-    let kinds = loop {
-        let kinds = log(client(port)).await.expect("the log reads");
-        if kinds.len() >= 3 {
-            break kinds;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no timeout after the restart: {kinds:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let kinds = wait_for(
+        "the timeout after the restart",
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        async || {
+            let kinds = log(client(port)).await.expect("the log reads");
+            (kinds.len() >= 3).then_some(kinds)
+        },
+    )
+    .await;
     let expired = |kinds: &[pb::game_event::Kind]| {
         kinds
             .iter()
@@ -500,14 +492,12 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
     assert!(matches!(kinds[2], pb::game_event::Kind::GameEnded(_)));
     // The restarted server's timer queue loads the timed game by itself,
     // as due at startup.
-    let started = std::time::Instant::now();
-    while server.log_lines("games due at startup woken").is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the restarted server did not load the timed game"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(
+        "the restarted server to load the timed game",
+        Duration::from_secs(10),
+        || !server.log_lines("games due at startup woken").is_empty(),
+    )
+    .await;
     server.kill();
     server = start(&db, port);
     let kinds = log(client(port)).await.expect("the log reads");
@@ -584,14 +574,13 @@ async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
     // anyone asks, and its bot moves: a bot to move is due at once, or,
     // when the killed server had claimed the game (or leased it while its
     // bot thought), once that claim's lease ends (at most 30 s).
-    let started = std::time::Instant::now();
-    while stored_last_sequence(&db, "killed-bot").await < 3 {
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "the restarted server did not load the bot's game by itself"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for(
+        "the restarted server to load the bot's game by itself",
+        Duration::from_secs(90),
+        Duration::from_millis(50),
+        async || (stored_last_sequence(&db, "killed-bot").await >= 3).then_some(()),
+    )
+    .await;
     let log = |c: Client| async move {
         let mut stream = c
             .clone()
@@ -611,18 +600,16 @@ async fn a_bot_thinking_at_a_sigkill_moves_exactly_once_after_the_restart() {
         }
         Ok::<_, tonic::Status>(events)
     };
-    let started = std::time::Instant::now();
-    let events = loop {
-        let events = log(client(port)).await.expect("the log reads");
-        if events.len() >= 3 {
-            break events;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the bot did not move after the restart: {events:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let events = wait_for(
+        "the bot's move after the restart",
+        Duration::from_secs(120),
+        Duration::from_millis(50),
+        async || {
+            let events = log(client(port)).await.expect("the log reads");
+            (events.len() >= 3).then_some(events)
+        },
+    )
+    .await;
     // Exactly one move of the bot's, then the player's turn: nothing more
     // comes however long one waits, since the bot is not to move.
     let game = game(client(port)).await;

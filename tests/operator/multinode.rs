@@ -40,7 +40,8 @@ use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured, postg
 use plylog_testkit::seed;
 use plylog_testkit::wait;
 use plylog_testkit::{
-    bearer, create_mnk, get_game, move_request, place, plain_move_request, spawn_app, wait_for,
+    bearer, create_mnk, get_game, move_request, place, plain_move_request, spawn_app,
+    timed_tic_tac_toe, wait_for,
 };
 use wait::wait_until;
 
@@ -670,16 +671,7 @@ async fn a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock() {
     let interval = Duration::from_millis(500);
     let true_node = client(node(&schema.url).await);
     let fast_node = client(node_on(&schema.url, interval, Clock::skewed(30_000)).await);
-    let request = pb::CreateGameRequest {
-        time_control: Some(pb::TimeControl {
-            per_move: Some(prost_types::Duration {
-                seconds: 20,
-                nanos: 0,
-            }),
-            ..Default::default()
-        }),
-        ..create_mnk("skewed", 3, 3, 3)
-    };
+    let request = timed_tic_tac_toe("skewed", 20);
     true_node.clone().create_game(request).await.unwrap();
     let played = fast_node
         .clone()
@@ -820,16 +812,7 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
     let b = client(node_on(&schema.url, Duration::from_millis(500), clock.clone()).await);
     for g in 0..GAMES {
         let id = format!("clock-{g}");
-        let request = pb::CreateGameRequest {
-            time_control: Some(pb::TimeControl {
-                per_move: Some(prost_types::Duration {
-                    seconds: 5,
-                    nanos: 0,
-                }),
-                ..Default::default()
-            }),
-            ..create_mnk(&id, 3, 3, 3)
-        };
+        let request = timed_tic_tac_toe(&id, 5);
         a.clone().create_game(request).await.unwrap();
         for node in [&a, &b] {
             let game = node

@@ -139,3 +139,18 @@ pub fn create_mnk(game_id: &str, rows: i32, cols: i32, k: i32) -> pb::CreateGame
         ..create_request(game_id, mnk(rows, cols, k))
     }
 }
+
+/// CreateGame for a tic-tac-toe game `game_id` ([`create_mnk`] 3x3, k=3)
+/// with `per_move_secs` seconds a move (no game clock).
+pub fn timed_tic_tac_toe(game_id: &str, per_move_secs: i64) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        time_control: Some(pb::TimeControl {
+            per_move: Some(prost_types::Duration {
+                seconds: per_move_secs,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }),
+        ..create_mnk(game_id, 3, 3, 3)
+    }
+}
