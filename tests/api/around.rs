@@ -37,13 +37,6 @@ fn timed_request(game_id: &str, time_control: pb::TimeControl) -> pb::CreateGame
     }
 }
 
-fn per_move(s: i64) -> pb::TimeControl {
-    pb::TimeControl {
-        per_move: seconds(s),
-        ..Default::default()
-    }
-}
-
 fn action(game_id: &str, seat: u32, action: pb::Action) -> pb::SubmitActionRequest {
     pb::SubmitActionRequest {
         game_id: game_id.into(),

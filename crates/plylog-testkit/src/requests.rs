@@ -140,17 +140,19 @@ pub fn create_mnk(game_id: &str, rows: i32, cols: i32, k: i32) -> pb::CreateGame
     }
 }
 
+/// A time control of `seconds` a move and no game clock.
+pub fn per_move(seconds: i64) -> pb::TimeControl {
+    pb::TimeControl {
+        per_move: Some(prost_types::Duration { seconds, nanos: 0 }),
+        ..Default::default()
+    }
+}
+
 /// CreateGame for a tic-tac-toe game `game_id` ([`create_mnk`] 3x3, k=3)
-/// with `per_move_secs` seconds a move (no game clock).
+/// with `per_move_secs` seconds a move ([`per_move`]).
 pub fn timed_tic_tac_toe(game_id: &str, per_move_secs: i64) -> pb::CreateGameRequest {
     pb::CreateGameRequest {
-        time_control: Some(pb::TimeControl {
-            per_move: Some(prost_types::Duration {
-                seconds: per_move_secs,
-                nanos: 0,
-            }),
-            ..Default::default()
-        }),
+        time_control: Some(per_move(per_move_secs)),
         ..create_mnk(game_id, 3, 3, 3)
     }
 }
