@@ -63,7 +63,7 @@ fn game(side: u32, moves: usize) -> (Vec<(Event, i64)>, Vec<StoredEvent>) {
     let mut events = vec![(Event::GameCreated(config), AT)];
     for (ply, at) in cells.enumerate() {
         let command = Command::Play {
-            seat: Seat((ply % 2) as u8),
+            seat: Some(Seat((ply % 2) as u8)),
             mv: Move::Place(at),
         };
         for event in decide(&state, &command, AT).expect("a legal placement") {

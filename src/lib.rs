@@ -59,7 +59,7 @@
 //! let t0 = 1_700_000_000_000;
 //! let mut state = GameState::new(config.clone(), t0);
 //! let mut log = vec![(Event::GameCreated(config), t0)];
-//! let play = Command::Play { seat: Seat(0), mv: Move::Drop { column: 3 } };
+//! let play = Command::Play { seat: Some(Seat(0)), mv: Move::Drop { column: 3 } };
 //! // Seat 0 thinks for ten seconds.
 //! for event in decide(&state, &play, t0 + 10_000).expect("a legal drop") {
 //!     evolve(&mut state, &event, t0 + 10_000);

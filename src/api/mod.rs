@@ -114,7 +114,7 @@ impl GameApi {
         let req = request.into_inner();
         let checked = || -> Result<_, FieldError> {
             check_game_id(&req.game_id)?;
-            let seat = required_seat(req.seat)?;
+            let seat = req.seat.map(requested_seat).transpose()?;
             let mv = convert::move_from_proto(req.r#move.as_ref(), "move")?;
             Ok((seat, mv, request_meta(&req)?))
         };

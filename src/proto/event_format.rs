@@ -423,7 +423,7 @@ mod tests {
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {
             let cmd = Command::Play {
-                seat: Seat(seat),
+                seat: Some(Seat(seat)),
                 mv: Move::Drop { column },
             };
             events.extend(decide(&state, &cmd, 0).unwrap());

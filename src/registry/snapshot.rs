@@ -218,7 +218,10 @@ mod tests {
                     let rules = state.config().rules();
                     let moves: Vec<Move> = rules.legal_moves(state.position(), seat).collect();
                     let mv = moves[rng.random_range(0..moves.len())];
-                    Command::Play { seat, mv }
+                    Command::Play {
+                        seat: Some(seat),
+                        mv,
+                    }
                 }
             };
             for event in decide(&state, &command, at).expect("a legal command") {

@@ -215,7 +215,7 @@ mod tests {
     fn after_one_move(config: GameConfig) -> GameState {
         let mut state = GameState::new(config, 1_000);
         let play = Command::Play {
-            seat: Seat(0),
+            seat: Some(Seat(0)),
             mv: Move::Place(Coord { row: 1, col: 1 }),
         };
         for event in decide(&state, &play, 4_000).unwrap() {

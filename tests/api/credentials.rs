@@ -153,6 +153,56 @@ async fn moves_need_the_seats_own_token_and_a_refused_one_appends_nothing() {
         .unwrap();
 }
 
+/// The seat a call acts for is one rule for every such call: with seat
+/// tokens the token names it and `seat` may be left out; without them
+/// `seat` is required (the unit-level test is moves.rs's refusals).
+#[tokio::test]
+async fn a_move_without_a_seat_is_played_for_the_seat_its_token_names() {
+    let mut server = TestServer::start_secured(settings(), with_seat_tokens()).await;
+    let c = &mut server.client;
+    let created = c
+        .create_game(create_request("unnamed", mnk(3, 3, 3)))
+        .await
+        .unwrap()
+        .into_inner();
+    let tokens = created.seat_tokens;
+    let unnamed = |row, col| pb::SubmitMoveRequest {
+        seat: None,
+        ..move_request("unnamed", 0, place(row, col))
+    };
+    assert_rejected(
+        c.submit_move(unnamed(0, 0)).await,
+        Code::Unauthenticated,
+        "SEAT_TOKEN_REQUIRED",
+    );
+    // Seat 1's token out of turn: the move is seat 1's, not to move.
+    assert_rejected(
+        c.submit_move(bearer(unnamed(0, 0), &tokens[1])).await,
+        Code::FailedPrecondition,
+        "NOT_YOUR_TURN",
+    );
+    let reply = c
+        .submit_move(bearer(unnamed(0, 0), &tokens[0]))
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &reply.events[0].kind else {
+        panic!("a MovePlayed")
+    };
+    assert_eq!(played.seat, 0);
+    c.submit_move(bearer(unnamed(1, 1), &tokens[1]))
+        .await
+        .unwrap();
+    // Naming another seat than the token's is still refused.
+    assert_rejected(
+        c.submit_move(bearer(move_request("unnamed", 1, place(2, 2)), &tokens[0]))
+            .await,
+        Code::PermissionDenied,
+        "SEAT_TOKEN_INVALID",
+    );
+    assert_eq!(get_game(c, "unnamed").await.last_sequence, 3);
+}
+
 #[tokio::test]
 async fn with_an_api_key_only_its_holder_creates_games() {
     let access = AccessSettings {

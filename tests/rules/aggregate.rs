@@ -31,7 +31,7 @@ fn tic_tac_toe() -> GameConfig {
 
 fn place(seat: u8, row: u32, col: u32) -> Command {
     Command::Play {
-        seat: Seat(seat),
+        seat: Some(Seat(seat)),
         mv: Move::Place(Coord::new(row, col)),
     }
 }
@@ -81,7 +81,7 @@ fn a_move_off_the_board_is_refused_as_such_even_out_of_turn_or_after_the_end() {
         Err(GameError::Illegal(IllegalMove::CellOffBoard { .. }))
     ));
     let wrong_kind = Command::Play {
-        seat: Seat(0),
+        seat: Some(Seat(0)),
         mv: Move::Drop { column: 0 },
     };
     assert!(matches!(
@@ -243,7 +243,7 @@ fn replay_refuses_a_log_that_does_not_fit() {
 fn replay_refuses_a_drop_or_pop_recorded_anywhere_but_where_it_lands() {
     let cfg = cfg_again();
     let drop = |seat, column| Command::Play {
-        seat: Seat(seat),
+        seat: Some(Seat(seat)),
         mv: Move::Drop { column },
     };
     let (_, log) = given(cfg, &[drop(0, 3), drop(1, 3)]);
@@ -315,7 +315,7 @@ fn replay_refuses_a_roll_that_does_not_fit_the_position() {
     let (_, log) = given(
         config(rules, 2),
         &[Command::Play {
-            seat: Seat(0),
+            seat: Some(Seat(0)),
             mv: Move::Roll,
         }],
     );
@@ -454,12 +454,12 @@ proptest! {
                 legal
             };
             for mv in &legal {
-                prop_assert!(decide(&state, &Command::Play { seat, mv: *mv }, T0).is_ok(), "listed move {:?} refused", mv);
+                prop_assert!(decide(&state, &Command::Play { seat: Some(seat), mv: *mv }, T0).is_ok(), "listed move {:?} refused", mv);
             }
             let command = if undo || legal.is_empty() {
                 Command::Undo { requested_by: None }
             } else {
-                Command::Play { seat, mv: legal[pick % legal.len()] }
+                Command::Play { seat: Some(seat), mv: legal[pick % legal.len()] }
             };
             let Ok(events) = decide(&state, &command, T0) else { continue };
             match command {
@@ -503,11 +503,11 @@ fn in_pop_out_the_third_occurrence_of_a_position_is_a_draw() {
     let rules = ConnectFourRules::STANDARD.with_pop_out(PopBothLines::MoverWins);
     let cfg = config(RuleSet::ConnectFour(rules), 2);
     let drop = |seat, column| Command::Play {
-        seat: Seat(seat),
+        seat: Some(Seat(seat)),
         mv: Move::Drop { column },
     };
     let pop = |seat, column| Command::Play {
-        seat: Seat(seat),
+        seat: Some(Seat(seat)),
         mv: Move::Pop { column },
     };
     // Each round drops two discs and pops them again: the empty board with

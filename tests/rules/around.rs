@@ -57,7 +57,7 @@ fn tic_tac_toe(seats: usize) -> GameConfig {
 
 fn place(seat: u8, row: u32, col: u32) -> Command {
     Command::Play {
-        seat: Seat(seat),
+        seat: Some(Seat(seat)),
         mv: Move::Place(Coord::new(row, col)),
     }
 }
@@ -834,7 +834,13 @@ fn a_game_nobody_plays_ends_after_three_rounds_of_random_moves_and_a_move_starts
     assert_eq!(game.state.to_move(), Some(Seat(1)));
     let now = game.state.clocks().turn_started + 500;
     let mv = first_legal_move(&game, Seat(1));
-    game.ok(&Command::Play { seat: Seat(1), mv }, now);
+    game.ok(
+        &Command::Play {
+            seat: Some(Seat(1)),
+            mv,
+        },
+        now,
+    );
     let (moves, events) = expire_until_not_a_move(&mut game);
     assert_eq!(moves, AUTOMATIC_ROUNDS * 2, "three rounds of two seats");
     assert_eq!(
@@ -1050,13 +1056,13 @@ proptest! {
                 let rules = game.state.config().rules();
                 let legal: Vec<Move> = rules.legal_moves(game.state.position(), to_move).collect();
                 for mv in &legal {
-                    let play = Command::Play { seat: to_move, mv: *mv };
+                    let play = Command::Play { seat: Some(to_move), mv: *mv };
                     let decided = decide(&game.state, &play, now);
                     prop_assert!(decided.is_ok(), "listed move {:?} refused: {:?}", mv, decided);
                 }
             }
             let command = match kind {
-                0..=3 => Command::Play { seat: game.state.to_move().unwrap_or(seat), mv: Move::Drop { column: u32::from(pick % 7) } },
+                0..=3 => Command::Play { seat: Some(game.state.to_move().unwrap_or(seat)), mv: Move::Drop { column: u32::from(pick % 7) } },
                 4 => Command::Undo { requested_by: Some(seat) },
                 11 => Command::Rematch { seat: Some(seat), rotate: pick % 2 == 0 },
                 5 => Command::Redo { requested_by: Some(seat) },

@@ -31,7 +31,7 @@ fn play(config: GameConfig, stones: &[Coord]) -> Option<(usize, Outcome)> {
     let mut ended = None;
     for (i, &at) in stones.iter().enumerate() {
         let command = Command::Play {
-            seat: Seat((i % 2) as u8),
+            seat: Some(Seat((i % 2) as u8)),
             mv: Move::Place(at),
         };
         match decide(&state, &command, T0) {

@@ -119,7 +119,7 @@ fn replay(trace: &Value, name: &str) -> (usize, usize) {
         let events = decide(
             &state,
             &Command::Play {
-                seat,
+                seat: Some(seat),
                 mv: trace_move(mv),
             },
             T0,

@@ -180,7 +180,7 @@ fn play_to(state: &mut GameState, target: &EndgameBoard, log: &mut Vec<Event>) -
         log.extend(submit(
             state,
             Command::Play {
-                seat,
+                seat: Some(seat),
                 mv: Move::Place(at),
             },
         ));
@@ -370,7 +370,7 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
             other => panic!("the game is over with outcome {other:?}"),
         }
         let another = Command::Play {
-            seat: X,
+            seat: Some(X),
             mv: Move::Place(Coord::new(0, 0)),
         };
         assert_eq!(
@@ -395,7 +395,13 @@ fn walk(state: &mut GameState, tree: &mut Tree) {
 
     for mv in moves {
         let (position, played) = (state.position().clone(), state.moves().to_vec());
-        let events = submit(state, Command::Play { seat, mv });
+        let events = submit(
+            state,
+            Command::Play {
+                seat: Some(seat),
+                mv,
+            },
+        );
         assert!(
             matches!(
                 events.as_slice(),

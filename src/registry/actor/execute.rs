@@ -559,7 +559,7 @@ mod tests {
     fn decided_events_are_numbered_after_the_games_sequence() {
         let state = tic_tac_toe();
         let play = Command::Play {
-            seat: Seat(0),
+            seat: Some(Seat(0)),
             mv: Move::Place(Coord { row: 1, col: 1 }),
         };
         let events = game::decide(&state, &play, 2_000).unwrap();

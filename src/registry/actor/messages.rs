@@ -142,7 +142,7 @@ mod tests {
     fn a_refused_move_counts_under_its_games_kind_and_its_reason_and_nothing_else_does() {
         let metrics = Metrics::new();
         let play = Command::Play {
-            seat: Seat(0),
+            seat: Some(Seat(0)),
             mv: Move::Place(Coord { row: 0, col: 0 }),
         };
         let occupied =

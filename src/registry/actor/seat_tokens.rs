@@ -70,11 +70,13 @@ impl SeatTokens {
         let denied = |why: String| Err(RegistryError::PermissionDenied { why });
         match command {
             // A seat that is not at the table is refused by decide, as such.
-            Command::Play { seat, .. } if seat.index() >= self.0.len() => Ok(command),
-            Command::Play { seat, .. } if holder == Some(seat) => Ok(command),
-            Command::Play { seat, .. } => denied(format!("the seat token is not {seat}'s")),
-            // The token names the seat asking.
-            Command::Undo { requested_by: seat }
+            Command::Play {
+                seat: Some(seat), ..
+            } if seat.index() >= self.0.len() => Ok(command),
+            // The token names the seat acting (docs/guide/concepts.md, "The
+            // seat a call acts for").
+            Command::Play { seat, .. }
+            | Command::Undo { requested_by: seat }
             | Command::Redo { requested_by: seat }
             | Command::Act { seat, .. }
             | Command::Rematch { seat, .. } => match (holder, seat) {
@@ -85,6 +87,7 @@ impl SeatTokens {
                 (Some(holder), _) => {
                     let seat = Some(holder);
                     Ok(match command {
+                        Command::Play { mv, .. } => Command::Play { seat, mv },
                         Command::Undo { .. } => Command::Undo { requested_by: seat },
                         Command::Redo { .. } => Command::Redo { requested_by: seat },
                         Command::Act { action, .. } => Command::Act { seat, action },
@@ -183,7 +186,7 @@ mod tests {
 
     fn play(seat: u8) -> Command {
         Command::Play {
-            seat: Seat(seat),
+            seat: Some(Seat(seat)),
             mv: Move::Place(Coord { row: 0, col: 0 }),
         }
     }

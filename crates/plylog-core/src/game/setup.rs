@@ -59,7 +59,15 @@ pub fn setup(
         let seat = state
             .to_move()
             .ok_or_else(|| refused(GameError::GameOver))?;
-        let events = decide(&state, &Command::Play { seat, mv }, 0).map_err(refused)?;
+        let events = decide(
+            &state,
+            &Command::Play {
+                seat: Some(seat),
+                mv,
+            },
+            0,
+        )
+        .map_err(refused)?;
         for event in &events {
             evolve(&mut state, event, 0);
         }

@@ -8,8 +8,9 @@ use crate::rules::{Move, Seat};
 pub enum Command {
     /// Play `mv` for `seat`.
     Play {
-        /// The seat playing.
-        seat: Seat,
+        /// The seat playing (required: `None` is refused; a server fills it
+        /// in from the seat token presented).
+        seat: Option<Seat>,
         /// The move requested.
         mv: Move,
     },

@@ -91,7 +91,7 @@ fn decide_round(
         Command::Play { seat, mv } => {
             // A request that is wrong whatever the position is refused as
             // such before the position's own refusals.
-            let seat = state.human(seat)?;
+            let seat = state.human(seat.ok_or(GameError::SeatRequired)?)?;
             state.config.rules().check_move(mv)?;
             state.check_can_act(seat, now)?;
             if seat != state.to_move {
