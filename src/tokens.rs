@@ -47,7 +47,7 @@ pub fn hash(token: &str) -> TokenHash {
 #[derive(Debug, thiserror::Error)]
 pub enum SecretFileError {
     /// The file could not be read or created.
-    #[error("seat token secret file {path}: {source}")]
+    #[error("seat token secret file {path} cannot be read or created")]
     Io {
         /// The file.
         path: PathBuf,

@@ -111,6 +111,9 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
         let tls = settings.tls.as_ref().map(tls::tls_acceptor).transpose()?;
         let database = Database::parse(&settings.database_url)?;
+        // Before the store opens: a start refused for its secret leaves no
+        // tables behind in a database it never served.
+        let keys = crate::api::auth::seat_token_keys(&settings.access, &database)?;
         let store = database
             .open(StoreOptions {
                 postgres_connections: settings.postgres_connections,
@@ -118,7 +121,6 @@ impl Application {
                 read_only: false,
             })
             .await?;
-        let keys = crate::api::auth::seat_token_keys(&settings.access, &database)?;
         let backend = database.backend();
         let database = database.redacted();
         let durability = store.durability().await.unwrap_or_else(|error| {

@@ -84,6 +84,7 @@ fn main() -> ExitCode {
         import_applies_the_checks_and_limits_of_create_game,
         games_names_the_rows_it_cannot_read_and_lists_the_others,
         show_of_a_game_without_its_games_row_says_so,
+        a_start_refused_for_its_secret_leaves_the_database_untouched,
     );
     tests.extend(multinode::trials());
     libtest_mimic::run(&args, tests).exit_code()
@@ -911,6 +912,39 @@ async fn verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ende
         shown.stderr.trim(),
         "plylog: game ttt: event 7: a move after the game ended"
     );
+}
+
+/// A server that cannot have its seat-token secret stops before it opens
+/// the database (on PostgreSQL, none given; on SQLite, a file that is not
+/// there), says why in one line with the OS's words once, and leaves the
+/// database as it was: `plylog games` still finds nothing migrated.
+async fn a_start_refused_for_its_secret_leaves_the_database_untouched(backend: Backend) {
+    let db = Db::fresh(backend).await;
+    let missing = db.dir.path().join("no-such-secret");
+    let missing = missing.display().to_string();
+    let args: Vec<&str> = match backend {
+        Backend::Postgres => vec!["serve", "--listen", "127.0.0.1:0"],
+        Backend::Sqlite => vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--seat-token-secret-file",
+            &missing,
+        ],
+    };
+    let refused = db.plylog(&args).expect_code(1);
+    let why = match backend {
+        Backend::Postgres => "pass --seat-token-secret-file <path>",
+        Backend::Sqlite => "No such file or directory",
+    };
+    let printed = format!("{}{}", refused.stdout, refused.stderr);
+    assert_eq!(printed.matches(why).count(), 1, "{refused:#?}");
+    let expected = match backend {
+        Backend::Sqlite => "plylog: no SQLite database at",
+        Backend::Postgres => "run plylog migrate",
+    };
+    let games = db.plylog(&["games"]).expect_code(3);
+    assert!(games.stderr.contains(expected), "{games:?}");
 }
 
 async fn read_only_commands_neither_create_nor_migrate_a_database(backend: Backend) {

@@ -85,7 +85,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk, connect_four, gomoku, wild, othello or snakes_ladders)",
+            "a rule set is required (mnk, connect_four, gomoku, wild, othello, snakes_ladders or hex)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
