@@ -328,7 +328,8 @@ export type SubmitMoveRequest = Message<"plylog.v1.SubmitMoveRequest"> & {
   gameId: string;
 
   /**
-   * The seat playing the move (0-based). Required.
+   * The seat playing the move (0-based); see "The seat a call acts for" at
+   * GameService.
    *
    * @generated from field: optional uint32 seat = 2;
    */
@@ -427,13 +428,9 @@ export type UndoRequest = Message<"plylog.v1.UndoRequest"> & {
 
   /**
    * The seat asking for the undo (0-based), recorded in the event as
-   * requested_by. In a game with seat tokens the token presented names the
-   * seat asking: `seat` may then be left out (it is filled in from the
-   * token) and, when given, must be the token's seat (PERMISSION_DENIED /
-   * SEAT_TOKEN_INVALID otherwise). In a game without seat tokens `seat` is
-   * all there is: under UNDO_POLICY_LAST_MOVER (the default) it is required
-   * and must be the seat that played the last move (FAILED_PRECONDITION /
-   * NOT_LAST_MOVER otherwise); under UNDO_POLICY_ANY_SEAT it may be left out.
+   * requested_by; see "The seat a call acts for" at GameService. Under
+   * UNDO_POLICY_LAST_MOVER (the default) it must be the seat that played
+   * the last move (FAILED_PRECONDITION / NOT_LAST_MOVER otherwise).
    *
    * @generated from field: optional uint32 seat = 2;
    */
@@ -513,7 +510,8 @@ export type RedoRequest = Message<"plylog.v1.RedoRequest"> & {
   gameId: string;
 
   /**
-   * The seat asking, as UndoRequest.seat.
+   * The seat asking (0-based); see "The seat a call acts for" at
+   * GameService.
    *
    * @generated from field: optional uint32 seat = 2;
    */
@@ -593,9 +591,8 @@ export type SubmitActionRequest = Message<"plylog.v1.SubmitActionRequest"> & {
   gameId: string;
 
   /**
-   * The seat acting (0-based). In a game with seat tokens it may be left
-   * out (the token names it) and, when given, must be the token's seat; in
-   * a game without seat tokens it is required.
+   * The seat acting (0-based); see "The seat a call acts for" at
+   * GameService.
    *
    * @generated from field: optional uint32 seat = 2;
    */
@@ -683,7 +680,8 @@ export type RematchRequest = Message<"plylog.v1.RematchRequest"> & {
   gameId: string;
 
   /**
-   * The seat asking, as SubmitActionRequest.seat.
+   * The seat asking (0-based); see "The seat a call acts for" at
+   * GameService.
    *
    * @generated from field: optional uint32 seat = 2;
    */
@@ -2112,6 +2110,16 @@ export const ActionSchema: GenEnum<Action> = /*@__PURE__*/
 /**
  * Runs authoritative turn-based board games. Coordinates are 0-based with
  * (0,0) the top-left cell; seats are 0-based; event sequences start at 1.
+ *
+ * The seat a call acts for (SubmitMove, Undo, Redo, SubmitAction, Rematch:
+ * every call that acts for a seat, the one rule they all follow): in a game
+ * with seat tokens, the token presented as metadata
+ * `authorization: Bearer <token>` names the seat, so the request's `seat`
+ * may be left out and, when given, must be the token's seat
+ * (PERMISSION_DENIED / SEAT_TOKEN_INVALID otherwise). In a game without
+ * seat tokens `seat` alone names it and is required (INVALID_ARGUMENT /
+ * INVALID_REQUEST), except for Undo and Redo under UNDO_POLICY_ANY_SEAT,
+ * which anyone may ask for.
  *
  * @generated from service plylog.v1.GameService
  */
