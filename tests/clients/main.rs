@@ -1,6 +1,8 @@
 //! plylog as its clients meet it: the README's Python example against the
-//! real binary (`python_client::...`, in `python_client.rs`) and the
-//! dashboard in a headless Chromium (`browser::...`, in `browser.rs`).
+//! real binary (`python_client::...`, in `python_client.rs`), the
+//! dashboard in a headless Chromium (`browser::...`, in `browser.rs`), and
+//! the docs' examples, links and generated references (`docs::...`, in
+//! `docs.rs`).
 //!
 //! Each suite needs something beyond cargo (a Python with gRPC packages,
 //! Chromium and ChromeDriver): without it its tests are listed as ignored
@@ -15,6 +17,8 @@ use libtest_mimic::Arguments;
 
 /// The dashboard in a real browser.
 mod browser;
+/// The docs: examples run, links followed, references regenerated.
+mod docs;
 /// The README's Python client example.
 mod python_client;
 
@@ -22,5 +26,6 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let mut tests = python_client::trials();
     tests.extend(browser::trials());
+    tests.extend(docs::trials());
     libtest_mimic::run(&args, tests).exit_code()
 }
