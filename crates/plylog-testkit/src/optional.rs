@@ -5,6 +5,7 @@
 //! which run on libtest-mimic.
 
 use std::future::Future;
+use std::path::PathBuf;
 
 use libtest_mimic::{Failed, Trial};
 
@@ -23,9 +24,53 @@ pub fn availability(
         (false, true) => Err(format!("{require_var}=1, but {why}")),
         (false, false) => {
             println!("{crate_name}: skipped: {why}");
+            note_skip(crate_name, why);
             Ok(false)
         }
     }
+}
+
+/// Where skipped suites are noted for the summary at the end of a `cargo
+/// test`: `target/<profile>/plylog-skipped/`, beside the test binaries'
+/// `deps/`.
+fn skip_notes() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.parent()?.join("plylog-skipped"))
+}
+
+/// Notes that `suite` was skipped, and why, for the summary printed by
+/// crates/plylog-testkit/tests/skipped_suites.rs, the last test binary a
+/// `cargo test` runs. The note names this process's parent (the `cargo`
+/// running the tests), so a note left by an earlier run is not shown.
+fn note_skip(suite: &str, why: &str) {
+    let Some(dir) = skip_notes() else { return };
+    let _ = std::fs::create_dir_all(&dir);
+    let parent = std::os::unix::process::parent_id();
+    let _ = std::fs::write(dir.join(suite), format!("{parent}\n{why}\n"));
+}
+
+/// The suites that the test binaries of this process's `cargo test` (its
+/// parent) skipped, and why, sorted by suite.
+pub fn skipped_in_this_run() -> Vec<(String, String)> {
+    let parent = std::os::unix::process::parent_id().to_string();
+    let mut skipped: Vec<(String, String)> = skip_notes()
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let text = std::fs::read_to_string(entry.path()).ok()?;
+            let (noted_by, why) = text.split_once('\n')?;
+            (noted_by == parent).then(|| {
+                (
+                    entry.file_name().to_string_lossy().into_owned(),
+                    why.trim_end().to_owned(),
+                )
+            })
+        })
+        .collect();
+    skipped.sort();
+    skipped
 }
 
 /// A test that runs `test` on its own two-thread runtime; ignored or failed
