@@ -316,7 +316,7 @@ struct ServeArgs {
     #[arg(long, env = "PLYLOG_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
     /// File of secrets seat tokens are derived from (one per line, the first
-    /// current; see README, Seat tokens). Default with SQLite:
+    /// current; see docs/operations/configuration.md). Default with SQLite:
     /// <database file>.seat-token-secret, created if missing. Required with
     /// PostgreSQL unless --no-seat-tokens: every node reads the same file.
     #[arg(long, env = "PLYLOG_SEAT_TOKEN_SECRET_FILE")]

@@ -9,7 +9,8 @@
 //! `--metrics-listen` (whose connections [`crate::transport::serve`] bounds
 //! as it does the gRPC port's). Every label takes values from a fixed set (game kinds,
 //! error reasons, method names, engines), never from what a caller sends, so
-//! the number of series stays bounded. README, Metrics, lists every metric.
+//! the number of series stays bounded. docs/reference/metrics.md lists every
+//! metric (generated from this registry by tests/clients/docs.rs).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -218,7 +218,7 @@ pub async fn serve<S>(
                 backoff = (backoff * 2).clamp(Duration::from_millis(10), MAX_ACCEPT_BACKOFF);
                 if let Some(count) = failed.hit() {
                     tracing::warn!(error = %error, errors = count, retry_in_ms = backoff.as_millis() as u64,
-                        "accepting connections failed (out of file descriptors? see README, Limits); backing off");
+                        "accepting connections failed (out of file descriptors? see docs/operations/limits.md); backing off");
                 }
                 tokio::select! {
                     () = &mut shutdown => break,

@@ -1,4 +1,4 @@
-//! plylog as its clients meet it: the README's Python example against the
+//! plylog as its clients meet it: the Python client example against the
 //! real binary (`python_client::...`, in `python_client.rs`), the
 //! dashboard in a headless Chromium (`browser::...`, in `browser.rs`), and
 //! the docs' examples, links and generated references (`docs::...`, in
@@ -19,7 +19,7 @@ use libtest_mimic::Arguments;
 mod browser;
 /// The docs: examples run, links followed, references regenerated.
 mod docs;
-/// The README's Python client example.
+/// The Python client example (docs/guide/clients.md).
 mod python_client;
 
 fn main() -> ExitCode {

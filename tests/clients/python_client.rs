@@ -1,4 +1,5 @@
-//! The README's Python example (examples/python/error_details.py) run
+//! The Python client example (examples/python/error_details.py, in
+//! docs/guide/clients.md) run
 //! against the real binary: a client reads the ErrorInfo reason of a
 //! refused move with grpcio-status.
 //!

@@ -66,7 +66,8 @@
 //! 6. Tests and fixtures: an oracle or published reference (OpenSpiel traces
 //!    in `tests/fixtures/openspiel`, checked by `tests/rules`), a case in the
 //!    game layer's property test, and an API test of one game.
-//! 7. README: a section with the grpcurl call that creates one.
+//! 7. docs/guide/tour.md: a section with the grpcurl call that creates one
+//!    (a console block, run by tests/clients/docs.rs).
 
 mod board;
 mod connect_four;
