@@ -586,14 +586,14 @@ fn check_links() -> Result<(), String> {
                 problems.push(format!("{}:{line}: {link}: no such file", relative(file)));
                 continue;
             };
-            if let (Some(fragment), Some(linked)) = (fragment, pages.get(&target)) {
-                if !anchors(&linked.headings).contains(fragment) {
-                    problems.push(format!(
-                        "{}:{line}: {link}: {} has no heading with the anchor #{fragment}",
-                        relative(file),
-                        relative(&target)
-                    ));
-                }
+            if let (Some(fragment), Some(linked)) = (fragment, pages.get(&target))
+                && !anchors(&linked.headings).contains(fragment)
+            {
+                problems.push(format!(
+                    "{}:{line}: {link}: {} has no heading with the anchor #{fragment}",
+                    relative(file),
+                    relative(&target)
+                ));
             }
         }
     }
@@ -641,7 +641,10 @@ fn check_links() -> Result<(), String> {
 // ---------------------------------------------------------------------
 
 /// The generated references: test name, file, generator.
-const REFERENCES: [(&str, &str, fn() -> Result<String, String>); 3] = [
+/// Makes a reference page's text, or says why it cannot.
+type Generator = fn() -> Result<String, String>;
+
+const REFERENCES: [(&str, &str, Generator); 3] = [
     ("cli", "docs/reference/cli.md", cli_reference),
     ("metrics", "docs/reference/metrics.md", metrics_reference),
     ("errors", "docs/reference/errors.md", errors_reference),
@@ -649,7 +652,7 @@ const REFERENCES: [(&str, &str, fn() -> Result<String, String>); 3] = [
 
 /// Compares `file` with what `generate` makes now; `PLYLOG_BLESS=1`
 /// writes it instead.
-fn check_reference(file: &str, generate: fn() -> Result<String, String>) -> Result<(), String> {
+fn check_reference(file: &str, generate: Generator) -> Result<(), String> {
     let generated = generate()?;
     let path = root().join(file);
     if std::env::var("PLYLOG_BLESS").is_ok_and(|v| v == "1") {
