@@ -226,8 +226,14 @@ mod tests {
         );
         assert_eq!(
             denied(tokens.authorize("g", play(0), &Credential::Token([7; 32]))),
-            "the seat token is not seat 0's"
+            "the seat token is not one of this game's"
         );
+        // No seat named: the token names it.
+        let unnamed = Command::Play {
+            seat: None,
+            mv: Move::Place(Coord { row: 0, col: 0 }),
+        };
+        assert_eq!(tokens.authorize("g", unnamed, &one).unwrap(), play(1));
         assert!(matches!(
             tokens.authorize("g", play(0), &Credential::None),
             Err(RegistryError::Unauthenticated)
