@@ -111,9 +111,21 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
         let tls = settings.tls.as_ref().map(tls::tls_acceptor).transpose()?;
         let database = Database::parse(&settings.database_url)?;
-        // Before the store opens: a start refused for its secret leaves no
-        // tables behind in a database it never served.
-        let keys = crate::api::auth::seat_token_keys(&settings.access, &database)?;
+        // The secret is read before the store opens, so a start refused
+        // for it leaves no tables behind in a database it never served;
+        // all but the default secret beside a SQLite file, which is made
+        // after that file, so a path that cannot hold it is named as the
+        // store's.
+        let keys_beside_the_file =
+            database.sqlite_file().is_some() && settings.access.seat_token_secret_file.is_none();
+        let early_keys = if keys_beside_the_file {
+            None
+        } else {
+            Some(crate::api::auth::seat_token_keys(
+                &settings.access,
+                &database,
+            )?)
+        };
         let store = database
             .open(StoreOptions {
                 postgres_connections: settings.postgres_connections,
@@ -121,6 +133,10 @@ impl Application {
                 read_only: false,
             })
             .await?;
+        let keys = match early_keys {
+            Some(keys) => keys,
+            None => crate::api::auth::seat_token_keys(&settings.access, &database)?,
+        };
         let backend = database.backend();
         let database = database.redacted();
         let durability = store.durability().await.unwrap_or_else(|error| {
