@@ -357,34 +357,25 @@ fn run_block(
         &format!("the block at {}", where_(&steps[0])),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let failed = |step: &Step, what: &str, printed: &str| -> Failed {
+        format!("{}: `{}` {what}:\n{printed}", where_(step), step.command).into()
+    };
     for (index, step) in steps.iter().enumerate() {
         let start = format!("{START} {index}\n");
         let Some((_, rest)) = stdout.split_once(&start) else {
-            return Err(format!(
-                "{}: `{}` never ran; the block printed:\n{stdout}",
-                where_(step),
-                step.command
-            )
-            .into());
+            return Err(failed(step, "never ran; the block printed", &stdout));
         };
         let end = format!("\n{STATUS} {index} ");
         let Some((printed, status)) = rest.split_once(&end) else {
-            return Err(format!(
-                "{}: `{}` did not finish; it printed:\n{rest}",
-                where_(step),
-                step.command
-            )
-            .into());
+            return Err(failed(step, "did not finish; it printed", rest));
         };
         let status = status.split_whitespace().next().unwrap_or("?");
         match &step.expected {
             None if status != "0" => {
-                return Err(format!(
-                    "{}: `{}` exited {status} (a command shown without output must succeed); it printed:\n{printed}",
-                    where_(step),
-                    step.command
-                )
-                .into());
+                let what = format!(
+                    "exited {status} (a command shown without output must succeed); it printed"
+                );
+                return Err(failed(step, &what, printed));
             }
             None => {}
             Some(expected) => {
