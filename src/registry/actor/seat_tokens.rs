@@ -73,8 +73,8 @@ impl SeatTokens {
             Command::Play {
                 seat: Some(seat), ..
             } if seat.index() >= self.0.len() => Ok(command),
-            // The token names the seat acting (docs/guide/concepts.md,
-            // "Acting for a seat").
+            // The token names the seat acting (docs/guide/concepts.md, "The
+            // seat a call acts for", and the proto's GameService).
             Command::Play { seat, .. }
             | Command::Undo { requested_by: seat }
             | Command::Redo { requested_by: seat }
