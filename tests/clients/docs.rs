@@ -31,9 +31,16 @@ use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use plylog_testkit::optional;
 use plylog_testkit::process::{self, Server};
 
-/// The repository's root.
+/// The repository's root, canonical, so the paths made from it compare
+/// equal to canonicalized link targets.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    root.canonicalize().unwrap_or(root)
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset].matches('\n').count() + 1
 }
 
 /// The tests, named `docs::...`.
@@ -105,11 +112,10 @@ fn blocks(markdown: &str) -> Vec<Block> {
     for (event, range) in Parser::new(markdown).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
-                let fence_line = markdown[..range.start].matches('\n').count() + 1;
                 open = Some(Block {
                     info: info.to_string(),
                     text: String::new(),
-                    line: fence_line + 1,
+                    line: line_of(markdown, range.start) + 1,
                 });
             }
             Event::Text(text) => {
@@ -475,13 +481,30 @@ fn guide_examples_are_console() -> Result<(), String> {
 // Links
 // ---------------------------------------------------------------------
 
-/// A page's headings (their text) and the links it makes (with the line).
-struct Page {
-    headings: Vec<String>,
-    links: Vec<(String, usize)>,
+/// A link of a page: as written, its line, and what it points at
+/// within the repository (`None` for an address elsewhere).
+struct Link {
+    written: String,
+    line: usize,
+    local: Option<LocalTarget>,
 }
 
-fn page(markdown: &str) -> Page {
+/// Where a relative link leads: the file (canonical, `None` when it does
+/// not exist) and the `#fragment`, if any.
+struct LocalTarget {
+    file: Option<PathBuf>,
+    fragment: Option<String>,
+}
+
+/// A page's headings (their text), their anchors and its links.
+struct Page {
+    headings: Vec<String>,
+    anchors: BTreeSet<String>,
+    links: Vec<Link>,
+}
+
+/// Reads the page `file` holding `markdown`, resolving each link once.
+fn page(file: &Path, markdown: &str) -> Page {
     let mut headings = Vec::new();
     let mut links = Vec::new();
     let mut heading: Option<String> = None;
@@ -495,13 +518,41 @@ fn page(markdown: &str) -> Page {
                 }
             }
             Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                let line = markdown[..range.start].matches('\n').count() + 1;
-                links.push((dest_url.to_string(), line));
+                links.push(Link {
+                    local: local_target(file, &dest_url),
+                    written: dest_url.to_string(),
+                    line: line_of(markdown, range.start),
+                });
             }
             _ => {}
         }
     }
-    Page { headings, links }
+    Page {
+        anchors: anchors(&headings),
+        headings,
+        links,
+    }
+}
+
+/// Where `link`, written in `file`, leads within the repository.
+fn local_target(file: &Path, link: &str) -> Option<LocalTarget> {
+    if link.contains("://") || link.starts_with("mailto:") {
+        return None;
+    }
+    let (path, fragment) = match link.split_once('#') {
+        Some((path, fragment)) => (path, Some(fragment.to_string())),
+        None => (link, None),
+    };
+    let file = if path.is_empty() {
+        Some(file.to_path_buf())
+    } else {
+        file.parent()
+            .unwrap_or(&root())
+            .join(path)
+            .canonicalize()
+            .ok()
+    };
+    Some(LocalTarget { file, fragment })
 }
 
 /// GitHub's anchor for a heading: lower case, punctuation dropped (but
@@ -552,12 +603,9 @@ fn check_links() -> Result<(), String> {
     let files = markdown_files();
     let mut pages = BTreeMap::new();
     for file in &files {
-        pages.insert(file.clone(), page(&read(file)?));
+        pages.insert(file.clone(), page(file, &read(file)?));
     }
     let mut problems = Vec::new();
-    // From docs/index.md, which pages under docs/ can be reached.
-    let mut reached = BTreeSet::new();
-    let mut queue = vec![root().join("docs/index.md")];
     for (file, page) in &pages {
         for heading in &page.headings {
             if names_an_issue_or_commit(heading) {
@@ -567,61 +615,51 @@ fn check_links() -> Result<(), String> {
                 ));
             }
         }
-        for (link, line) in &page.links {
-            if link.contains("://") || link.starts_with("mailto:") {
-                continue;
-            }
-            let (target, fragment) = match link.split_once('#') {
-                Some((target, fragment)) => (target, Some(fragment)),
-                None => (link.as_str(), None),
-            };
-            let target = if target.is_empty() {
-                file.clone()
-            } else {
-                file.parent().unwrap_or(&root()).join(target)
-            };
-            let Ok(target) = target.canonicalize() else {
-                problems.push(format!("{}:{line}: {link}: no such file", relative(file)));
+        for link in &page.links {
+            let Some(local) = &link.local else { continue };
+            let (written, line) = (&link.written, link.line);
+            let Some(target) = &local.file else {
+                problems.push(format!(
+                    "{}:{line}: {written}: no such file",
+                    relative(file)
+                ));
                 continue;
             };
-            if let (Some(fragment), Some(linked)) = (fragment, pages.get(&target))
-                && !anchors(&linked.headings).contains(fragment)
+            if let (Some(fragment), Some(linked)) = (&local.fragment, pages.get(target))
+                && !linked.anchors.contains(fragment)
             {
                 problems.push(format!(
-                    "{}:{line}: {link}: {} has no heading with the anchor #{fragment}",
+                    "{}:{line}: {written}: {} has no heading with the anchor #{fragment}",
                     relative(file),
-                    relative(&target)
+                    relative(target)
                 ));
             }
         }
     }
-    if !root().join("docs/index.md").is_file() {
+    // From docs/index.md, which pages can be reached.
+    let index = root().join("docs/index.md");
+    if !pages.contains_key(&index) {
         problems.push("docs/index.md is missing".into());
     }
+    let mut reached = BTreeSet::new();
+    let mut queue = vec![index];
     while let Some(file) = queue.pop() {
-        // A link to a file that is not there is reported above.
-        let Ok(file) = file.canonicalize() else {
+        let Some(page) = pages.get(&file) else {
             continue;
         };
-        if !reached.insert(file.clone()) {
+        if !reached.insert(file) {
             continue;
         }
-        if let Some(page) = pages.get(&file) {
-            for (link, _) in &page.links {
-                if link.contains("://") {
-                    continue;
-                }
-                let target = link.split('#').next().unwrap_or("");
-                if !target.is_empty() && target.ends_with(".md") {
-                    queue.push(file.parent().unwrap_or(&root()).join(target));
-                }
-            }
-        }
+        queue.extend(
+            page.links
+                .iter()
+                .filter_map(|link| link.local.as_ref()?.file.clone())
+                .filter(|target| pages.contains_key(target)),
+        );
     }
     for file in &files {
         let name = relative(file);
-        let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
-        if name.starts_with("docs/") && !reached.contains(&canonical) {
+        if name.starts_with("docs/") && !reached.contains(file) {
             problems.push(format!(
                 "{name}: no chain of links from docs/index.md reaches it"
             ));
@@ -638,10 +676,10 @@ fn check_links() -> Result<(), String> {
 // References
 // ---------------------------------------------------------------------
 
-/// The generated references: test name, file, generator.
 /// Makes a reference page's text, or says why it cannot.
 type Generator = fn() -> Result<String, String>;
 
+/// The generated references: test name, file, generator.
 const REFERENCES: [(&str, &str, Generator); 3] = [
     ("cli", "docs/reference/cli.md", cli_reference),
     ("metrics", "docs/reference/metrics.md", metrics_reference),
