@@ -179,6 +179,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
                 status: 1,
                 seat_token_hashes: None,
                 wake: Default::default(),
+                fence: None,
             })
             .await
             .expect("appends");

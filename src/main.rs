@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use plylog::api::auth::AccessSettings;
-use plylog::app::{Application, Settings, TlsFiles, shutdown_signal};
+use plylog::app::{Application, ClusterSettings, Settings, TlsFiles, shutdown_signal};
 use plylog::registry::GameLimitArgs;
 use plylog::registry::{EngineSettings, HeavyReadSettings, RegistrySettings};
 use plylog::telemetry::{self, LogFormat};
@@ -192,6 +192,26 @@ struct ServeArgs {
     /// Connections in the PostgreSQL pool.
     #[arg(long, env = "PLYLOG_POSTGRES_CONNECTIONS", default_value_t = 16)]
     postgres_connections: u32,
+    /// With PostgreSQL: this node's name, which it holds its slot leases
+    /// under (a restart under the same name takes them back at once).
+    /// Default: the advertised address.
+    #[arg(long, env = "PLYLOG_NODE_NAME")]
+    node_name: Option<String>,
+    /// With PostgreSQL: the host:port other nodes reach this node's gRPC
+    /// port at, to pass on calls for the games it runs. Default: the bound
+    /// listen address (give one when listening on 0.0.0.0).
+    #[arg(long, env = "PLYLOG_ADVERTISE_ADDRESS")]
+    advertise_address: Option<String>,
+    /// With PostgreSQL: milliseconds a slot lease lasts from its last
+    /// renewal; a dead or cut-off node's games move to another node within
+    /// it. Every node of a database should use the same.
+    #[arg(long, env = "PLYLOG_SLOT_LEASE_MS", default_value_t = 6000)]
+    slot_lease_ms: u64,
+    /// With PostgreSQL: answer a call for a game another node runs with
+    /// UNAVAILABLE / NOT_OWNER and the owner's address, instead of passing
+    /// the call on to it.
+    #[arg(long, env = "PLYLOG_CLUSTER_REDIRECT")]
+    cluster_redirect: bool,
     #[command(flatten)]
     limits: GameLimitArgs,
     /// Bot moves decided at once (default: half the cores, at least 1);
@@ -352,6 +372,12 @@ impl ServeArgs {
             web: WebSettings {
                 dashboard: !self.no_dashboard,
                 cors_origins: self.cors_origins,
+            },
+            cluster: ClusterSettings {
+                node_name: self.node_name.filter(|name| !name.is_empty()),
+                advertise_address: self.advertise_address.filter(|a| !a.is_empty()),
+                lease: Duration::from_millis(self.slot_lease_ms.max(600)),
+                redirect: self.cluster_redirect,
             },
             access: AccessSettings {
                 seat_tokens: !self.no_seat_tokens,

@@ -1,7 +1,7 @@
 //! Prometheus metrics: the three game-health signals (rejected moves, time
 //! to the first move, game lengths), games finished by result, and the
 //! service's own (calls, latency, live games, streams, mailboxes, shed
-//! calls, the store, bots and analyses).
+//! calls, the store, bots and analyses, slots and forwarding).
 //!
 //! One [`Metrics`] per server, made by the [`crate::registry::Registry`] and
 //! shared by every layer; [`Metrics::encode`] writes them in the OpenMetrics
@@ -70,6 +70,11 @@ struct MethodLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct LimitLabel {
     limit: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeaseLabel {
+    change: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -150,6 +155,12 @@ struct Inner {
     bot_duration: Histograms<EngineLabel>,
     analyses: Family<AnalysisLabels, Counter>,
     analysis_duration: Histograms<EngineLabel>,
+    slots_owned: Gauge,
+    leases: Family<LeaseLabel, Counter>,
+    appends_fenced: Counter,
+    forwarded_calls: Family<MethodLabel, Counter>,
+    timeout_attempts: Counter,
+    bot_searches: Counter,
 }
 
 /// Values sampled when the metrics are scraped, from the parts that hold
@@ -333,6 +344,42 @@ impl Metrics {
             Unit::Seconds,
             analysis_duration.clone(),
         );
+        let slots_owned = Gauge::default();
+        c.register(
+            "slots_owned",
+            "Slots whose lease this node holds (a store with slots: PostgreSQL)",
+            slots_owned.clone(),
+        );
+        let leases = Family::<LeaseLabel, Counter>::default();
+        c.register(
+            "slot_leases",
+            "Slot leases this node acquired or lost (lost: released, ended, or taken by another node)",
+            leases.clone(),
+        );
+        let appends_fenced = Counter::default();
+        c.register(
+            "appends_fenced",
+            "Appends the store refused because their slot lease was no longer this node's (nothing was written)",
+            appends_fenced.clone(),
+        );
+        let forwarded_calls = Family::<MethodLabel, Counter>::default();
+        c.register(
+            "forwarded_calls",
+            "Calls passed on to the node that runs their game, by method",
+            forwarded_calls.clone(),
+        );
+        let timeout_attempts = Counter::default();
+        c.register(
+            "timeout_attempts",
+            "Times a game's actor found a deadline passed and tried to record its timeout",
+            timeout_attempts.clone(),
+        );
+        let bot_searches = Counter::default();
+        c.register(
+            "bot_searches",
+            "Bot move searches started",
+            bot_searches.clone(),
+        );
         Metrics {
             inner: Arc::new(Inner {
                 collection: c,
@@ -361,6 +408,12 @@ impl Metrics {
                 bot_duration,
                 analyses,
                 analysis_duration,
+                slots_owned,
+                leases,
+                appends_fenced,
+                forwarded_calls,
+                timeout_attempts,
+                bot_searches,
             }),
         }
     }
@@ -457,6 +510,54 @@ impl Metrics {
             .call_duration
             .get_or_create(&MethodLabel { method })
             .observe(latency.as_secs_f64());
+    }
+
+    /// This node holds `slots` slot leases now.
+    pub fn slots_owned(&self, slots: usize) {
+        self.inner
+            .slots_owned
+            .set(i64::try_from(slots).unwrap_or(i64::MAX));
+    }
+
+    /// This node acquired `count` slot leases.
+    pub fn leases_acquired(&self, count: u64) {
+        let change = "acquired";
+        self.inner
+            .leases
+            .get_or_create(&LeaseLabel { change })
+            .inc_by(count);
+    }
+
+    /// This node lost (or released) `count` slot leases.
+    pub fn leases_lost(&self, count: u64) {
+        let change = "lost";
+        self.inner
+            .leases
+            .get_or_create(&LeaseLabel { change })
+            .inc_by(count);
+    }
+
+    /// The store refused an append for its fence.
+    pub fn append_fenced(&self) {
+        self.inner.appends_fenced.inc();
+    }
+
+    /// A `method` call was passed on to its game's owner.
+    pub fn call_forwarded(&self, method: &'static str) {
+        self.inner
+            .forwarded_calls
+            .get_or_create(&MethodLabel { method })
+            .inc();
+    }
+
+    /// A game's actor tried to record a timeout.
+    pub fn timeout_attempted(&self) {
+        self.inner.timeout_attempts.inc();
+    }
+
+    /// A bot move search started.
+    pub fn bot_search_started(&self) {
+        self.inner.bot_searches.inc();
     }
 
     /// A call was refused at `limit` (`max_in_flight`, `mailbox`,

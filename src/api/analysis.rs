@@ -9,9 +9,20 @@ use super::request::AnalysisQuery;
 use super::{GameApi, pb, status};
 use crate::game::{self, GameState, MIN_TIME_MS};
 use crate::proto::convert::{self, FieldError};
-use crate::registry::{AnalysisReply, AnalysisRequest};
+use crate::registry::{AnalysisReply, AnalysisRequest, Route};
 
 impl GameApi {
+    /// Where an analysis of `target` is served: a game's by the node that
+    /// runs it, a setup's here.
+    pub(super) async fn analysis_route(&self, target: Option<&pb::AnalysisTarget>) -> Route {
+        match target.and_then(|t| t.source.as_ref()) {
+            Some(pb::analysis_target::Source::GameId(game_id)) => {
+                self.registry.settled_route(game_id).await
+            }
+            _ => Route::Local(None),
+        }
+    }
+
     /// Admits an analysis call and runs it (one move when `Q` asks for a
     /// suggestion) on the position its target names, checked: a game's
     /// state (read through its actor) or one set up from rules and moves.

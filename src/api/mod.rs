@@ -17,6 +17,7 @@
 //! - `analysis.rs`: SuggestMove and AnalyzePosition up to their answer,
 //!   including the position a setup describes ([`crate::game::setup`]).
 //! - `status.rs`: every error's status code and `ErrorInfo` reason.
+//! - [`forward`]: a call for a game another node runs, passed on to it.
 //! - [`auth`]: credentials in the `authorization` metadata, and who may
 //!   create games; [`codec`]: the protobuf codec (bad bytes are the
 //!   caller's fault).
@@ -26,6 +27,7 @@ mod analysis;
 pub mod auth;
 mod checks;
 pub mod codec;
+pub mod forward;
 mod paging;
 mod request;
 mod status;
@@ -34,13 +36,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::game::Command;
 use crate::proto::convert::{self, FieldError, View};
 use crate::proto::{self as pb, game_service_server::GameService};
-use crate::registry::{Answer, CommandReply, Registry, ReplayPositions, StreamRequest};
+use crate::registry::{Answer, CommandReply, Registry, ReplayPositions, Route};
 use crate::rules::Seat;
 use crate::store::ListOrder;
 pub use checks::{MAX_ID_CHARS, check_game_id, check_new_game};
@@ -57,19 +59,57 @@ pub struct GameApi {
     /// One permit per call in progress (streams have their own limits).
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
+    /// What is done with calls for games other nodes run.
+    forwarding: Arc<forward::Forwarding>,
+}
+
+/// Serves `$request` here when this node runs the game `$game` routes to
+/// (see [`Registry::route`]); otherwise returns the owner's answer to it,
+/// got with `$call` (a closure from the owner's client and the request),
+/// counted as `$method`.
+macro_rules! serve_here_or_pass_on {
+    ($api:expr, $request:ident, $route:expr, $method:literal, $call:expr) => {
+        let route = $route;
+        let $request = match $api
+            .forwarding
+            .route(route, $method, $api.registry.metrics(), $request, $call)
+            .await?
+        {
+            forward::Routed::Answered(response) => return Ok(response),
+            forward::Routed::Here(request) => request,
+        };
+    };
 }
 
 impl GameApi {
     /// Handlers over `registry`, with `access` deciding who may create games
     /// and whether games get seat tokens, serving at most `max_in_flight`
-    /// calls at once.
+    /// calls at once, and passing calls for games other nodes run on to
+    /// them.
     pub fn new(registry: Registry, access: auth::AccessSettings, max_in_flight: usize) -> Self {
+        let node = registry.node_name().unwrap_or_default().to_owned();
         GameApi {
             registry,
             access,
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             max_in_flight,
+            forwarding: Arc::new(forward::Forwarding::new(node, false)),
         }
+    }
+
+    /// These handlers, refusing calls for games other nodes run with
+    /// UNAVAILABLE / NOT_OWNER naming the owner instead of passing them on
+    /// (`--cluster-redirect`).
+    pub fn redirecting(mut self, redirect: bool) -> Self {
+        let node = self.registry.node_name().unwrap_or_default().to_owned();
+        self.forwarding = Arc::new(forward::Forwarding::new(node, redirect));
+        self
+    }
+
+    /// Where a call about `game_id` is served (waiting briefly while its
+    /// slot changes hands).
+    async fn route_of(&self, game_id: &str) -> Route {
+        self.registry.settled_route(game_id).await
     }
 
     /// Calls being served now (streams aside).
@@ -139,6 +179,21 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            // A new game needs no owner to be created: with its slot
+            // between owners it is created here, and its owner loads it.
+            match request.get_ref().game_id.as_str() {
+                "" => Route::Local(None),
+                game_id => match self.route_of(game_id).await {
+                    Route::Remote(owner) => Route::Remote(owner),
+                    Route::Local(_) | Route::Unowned => Route::Local(None),
+                },
+            },
+            "CreateGame",
+            |mut owner, r| async move { owner.create_game(r).await }
+        );
         let _permit = self.admit()?;
         self.check_api_key(request.metadata(), "CreateGame")?;
         let req = request.into_inner();
@@ -201,6 +256,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "GetGame",
+            |mut owner, r| async move { owner.get_game(r).await }
+        );
         let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
@@ -268,6 +330,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "SubmitMove",
+            |mut owner, r| async move { owner.submit_move(r).await }
+        );
         self.play(request).await
     }
 
@@ -275,6 +344,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::UndoRequest>,
     ) -> Result<Response<pb::UndoResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "Undo",
+            |mut owner, r| async move { owner.undo(r).await }
+        );
         let reply = self
             .execute_for_seat(request, |requested_by, _| {
                 Ok(Command::Undo { requested_by })
@@ -290,6 +366,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::RedoRequest>,
     ) -> Result<Response<pb::RedoResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "Redo",
+            |mut owner, r| async move { owner.redo(r).await }
+        );
         let reply = self
             .execute_for_seat(request, |requested_by, _| {
                 Ok(Command::Redo { requested_by })
@@ -305,6 +388,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SubmitActionRequest>,
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "SubmitAction",
+            |mut owner, r| async move { owner.submit_action(r).await }
+        );
         let reply = self
             .execute_for_seat(request, |seat, req| {
                 let action = convert::action_from_proto(req.action)?;
@@ -321,6 +411,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::RematchRequest>,
     ) -> Result<Response<pb::RematchResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "Rematch",
+            |mut owner, r| async move { owner.rematch(r).await }
+        );
         let reply = self
             .execute_for_seat(request, |seat, req| {
                 Ok(Command::Rematch {
@@ -339,6 +436,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ReissueSeatTokenRequest>,
     ) -> Result<Response<pb::ReissueSeatTokenResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "ReissueSeatToken",
+            |mut owner, r| async move { owner.reissue_seat_token(r).await }
+        );
         let _permit = self.admit()?;
         self.check_api_key(request.metadata(), "ReissueSeatToken")?;
         let req = request.into_inner();
@@ -365,24 +469,38 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::StreamEventsRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let credential = auth::seat_credential(request.metadata());
-        let req = request.into_inner();
-        check_game_id(&req.game_id)?;
-        let items = self.registry.stream(StreamRequest {
-            game_id: req.game_id,
-            from_sequence: req.from_sequence,
-            follow: req.follow,
-            round: req.round,
-            credential,
-        })?;
-        let stream = items.map(|item| item.map_err(to_status));
-        Ok(Response::new(Box::pin(stream)))
+        check_game_id(&request.get_ref().game_id)?;
+        let (metadata, _, req) = request.into_parts();
+        // A call passed on by another node is served here or refused: that
+        // node follows the owner.
+        if metadata.contains_key(forward::FORWARDED_BY) {
+            let route = self.route_of(&req.game_id).await;
+            if !matches!(route, Route::Local(_)) {
+                return Err(forward::not_here(route));
+            }
+            return Ok(Response::new(
+                self.stream_part(&metadata, &req, req.from_sequence).await?,
+            ));
+        }
+        // The first part opens now, so a refusal (max_streams) is the call's.
+        let first = match self.route_of(&req.game_id).await {
+            Route::Local(_) => Some(self.stream_part(&metadata, &req, req.from_sequence).await?),
+            _ => None,
+        };
+        Ok(Response::new(self.follow_owners(metadata, req, first)))
     }
 
     async fn get_replay(
         &self,
         request: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "GetReplay",
+            |mut owner, r| async move { owner.get_replay(r).await }
+        );
         let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;
@@ -422,6 +540,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::SuggestMoveRequest>,
     ) -> Result<Response<pb::SuggestMoveResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.analysis_route(request.get_ref().target.as_ref()).await,
+            "SuggestMove",
+            |mut owner, r| async move { owner.suggest_move(r).await }
+        );
         let reply = self.analyze(request).await?;
         let Answer::Move(choice) = reply.answer else {
             return Err(Status::internal("an analysis answered a suggestion"));
@@ -440,6 +565,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::AnalyzePositionRequest>,
     ) -> Result<Response<pb::AnalyzePositionResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.analysis_route(request.get_ref().target.as_ref()).await,
+            "AnalyzePosition",
+            |mut owner, r| async move { owner.analyze_position(r).await }
+        );
         let reply = self.analyze(request).await?;
         let Answer::Analysis(analysis) = reply.answer else {
             return Err(Status::internal("a suggestion answered an analysis"));
@@ -465,6 +597,13 @@ impl GameService for GameApi {
         &self,
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
+        serve_here_or_pass_on!(
+            self,
+            request,
+            self.route_of(&request.get_ref().game_id).await,
+            "ListLegalMoves",
+            |mut owner, r| async move { owner.list_legal_moves(r).await }
+        );
         let _permit = self.admit()?;
         let req = request.into_inner();
         check_game_id(&req.game_id)?;

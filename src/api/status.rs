@@ -53,6 +53,8 @@ fn retry_delay(reason: pb::ErrorReason) -> Option<std::time::Duration> {
         pb::ErrorReason::StoreUnavailable | pb::ErrorReason::ShuttingDown => {
             Some(std::time::Duration::from_secs(1))
         }
+        // A slot changes hands within a lease round or two.
+        pb::ErrorReason::NotOwner => Some(std::time::Duration::from_millis(250)),
         _ => None,
     }
 }
@@ -217,6 +219,13 @@ pub fn to_status(error: RegistryError) -> Status {
             )
         }
         RegistryError::ShuttingDown => status(Code::Unavailable, message, reason, none()),
+        RegistryError::NotOwner { ref owner } => {
+            let metadata = owner
+                .iter()
+                .map(|owner| ("owner".to_owned(), owner.clone()))
+                .collect();
+            status(Code::Unavailable, message, reason, metadata)
+        }
         RegistryError::CorruptLog { .. } => {
             tracing::error!(error = %message, "corrupt log");
             status(

@@ -19,7 +19,7 @@ mod router;
 mod settings;
 mod tls;
 
-pub use settings::{Settings, TlsFiles};
+pub use settings::{ClusterSettings, Settings, TlsFiles};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,7 +35,7 @@ use tracing::Instrument;
 use crate::api::GameApi;
 use crate::api::auth::AccessSettings;
 use crate::metrics::Sample;
-use crate::registry::{Clock, Registry};
+use crate::registry::{Clock, Ownership, Registry};
 use crate::store::{Database, EventStore, OpenError, StoreOptions};
 use crate::transport::{self, Activity, TransportSettings};
 use crate::web::WebSettings;
@@ -100,6 +100,8 @@ pub struct Application {
     transport: TransportSettings,
     store_check_interval: Duration,
     activity: Arc<Activity>,
+    /// Refuse calls for games other nodes run instead of passing them on.
+    redirect: bool,
 }
 
 impl Application {
@@ -188,7 +190,38 @@ impl Application {
         if store.shared() && matches!(registry_settings.clock, Clock::System) {
             registry_settings.clock = Clock::referenced();
         }
-        let registry = Registry::new(Arc::clone(&store), registry_settings, keys);
+        // A store with slots (PostgreSQL): this node runs the games of the
+        // slots it holds, under its name, reachable at its address.
+        let slot_count = store
+            .slot_count()
+            .await
+            .map_err(|source| OpenError::Store {
+                backend,
+                database: database.clone(),
+                source,
+            })?;
+        let ownership = match slot_count {
+            Some(slots) => {
+                let address = settings
+                    .cluster
+                    .advertise_address
+                    .clone()
+                    .unwrap_or_else(|| local_addr.to_string());
+                let node = settings
+                    .cluster
+                    .node_name
+                    .clone()
+                    .unwrap_or_else(|| address.clone());
+                Some(Ownership::new(
+                    &node,
+                    &address,
+                    slots,
+                    settings.cluster.lease,
+                ))
+            }
+            None => None,
+        };
+        let registry = Registry::new(Arc::clone(&store), registry_settings, keys, ownership);
         match registry.correct_clock().await {
             Ok(Some((offset_ms, error_ms))) => {
                 tracing::info!(offset_ms, error_ms, "clock corrected toward the database's")
@@ -198,6 +231,23 @@ impl Application {
                 error = %error,
                 "the database's clock could not be read; this node's own clock is used until it can"
             ),
+        }
+        if let Some(node) = registry.node_name() {
+            // The first lease round before serving, so that a node alone
+            // serves every game from its first call.
+            let started = std::time::Instant::now();
+            match registry.keep_leases().await {
+                Ok(()) => tracing::info!(
+                    node,
+                    slots = registry.served_slot_count(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "slot leases taken"
+                ),
+                Err(error) => tracing::warn!(
+                    error = %error,
+                    "the slot leases could not be taken yet; calls are passed on or refused until they are"
+                ),
+            }
         }
         Ok(Application {
             listener,
@@ -215,6 +265,7 @@ impl Application {
             transport: settings.transport,
             store_check_interval: settings.store_check_interval,
             activity: Arc::new(Activity::default()),
+            redirect: settings.cluster.redirect,
         })
     }
 
@@ -259,7 +310,8 @@ impl Application {
     ) -> Result<(), AppError> {
         let (health, health_service) = health::serving().await;
         let limit = self.max_request_bytes;
-        let api = GameApi::new(self.registry.clone(), self.access, self.max_in_flight);
+        let api = GameApi::new(self.registry.clone(), self.access, self.max_in_flight)
+            .redirecting(self.redirect);
         let calls = api.clone();
         let metrics = self.registry.metrics().clone();
         let service = router::service(api, health_service, limit, &self.web, metrics.clone())?;
@@ -356,6 +408,11 @@ impl Application {
             }
         }
         checks.abort();
+        // Every call was answered: the slots go to the other nodes now,
+        // rather than when their leases end.
+        if let Err(error) = self.registry.release_slots().await {
+            tracing::warn!(error = %crate::api::cause_chain(&error), "the slot leases could not be released; they end by themselves");
+        }
         self.store.close().await;
         tracing::info!("plylog stopped");
         Ok(())

@@ -57,6 +57,40 @@ pub struct Settings {
     pub metrics_max_connections: usize,
     /// The dashboard and the origins allowed to call with grpc-web.
     pub web: WebSettings,
+    /// How this node takes part in a cluster (PostgreSQL only).
+    pub cluster: ClusterSettings,
+}
+
+/// How a node takes part in a cluster on PostgreSQL: its name and address,
+/// its slot leases, and what it does with a call for a game another node
+/// runs (see `crate::registry::ownership`). A SQLite server ignores them.
+#[derive(Debug, Clone)]
+pub struct ClusterSettings {
+    /// The node's name, which its leases are held under: a restart under
+    /// the same name takes them back at once. `None`: the advertised
+    /// address.
+    pub node_name: Option<String>,
+    /// The `host:port` other nodes reach this node's gRPC port at, to pass
+    /// calls on to it. `None`: the bound address (the listen address with
+    /// its real port).
+    pub advertise_address: Option<String>,
+    /// How long a slot's lease lasts from its last renewal (default 6 s):
+    /// a dead or cut-off node's games move to another node within it.
+    pub lease: Duration,
+    /// Answer a call for a game another node runs with UNAVAILABLE /
+    /// NOT_OWNER naming the owner, rather than passing it on.
+    pub redirect: bool,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        ClusterSettings {
+            node_name: None,
+            advertise_address: None,
+            lease: crate::registry::ownership::DEFAULT_LEASE,
+            redirect: false,
+        }
+    }
 }
 
 impl Settings {
@@ -82,6 +116,7 @@ impl Settings {
             metrics_listen: None,
             metrics_max_connections: 100,
             web: WebSettings::default(),
+            cluster: ClusterSettings::default(),
         }
     }
 }

@@ -18,6 +18,9 @@ use super::replay::{field_len, put_field};
 /// `StreamEventsResponse.event`: field 1, length-delimited.
 const EVENT_KEY: u32 = 1;
 
+/// `GameEvent.sequence`: field 2, a varint.
+const SEQUENCE_KEY: u32 = 2;
+
 /// The oneof of [`StreamEventsResponse`], as prost would generate it.
 pub mod stream_events_response {
     use crate::proto::{CaughtUp, GameEvent, Heartbeat};
@@ -64,6 +67,27 @@ impl StreamEventsResponse {
             kind: Some(kind),
             event_bytes: None,
         }
+    }
+
+    /// The sequence of the event this message carries, `None` for a
+    /// caught-up marker or a heartbeat (or encoded bytes with no sequence
+    /// field: sequence 0 is omitted on the wire). An encoded event is not
+    /// decoded: its top-level fields are skipped up to `sequence` (field 2,
+    /// right after the game id).
+    pub fn event_sequence(&self) -> Option<u64> {
+        if let Some(Kind::Event(event)) = &self.kind {
+            return Some(event.sequence);
+        }
+        let mut bytes = self.event_bytes.as_ref()?.as_ref();
+        while bytes.has_remaining() {
+            let (tag, wire_type) = prost::encoding::decode_key(&mut bytes).ok()?;
+            if tag == SEQUENCE_KEY && wire_type == WireType::Varint {
+                return prost::encoding::decode_varint(&mut bytes).ok();
+            }
+            prost::encoding::skip_field(wire_type, tag, &mut bytes, DecodeContext::default())
+                .ok()?;
+        }
+        None
     }
 
     /// The event case, from an encoded `GameEvent` (as the log stores it).
@@ -124,6 +148,24 @@ impl Message for StreamEventsResponse {
 mod tests {
     use super::*;
     use crate::proto::{CaughtUp, GameEvent};
+
+    /// A stream that follows its game across owners reads each event's
+    /// sequence, encoded or not.
+    #[test]
+    fn an_events_sequence_is_read_from_its_bytes_without_decoding_it() {
+        let event = GameEvent {
+            game_id: "a-game".into(),
+            sequence: 300,
+            round: 2,
+            ..Default::default()
+        };
+        let encoded = StreamEventsResponse::encoded_event(event.encode_to_vec().into());
+        assert_eq!(encoded.event_sequence(), Some(300));
+        let decoded = StreamEventsResponse::new(Kind::Event(event));
+        assert_eq!(decoded.event_sequence(), Some(300));
+        let marker = StreamEventsResponse::new(Kind::CaughtUp(CaughtUp { sequence: 4 }));
+        assert_eq!(marker.event_sequence(), None);
+    }
 
     /// An encoded event encodes byte for byte as the same event decoded,
     /// reports that length, and decodes back to it; the other cases go

@@ -8,7 +8,7 @@ use prost::Message;
 use super::actor::{Actor, Loaded};
 use super::residency::make_room;
 use super::wakes;
-use super::{Created, Registry, RegistryError, RequestMeta};
+use super::{Created, Registry, RegistryError, RequestMeta, Route};
 use crate::game::{GameConfig, GameState};
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
@@ -40,7 +40,7 @@ impl Registry {
             });
         }
         let recorded_at_ms = self.settings().clock.now_ms();
-        let game_id = game_id.unwrap_or_else(|| time_ordered_id(recorded_at_ms));
+        let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms));
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),
             (None, true) => return Err(RegistryError::NoTokenSecret),
@@ -91,7 +91,9 @@ impl Registry {
                 // Keep the new game warm, if there is room: its first move
                 // then needs no replay.
                 let mut actors = self.inner.actors.lock().expect("registry lock");
+                // Only the node that runs the game keeps it.
                 let room = !actors.contains_key(&game_id)
+                    && matches!(self.route(&game_id), Route::Local(_))
                     && make_room(&mut actors, &self.inner.budget, self.limits(), 1, None);
                 if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
                     && room
@@ -127,6 +129,24 @@ impl Registry {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// A new game id of the server's choosing: time-ordered (UUID v7), and
+    /// in a slot this node holds when it holds any (each draw of the id's
+    /// random part lands in one of its slots with the share of the slots it
+    /// holds; after 256 draws, any id: the game's owner loads it when it is
+    /// called).
+    fn new_game_id(&self, now_ms: crate::game::Millis) -> String {
+        let mut id = time_ordered_id(now_ms);
+        if self.inner.ownership.is_some() {
+            for _ in 0..256 {
+                if matches!(self.route(&id), Route::Local(_)) {
+                    break;
+                }
+                id = time_ordered_id(now_ms);
+            }
+        }
+        id
     }
 
     /// The game a CreateGame request id already created, as it was created,

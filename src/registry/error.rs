@@ -135,6 +135,18 @@ pub enum RegistryError {
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
+    /// This node does not hold the game's slot now: `owner` is the address
+    /// of the node that does, when one does (a slot between holders has
+    /// none). Also what an append refused for its fence becomes: nothing was
+    /// written, and the same request may be retried through the owner.
+    #[error("this node does not serve the game now; {}", match owner {
+        Some(owner) => format!("its owner is {owner}"),
+        None => "its slot is between owners: retry shortly".to_owned(),
+    })]
+    NotOwner {
+        /// The owner's address.
+        owner: Option<String>,
+    },
     /// The game's stored log fails its checks (its integrity chain, its
     /// replay, its density): stored bytes changed or were lost. `plylog
     /// verify` tells the same.
@@ -155,6 +167,7 @@ impl From<StoreError> for RegistryError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::Closed => RegistryError::ShuttingDown,
+            StoreError::Fenced => RegistryError::NotOwner { owner: None },
             unavailable @ StoreError::Unavailable(_) => {
                 RegistryError::StoreUnavailable(Arc::new(unavailable))
             }
@@ -189,6 +202,9 @@ impl RegistryError {
                 RegistryError::StoreUnavailable(Arc::clone(cause))
             }
             RegistryError::ShuttingDown => RegistryError::ShuttingDown,
+            RegistryError::NotOwner { owner } => RegistryError::NotOwner {
+                owner: owner.clone(),
+            },
             RegistryError::CorruptLog { game_id, source } => RegistryError::CorruptLog {
                 game_id: game_id.clone(),
                 source: source.clone(),
@@ -227,6 +243,7 @@ impl RegistryError {
             RegistryError::StoreUnavailable(_) => R::StoreUnavailable,
             RegistryError::Store(_) | RegistryError::Internal(_) => R::InternalError,
             RegistryError::ShuttingDown => R::ShuttingDown,
+            RegistryError::NotOwner { .. } => R::NotOwner,
             RegistryError::CorruptLog { .. } => R::LogCorrupt,
         }
     }

@@ -38,6 +38,7 @@ mod create;
 mod error;
 mod heavy;
 pub mod log;
+pub mod ownership;
 mod presence;
 mod queries;
 mod replay;
@@ -59,6 +60,7 @@ use tokio_util::sync::CancellationToken;
 pub use clock::{Clock, ClockSample};
 pub use error::{RegistryError, game_reason};
 pub use heavy::HeavyReadSettings;
+pub use ownership::{Ownership, Route};
 pub use requests::{
     AnalysisReply, AnalysisRequest, CommandReply, Created, Credential, LegalMovesPage, PAGE_BYTES,
     REPLAY_PIECE_BUDGET, ReplayPositions, RequestMeta, StreamRequest,
@@ -148,6 +150,9 @@ struct Inner {
     started_at_ms: i64,
     /// The pool the reads that rebuild positions run in.
     heavy: heavy::HeavyReads,
+    /// On a store with slots, which games this node runs (see
+    /// [`ownership`]); `None`: every game.
+    ownership: Option<Ownership>,
 }
 
 /// The live games of one server. Cheap to clone.
@@ -160,11 +165,14 @@ impl Registry {
     /// A registry over `store`, deriving seat tokens with `keys`. On a
     /// shared store it follows the store's change feed, telling each game in
     /// memory to catch up when another node appends to it (and every one of
-    /// them periodically).
+    /// them periodically). With `ownership` (a store with slots) it runs
+    /// only the games of the slots it holds, and keeps its leases (see
+    /// [`Registry::keep_leases`]; call it once before serving).
     pub fn new(
         store: Arc<dyn EventStore>,
         settings: RegistrySettings,
         keys: Option<SeatTokenKeys>,
+        ownership: Option<Ownership>,
     ) -> Self {
         let changes = store.changes();
         let shutdown = CancellationToken::new();
@@ -190,8 +198,13 @@ impl Registry {
                 wakes: Arc::new(tokio::sync::Notify::new()),
                 started_at_ms,
                 heavy: heavy::HeavyReads::new(settings_heavy),
+                ownership,
             }),
         };
+        if registry.inner.ownership.is_some() {
+            let weak = Arc::downgrade(&registry.inner);
+            tokio::spawn(ownership::keep_leases(weak));
+        }
         if let Some(changes) = changes {
             let weak = Arc::downgrade(&registry.inner);
             tokio::spawn(follow_changes(weak, changes));
@@ -212,6 +225,12 @@ impl Registry {
     /// commands still complete.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+    }
+
+    /// Resolves once the server is shutting down (see
+    /// [`Registry::shutdown`]).
+    pub async fn stopping(&self) {
+        self.inner.shutdown.cancelled().await;
     }
 
     /// How many games are in memory.
@@ -316,6 +335,11 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::Overloaded`] when the mailbox is full.
     fn send(&self, game_id: &str, msg: Msg, state: Option<Loaded>) -> Result<(), RegistryError> {
+        // Only the holder of the game's slot runs it.
+        if let Err(error) = self.fence(game_id) {
+            msg.count_refusal(&error, None, &self.inner.metrics);
+            return Err(error);
+        }
         let mut actors = self.inner.actors.lock().expect("registry lock");
         let tick = self.inner.budget.tick();
         let handle = match actors.get(game_id) {

@@ -84,7 +84,10 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
         let store = Arc::clone(&registry.inner.store);
         let clock = registry.settings().clock.clone();
         let now = clock.now_ms();
-        let mut next = match store.next_wake().await {
+        // On a store with slots, only this node's slots' games.
+        let slots = registry.served_slots();
+        let claim_ms = registry.wake_claim_ms();
+        let mut next = match store.next_wake(slots.as_deref()).await {
             Ok(next) => next,
             Err(error) => {
                 tracing::warn!(error = %error, "the timer queue could not read the next wake; trying again");
@@ -92,14 +95,17 @@ pub(super) async fn run(inner: Weak<Inner>, poke: Arc<Notify>) {
             }
         };
         if next.is_some_and(|at| at <= now) {
-            match store.claim_wakes(now, LEASE_MS, BATCH).await {
+            match store
+                .claim_wakes(now, claim_ms, BATCH, slots.as_deref())
+                .await
+            {
                 // What is due, and maybe more: look again at once.
                 Ok(due) if !due.is_empty() => {
                     tracing::debug!(games = due.len(), "due games woken");
                     if let Some(woken) = at_startup.as_mut() {
                         *woken += due.len();
                     }
-                    wake(&registry, due, now.saturating_add(LEASE_MS)).await;
+                    wake(&registry, due, now.saturating_add(claim_ms)).await;
                     continue;
                 }
                 // Another node is claiming the due games right now.

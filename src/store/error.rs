@@ -10,6 +10,12 @@ pub enum StoreError {
     /// request id was recorded meanwhile). Reload and decide again.
     #[error("the game's log moved on (append conflict)")]
     Conflict,
+    /// The append was decided under a slot lease that is no longer the
+    /// slot's (its epoch moved on, or it ended): nothing was written. The
+    /// caller retries through the slot's new holder, with the same request
+    /// id.
+    #[error("the append's slot lease is no longer held (fenced)")]
+    Fenced,
     /// The game id, or the creation request id, is already used.
     #[error("a game with this id or creation request id exists")]
     GameExists,

@@ -33,9 +33,9 @@ use self::error::classify;
 pub use open::{Database, OpenError, StoreOptions, redacted};
 pub use postgres::PostgresStore;
 pub use records::{
-    Append, Change, CreationRecord, DueWake, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
-    Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RequestRecord, RestoredGame,
-    SharedPresence, Snapshot, StoredEvent, TokenHash, Wake,
+    Append, Change, CreationRecord, DueWake, Fence, GameLog, GameRecord, LeaseRound, ListOrder,
+    LoadFrom, LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RequestRecord,
+    RestoredGame, SharedPresence, SlotHolder, Snapshot, StoredEvent, TokenHash, Wake,
 };
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -126,18 +126,67 @@ pub trait EventStore: Send + Sync + 'static {
     ///
     /// # Errors
     /// [`StoreError::ReadOnly`]; database errors.
+    ///
+    /// `slots`: only the games of these slots (a node claims its own
+    /// slots' games); `None`, every game.
     async fn claim_wakes(
         &self,
         now_ms: i64,
         lease_ms: i64,
         limit: u32,
+        slots: Option<&[i32]>,
     ) -> Result<Vec<DueWake>, StoreError>;
 
-    /// The earliest wake of any game, due or not (Unix epoch milliseconds).
+    /// The earliest wake of any game of `slots` (`None`: of any game), due
+    /// or not (Unix epoch milliseconds).
     ///
     /// # Errors
     /// Database errors.
-    async fn next_wake(&self) -> Result<Option<i64>, StoreError>;
+    async fn next_wake(&self, slots: Option<&[i32]>) -> Result<Option<i64>, StoreError>;
+
+    /// The number of slots the games are divided into, `None` for a store
+    /// with no slots (only this process writes it: one node runs every
+    /// game).
+    ///
+    /// # Errors
+    /// Database errors; [`StoreError::Corrupt`] when the slots table does
+    /// not match the configured count.
+    async fn slot_count(&self) -> Result<Option<u32>, StoreError> {
+        Ok(None)
+    }
+
+    /// One lease round for `round.node` (see `crate::registry::ownership`),
+    /// in one statement: records the node as live until the lease's end,
+    /// renews the leases it holds on the slots still placed on it (by
+    /// rendezvous hashing over the live nodes), acquires with the next epoch
+    /// the slots placed on it that are free, ended or held by an earlier
+    /// run under its name, and answers every slot's holder.
+    ///
+    /// # Errors
+    /// Database errors; [`StoreError::Unsupported`] on a store with no
+    /// slots.
+    async fn lease_round(&self, round: LeaseRound) -> Result<Vec<SlotHolder>, StoreError> {
+        let _ = round;
+        Err(StoreError::Unsupported("slot leases need PostgreSQL"))
+    }
+
+    /// Ends `node`'s leases on `slots` (each with the epoch it held), so
+    /// another node may take them at once; with `leaving`, also ends the
+    /// node's membership, so no slot is placed on it any more (a graceful
+    /// stop). A lease taken meanwhile by another holder (another epoch) is
+    /// left alone.
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn release_leases(
+        &self,
+        node: &str,
+        slots: &[(i32, i64)],
+        leaving: bool,
+    ) -> Result<(), StoreError> {
+        let _ = (node, slots, leaving);
+        Ok(())
+    }
 
     /// Reads events `from ..= to` of a game (fewer when the log is shorter),
     /// at most `limit`, in sequence order.

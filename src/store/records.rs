@@ -4,6 +4,8 @@
 //! [`LogTail`], [`Snapshot`], [`GameRecord`], ...), presence, and the
 //! change feed's [`Change`].
 
+use std::sync::Arc;
+
 #[cfg(doc)]
 use super::EventStore;
 use super::chain;
@@ -137,6 +139,50 @@ pub struct Append {
     /// When the game is next due after the events; written in the same
     /// transaction.
     pub wake: Wake,
+    /// The slot lease the append was decided under, checked in the same
+    /// statement (`None` on a store with no slots): an append whose lease is
+    /// no longer the slot's moves nothing and fails with
+    /// [`crate::store::StoreError::Fenced`].
+    pub fence: Option<Fence>,
+}
+
+/// The slot lease an append was decided under (see
+/// [`crate::registry::Route`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    /// The node holding the lease.
+    pub node: Arc<str>,
+    /// The game's slot.
+    pub slot: i32,
+    /// The lease's epoch: each new holder of a slot takes the next.
+    pub epoch: i64,
+}
+
+/// One round of a node's lease keeping (see [`crate::store::EventStore::lease_round`]).
+#[derive(Debug, Clone)]
+pub struct LeaseRound {
+    /// The node's name (its leases are its by this name, across restarts).
+    pub node: String,
+    /// Where other nodes forward its games' calls.
+    pub address: String,
+    /// How long a lease lasts from this round, in milliseconds of the
+    /// database's clock.
+    pub lease_ms: i64,
+    /// The slots the node holds, with their epochs.
+    pub held: Vec<(i32, i64)>,
+}
+
+/// A slot's holder after a lease round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotHolder {
+    /// The slot.
+    pub slot: i32,
+    /// Whether the round's node holds it now.
+    pub mine: bool,
+    /// Its lease's epoch.
+    pub epoch: i64,
+    /// The holder's address, when another live node holds it.
+    pub address: Option<String>,
 }
 
 /// This node's presence count for a seat of a game (see

@@ -290,7 +290,10 @@ impl EventStore for SqliteStore {
         now_ms: i64,
         lease_ms: i64,
         limit: u32,
+        slots: Option<&[i32]>,
     ) -> Result<Vec<DueWake>, StoreError> {
+        // Only this process writes the file: it has no slots.
+        let _ = slots;
         self.write(WriteOp::Claim {
             now_ms,
             lease_ms,
@@ -299,7 +302,8 @@ impl EventStore for SqliteStore {
         .await
     }
 
-    async fn next_wake(&self) -> Result<Option<i64>, StoreError> {
+    async fn next_wake(&self, slots: Option<&[i32]>) -> Result<Option<i64>, StoreError> {
+        let _ = slots;
         Reads::next_wake(&self.readers).await
     }
 

@@ -562,6 +562,7 @@ async fn long_game(dir: &tempfile::TempDir) -> usize {
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: None,
             wake: Default::default(),
+            fence: None,
         })
         .await
         .unwrap();

@@ -820,6 +820,9 @@ fn metrics_reference() -> Result<String, String> {
     drop(metrics.stream_catching_up());
     metrics.bot_moved("minimax", Duration::from_millis(1));
     metrics.analyzed("minimax", "answered", Duration::from_millis(1));
+    metrics.leases_acquired(1);
+    metrics.leases_lost(1);
+    metrics.call_forwarded("SubmitMove");
     let text = metrics.encode(Sample::default());
 
     struct Family {

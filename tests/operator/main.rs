@@ -12,11 +12,15 @@
 //!
 //! The same binary runs the multi-node tests (`multinode::...`, in
 //! `multinode.rs`): several servers in this process on one PostgreSQL
-//! schema. All of it runs on libtest-mimic (`harness = false`), which takes
+//! schema; and the cluster tests (`cluster::...`, in `cluster.rs`): slot
+//! leases, fencing, forwarding and handoff. All of it runs on libtest-mimic (`harness = false`), which takes
 //! at most one filter: `cargo test --test operator multinode`.
 
 /// Several nodes, one truth: servers sharing one PostgreSQL schema.
 mod multinode;
+
+/// One owner per game: slot leases, fencing, forwarding, handoff.
+mod cluster;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         a_start_refused_for_its_secret_leaves_the_database_untouched,
     );
     tests.extend(multinode::trials());
+    tests.extend(cluster::trials());
     libtest_mimic::run(&args, tests).exit_code()
 }
 
@@ -200,9 +205,12 @@ async fn serve_with(db: &Db, secret: Option<PathBuf>, more: &[&str]) -> (Server,
     let server = Server::start(
         |port| {
             let mut command = plylog();
+            // One name for every server of a test, as a node restarted by
+            // its supervisor keeps its name: a server started after one was
+            // killed takes its slot leases back at once, whatever its port.
             command
                 .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", &db.url])
+                .args(["--database-url", &db.url, "--node-name", "operator-test"])
                 .args(more);
             match &secret {
                 Some(file) => command.arg("--seat-token-secret-file").arg(file),

@@ -1152,6 +1152,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         status: 1,
         seat_token_hashes: None,
         wake: Default::default(),
+        fence: None,
     });
     let (created, appended) = tokio::join!(futures::future::join_all(creates), append);
     appended.expect("the append lands");

@@ -84,6 +84,7 @@ impl Actor {
             thinking.settings().bot_nodes,
         );
         let registry = self.registry.clone();
+        registry.metrics().bot_search_started();
         let (answers, answer) = oneshot::channel();
         tokio::spawn(
             async move {

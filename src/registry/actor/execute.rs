@@ -130,7 +130,8 @@ impl Actor {
     ///
     /// # Errors
     /// [`RegistryError::NoTokenSecret`] for a re-issue on a server without
-    /// a secret (nothing is applied then).
+    /// a secret, [`RegistryError::NotOwner`] when this node no longer holds
+    /// the game's slot (nothing is applied then).
     fn encode(
         &mut self,
         command: Command,
@@ -139,6 +140,9 @@ impl Actor {
         request: &RequestMeta,
     ) -> Result<Batch, RegistryError> {
         let current = self.state.sequence();
+        // Decided under this node's lease of the game's slot, if it still
+        // holds it (the store checks the lease again as it writes).
+        let fence = self.registry.fence(&self.game_id)?;
         let issued = match command {
             Command::ReissueSeatToken { seat } => Some(self.seat_tokens.issue(
                 self.registry.inner.keys.as_ref(),
@@ -187,6 +191,7 @@ impl Actor {
             status: convert::status_to_proto(self.state.status()) as i32,
             seat_token_hashes: issued.as_ref().map(|(_, tokens)| tokens.hashes().to_vec()),
             wake,
+            fence,
         };
         Ok(Batch {
             append,
@@ -269,6 +274,12 @@ impl Actor {
                     token
                 });
                 Ok(Some(self.reply(wire, seat_token, view)))
+            }
+            Err(StoreError::Fenced) => {
+                tracing::warn!(game_id = %self.game_id, expected = current, "append fenced: this node no longer holds the game's slot");
+                self.registry.metrics().append_fenced();
+                self.restore(current).await?;
+                Err(RegistryError::NotOwner { owner: None })
             }
             Err(StoreError::Conflict) => {
                 tracing::info!(game_id = %self.game_id, expected = current, "append conflict; catching up");

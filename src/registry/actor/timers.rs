@@ -82,6 +82,7 @@ impl Actor {
     pub(super) async fn time_out(&mut self) -> bool {
         // The actor's own command: no id, no turn token, no caller.
         let request = RequestMeta::default();
+        self.registry.metrics().timeout_attempted();
         let result = match self.fresh().await {
             Ok(()) => Box::pin(self.execute(Command::Timeout, &request)).await,
             Err(error) => Err(error),

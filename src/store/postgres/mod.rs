@@ -22,9 +22,11 @@
 //! - `writer`: the writer task and its group-commit statement.
 //! - `notify`: LISTEN/NOTIFY, both ends.
 //! - `presence`: the seat presence rows of every node.
+//! - `leases`: the slot leases (see `crate::registry::ownership`).
 //! - `sql/`: the statements longer than a line, as `.sql` files loaded with
 //!   `include_str!` by the file that runs them.
 
+mod leases;
 mod notify;
 mod presence;
 mod writer;
@@ -42,17 +44,23 @@ use tokio::sync::{mpsc, oneshot};
 use self::writer::{WRITE_QUEUE, Write, WriteJob, run_writer, write_all};
 use super::reads::{self, Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, DueWake, EventStore, GameLog, GameRecord, ListOrder, LoadFrom,
-    LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame, SharedPresence, Snapshot,
-    StoreError, StoredEvent, Wake, classify,
+    Append, Change, CreationRecord, DueWake, EventStore, GameLog, GameRecord, LeaseRound,
+    ListOrder, LoadFrom, LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame,
+    SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
 };
 
 /// Schema version stamped on every event row.
 const EVENT_VERSION: i32 = 1;
 
 /// Claims the due wakes (`$1` now, `$2` the lease's end, `$3` the most
-/// games), skipping rows another node is claiming.
+/// games, `$4` only the games of these slots, or NULL for every game),
+/// skipping rows another node is claiming.
 const CLAIM_WAKES: &str = include_str!("sql/claim_wakes.sql");
+
+/// The earliest wake of the games of slots `$1`.
+const NEXT_WAKE_OF_SLOTS: &str = "SELECT min(w.wake_at_ms) FROM unnest($1::integer[]) s(slot), \
+     LATERAL (SELECT wake_at_ms FROM games WHERE games.slot = s.slot \
+     AND wake_at_ms IS NOT NULL ORDER BY wake_at_ms LIMIT 1) w";
 
 /// How long a connection may sit in the pool and still be handed out
 /// without a ping first.
@@ -154,7 +162,16 @@ async fn connect(url: &str, max_connections: u32, read_only: bool) -> Result<PgP
     // PostgreSQL spent about 240 µs of CPU per move instead of 160 (issue
     // 15's profile of the G=64 workload). Sequential scans are left for
     // statements that have no index to use.
-    let mut settings = vec![("synchronous_commit", "on"), ("enable_seqscan", "off")];
+    //
+    // With sequential scans priced out, a statement that must scan (the
+    // lease round reads every slot) looks a billion times dearer than it
+    // is, and PostgreSQL compiled it with JIT first: 350 ms a lease round
+    // instead of a few. No statement here is long enough for JIT to pay.
+    let mut settings = vec![
+        ("synchronous_commit", "on"),
+        ("enable_seqscan", "off"),
+        ("jit", "off"),
+    ];
     if read_only {
         settings.push(("default_transaction_read_only", "on"));
     }
@@ -254,6 +271,8 @@ impl EventStore for PostgresStore {
                 status: game.game.status,
                 seat_token_hashes: None,
                 wake: game.game.wake,
+                // An import writes a whole game at once, under no lease.
+                fence: None,
             };
             let wrote = write_all(&mut *tx, &self.node, &[], &[&rest])
                 .await
@@ -289,6 +308,7 @@ impl EventStore for PostgresStore {
         now_ms: i64,
         lease_ms: i64,
         limit: u32,
+        slots: Option<&[i32]>,
     ) -> Result<Vec<DueWake>, StoreError> {
         // The rows another node is claiming right now are skipped, not
         // waited for: each due game goes to one node.
@@ -296,6 +316,7 @@ impl EventStore for PostgresStore {
             .bind(now_ms)
             .bind(now_ms.saturating_add(lease_ms))
             .bind(i64::from(limit))
+            .bind(slots)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows
@@ -304,8 +325,32 @@ impl EventStore for PostgresStore {
             .collect())
     }
 
-    async fn next_wake(&self) -> Result<Option<i64>, StoreError> {
-        Reads::next_wake(&self.pool).await
+    async fn next_wake(&self, slots: Option<&[i32]>) -> Result<Option<i64>, StoreError> {
+        match slots {
+            None => Reads::next_wake(&self.pool).await,
+            // One probe of the slot's wake index per slot held.
+            Some(slots) => Ok(sqlx::query_scalar(NEXT_WAKE_OF_SLOTS)
+                .bind(slots)
+                .fetch_one(&self.pool)
+                .await?),
+        }
+    }
+
+    async fn slot_count(&self) -> Result<Option<u32>, StoreError> {
+        leases::slot_count(&self.pool).await.map(Some)
+    }
+
+    async fn lease_round(&self, round: LeaseRound) -> Result<Vec<SlotHolder>, StoreError> {
+        leases::lease_round(&self.pool, &round).await
+    }
+
+    async fn release_leases(
+        &self,
+        node: &str,
+        slots: &[(i32, i64)],
+        leaving: bool,
+    ) -> Result<(), StoreError> {
+        leases::release(&self.pool, node, slots, leaving).await
     }
 
     async fn load(&self, game_id: &str, from: LoadFrom) -> Result<Option<GameLog>, StoreError> {

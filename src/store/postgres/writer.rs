@@ -27,18 +27,22 @@ pub(super) const WRITE_QUEUE: usize = 4096;
 /// id is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in
 /// `created`.
 ///
-/// Each append (`$1..$10` and its wake `$28`, `$29`, one array element per
-/// append) moves its game row
-/// from `expected` to `next` only where the row still stands at `expected`
-/// (a row another writer moved first is not in `moved`: that append
-/// conflicts, raising no error). Then the events of the appends that moved
+/// Each append (`$1..$10`, its wake `$28`, `$29` and its fence `$34..$36`,
+/// one array element per append) moves its game row from `expected` to
+/// `next` only where the row still stands at `expected` (a row another
+/// writer moved first is not in `moved`: that append conflicts, raising no
+/// error) and, for an append with a fence, only while its slot's lease is
+/// still held by the fence's node at the fence's epoch and has not ended by
+/// the database's clock. The lease row is read `FOR SHARE`, so a new holder's
+/// acquiring waits for this statement to commit: an append lands before the
+/// next holder loads the game, or not at all (it is `fenced`). Then the events of the appends that moved
 /// (`$12..$16` and the chain values `$32`, one element per event), their requests and seat token
 /// hashes are written.
 ///
 /// `pg_notify` tells the other nodes about the games created or moved: one
 /// notification on channel `$17` for up to `$27` games, from node `$26`
-/// (see [`super::notify::notice_changes`]). The rows returned are those games, each with whether it
-/// was created (else it moved).
+/// (see [`super::notify::notice_changes`]). The rows returned are those games, each with
+/// `created` or `moved`, and the fenced appends' games with `fenced`.
 pub(super) const WRITE_GROUP: &str = include_str!("sql/write_group.sql");
 
 /// A write for the writer task.
@@ -69,11 +73,13 @@ fn column<'a, T, U>(items: &'a [T], f: impl Fn(&'a T) -> U) -> Vec<U> {
     items.iter().map(f).collect()
 }
 
-/// The games a [`WRITE_GROUP`] wrote: those created, those that moved.
+/// The games a [`WRITE_GROUP`] wrote: those created, those that moved; and
+/// the appends it refused for their fence.
 #[derive(Debug, Default)]
 pub(super) struct Wrote {
     pub(super) created: HashSet<String>,
     pub(super) moved: HashSet<String>,
+    pub(super) fenced: HashSet<String>,
 }
 
 /// Runs [`WRITE_GROUP`] for `creates` and `appends` on `executor` (the ids
@@ -94,7 +100,8 @@ where
         .flat_map(|a| a.events.iter().map(|e| (a.game_id.as_str(), e)))
         .collect();
     let create_requests: Vec<_> = creates.iter().map(|g| g.request.as_ref()).collect();
-    let rows: Vec<(String, bool)> = sqlx::query_as(WRITE_GROUP)
+    let fences: Vec<_> = appends.iter().map(|a| a.fence.as_ref()).collect();
+    let rows: Vec<(String, String)> = sqlx::query_as(WRITE_GROUP)
         .bind(column(appends, |a| a.game_id.as_str()))
         .bind(column(appends, |a| a.expected as i64))
         .bind(column(appends, |a| {
@@ -138,15 +145,18 @@ where
         .bind(column(creates, |g| g.wake.absent_since_ms))
         .bind(column(&events, |(_, e)| &e.chain[..]))
         .bind(column(creates, |g| &g.created.chain[..]))
+        .bind(column(&fences, |f| f.map(|f| &*f.node)))
+        .bind(column(&fences, |f| f.map(|f| f.slot)))
+        .bind(column(&fences, |f| f.map(|f| f.epoch)))
         .fetch_all(executor)
         .await?;
     let mut wrote = Wrote::default();
-    for (game_id, created) in rows {
-        if created {
-            wrote.created.insert(game_id);
-        } else {
-            wrote.moved.insert(game_id);
-        }
+    for (game_id, outcome) in rows {
+        match outcome.as_str() {
+            "created" => wrote.created.insert(game_id),
+            "fenced" => wrote.fenced.insert(game_id),
+            _ => wrote.moved.insert(game_id),
+        };
     }
     Ok(wrote)
 }
@@ -231,7 +241,8 @@ enum GroupError {
 /// Runs `group` (no two new games with one id) as one [`WRITE_GROUP`]
 /// statement, committed on its own. Returns each write's own result: `Ok`,
 /// [`StoreError::GameExists`] for a new game whose id or request id was
-/// taken, [`StoreError::Conflict`] for an append that lost a race.
+/// taken, [`StoreError::Conflict`] for an append that lost a race,
+/// [`StoreError::Fenced`] for an append whose slot lease is no longer held.
 async fn commit_group(
     pool: &PgPool,
     node: &str,
@@ -268,6 +279,9 @@ async fn commit_group(
             Write::Create(_) if wrote.created.contains(job.write.game_id()) => Ok(()),
             Write::Create(_) => Err(StoreError::GameExists),
             Write::Append(_) if wrote.moved.contains(job.write.game_id()) => Ok(()),
+            Write::Append(_) if wrote.fenced.contains(job.write.game_id()) => {
+                Err(StoreError::Fenced)
+            }
             Write::Append(_) => Err(StoreError::Conflict),
         })
         .collect())

@@ -349,6 +349,8 @@ fn insert_restored(conn: &Connection, game: &RestoredGame) -> Result<(), StoreEr
         status: game.game.status,
         seat_token_hashes: None,
         wake: game.game.wake,
+        // An import writes a whole game at once, under no lease.
+        fence: None,
     };
     insert_append(conn, &rest)
 }

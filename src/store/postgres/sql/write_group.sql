@@ -19,14 +19,23 @@ created_events AS (
 a AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[],
         $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[],
-        $28::bigint[], $29::bigint[])
+        $28::bigint[], $29::bigint[], $34::text[], $35::integer[], $36::bigint[])
       AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint,
-        first_sequence, last_sequence, wake_at_ms, absent_since_ms)),
+        first_sequence, last_sequence, wake_at_ms, absent_since_ms, fence_node, slot, epoch)),
+fenced_in AS (
+    SELECT a.game_id FROM a JOIN slot_leases l ON l.slot = a.slot AND l.epoch = a.epoch
+      AND l.node = a.fence_node AND l.expires_at > now()
+    ORDER BY l.slot
+    FOR SHARE OF l),
+fenced_out AS (
+    SELECT a.game_id FROM a
+    WHERE a.slot IS NOT NULL AND a.game_id NOT IN (SELECT game_id FROM fenced_in)),
 moved AS (
     UPDATE games g SET last_sequence = a.next, status = a.status,
       wake_at_ms = a.wake_at_ms, absent_since_ms = a.absent_since_ms,
       seat_token_hashes = CASE WHEN a.set_hashes THEN a.hashes ELSE g.seat_token_hashes END
     FROM a WHERE g.game_id = a.game_id AND g.last_sequence = a.expected
+      AND (a.slot IS NULL OR a.game_id IN (SELECT game_id FROM fenced_in))
     RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence,
       a.last_sequence),
 inserted AS (
@@ -42,11 +51,12 @@ requested AS (
     SELECT game_id, request_id, fingerprint, first_sequence, last_sequence
     FROM moved WHERE request_id IS NOT NULL),
 wrote AS (
-    SELECT game_id, next, false AS created FROM moved
-    UNION ALL SELECT game_id, 1, true FROM created),
+    SELECT game_id, next, 'moved' AS outcome FROM moved
+    UNION ALL SELECT game_id, 1, 'created' FROM created),
 notified AS (
     SELECT count(pg_notify($17, $26 || ';' || changes)) FROM (
       SELECT string_agg(game_id || ':' || next, ',') AS changes
       FROM (SELECT game_id, next, (row_number() OVER ()) / $27 AS chunk FROM wrote) w
       GROUP BY chunk) c)
-SELECT wrote.game_id, wrote.created FROM wrote, notified
+SELECT wrote.game_id, wrote.outcome FROM wrote, notified
+UNION ALL SELECT game_id, 'fenced' FROM fenced_out

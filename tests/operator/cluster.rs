@@ -1,0 +1,506 @@
+//! One owner per game: slot leases in PostgreSQL, fencing, forwarding and
+//! handoff, with real servers on one fresh schema (in this process, or the
+//! real binary where a node must die by SIGKILL). Named `cluster::<test>`;
+//! ignored (or failed, with `PLYLOG_REQUIRE_POSTGRES=1`) without
+//! PostgreSQL.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use libtest_mimic::Trial;
+use plylog::api::auth::AccessSettings;
+use plylog::app::{ClusterSettings, Settings};
+use plylog::metrics::Sample;
+use plylog::proto::{self as pb};
+use plylog::registry::ownership::slot_of;
+use plylog::registry::{Registry, RegistrySettings};
+use rand::{Rng, SeedableRng};
+use sqlx::{Connection, PgConnection};
+use tonic::Code;
+
+use plylog_testkit::optional::{self, trial};
+use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured};
+use plylog_testkit::process::{Server, plylog};
+use plylog_testkit::wait::{wait_for, wait_until};
+use plylog_testkit::{
+    App, connect, create_mnk, metadata, place, plain_move_request, reason, seed, spawn_app,
+    timed_tic_tac_toe,
+};
+
+/// The slot count the first migration fixes.
+const SLOTS: u32 = 1024;
+
+/// The cluster tests.
+pub(crate) fn trials() -> Vec<Trial> {
+    let postgres = optional::availability(
+        "cluster",
+        postgres_configured(),
+        "PLYLOG_REQUIRE_POSTGRES",
+        "no PostgreSQL is configured: set DATABASE_URL=postgres://... (or PLYLOG_TEST_BACKEND=postgres) to run these tests",
+    );
+    vec![
+        trial(
+            "cluster::the_server_and_the_database_put_every_game_in_the_same_slot",
+            &postgres,
+            the_server_and_the_database_put_every_game_in_the_same_slot,
+        ),
+        trial(
+            "cluster::a_node_alone_holds_every_slot_from_its_first_call",
+            &postgres,
+            a_node_alone_holds_every_slot_from_its_first_call,
+        ),
+        trial(
+            "cluster::two_nodes_divide_the_slots_and_each_game_runs_on_one_of_them",
+            &postgres,
+            two_nodes_divide_the_slots_and_each_game_runs_on_one_of_them,
+        ),
+        trial(
+            "cluster::an_append_under_a_lease_that_moved_on_is_fenced_and_writes_nothing",
+            &postgres,
+            an_append_under_a_lease_that_moved_on_is_fenced_and_writes_nothing,
+        ),
+        trial(
+            "cluster::a_graceful_stop_hands_every_slot_to_the_other_node",
+            &postgres,
+            a_graceful_stop_hands_every_slot_to_the_other_node,
+        ),
+        trial(
+            "cluster::with_redirect_a_call_for_another_nodes_game_names_its_owner",
+            &postgres,
+            with_redirect_a_call_for_another_nodes_game_names_its_owner,
+        ),
+        trial(
+            "cluster::a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots",
+            &postgres,
+            a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots,
+        ),
+        trial(
+            "cluster::a_node_restarted_under_its_name_takes_its_slots_back_at_once",
+            &postgres,
+            a_node_restarted_under_its_name_takes_its_slots_back_at_once,
+        ),
+    ]
+}
+
+/// A node on `url` with leases of `lease`, redirecting when `redirect`.
+async fn node(url: &str, lease: Duration, redirect: bool) -> App {
+    let settings = Settings {
+        postgres_connections: 4,
+        registry: RegistrySettings {
+            heartbeat_interval: Duration::from_millis(200),
+            ..RegistrySettings::default()
+        },
+        shutdown_grace: Duration::from_secs(1),
+        access: AccessSettings {
+            seat_tokens: false,
+            ..AccessSettings::default()
+        },
+        cluster: ClusterSettings {
+            lease,
+            redirect,
+            ..ClusterSettings::default()
+        },
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
+    };
+    spawn_app(settings).await
+}
+
+/// A metric's value from `registry`'s metrics (0 when it has no sample).
+fn metric(registry: &Registry, name: &str) -> f64 {
+    registry
+        .metrics()
+        .encode(Sample::default())
+        .lines()
+        .filter(|line| line.starts_with(name))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+async fn database(url: &str) -> PgConnection {
+    PgConnection::connect(url)
+        .await
+        .expect("the test schema answers")
+}
+
+async fn the_server_and_the_database_put_every_game_in_the_same_slot() {
+    let seed = seed::seed("the_server_and_the_database_put_every_game_in_the_same_slot");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let schema = fresh_postgres_schema().await;
+    // The migrations make the function.
+    let app = node(&schema.url, Duration::from_secs(6), false).await;
+    let mut db = database(&schema.url).await;
+    let alphabet: Vec<char> = "ABCxyz0189._~-é".chars().collect();
+    for n in 0..2_000 {
+        let len = rng.random_range(1..=40);
+        let id: String = (0..len)
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+            .collect();
+        let slots = if n % 2 == 0 { SLOTS } else { 7 };
+        let stored: i32 = sqlx::query_scalar("SELECT plylog_slot($1, $2)")
+            .bind(&id)
+            .bind(slots as i32)
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+        assert_eq!(stored as u32, slot_of(&id, slots), "game id {id:?}");
+    }
+    // And the row of a created game holds it.
+    let mut client = connect(app.addr.port()).await;
+    client
+        .create_game(create_mnk("slotted", 3, 3, 3))
+        .await
+        .unwrap();
+    let stored: i32 = sqlx::query_scalar("SELECT slot FROM games WHERE game_id = 'slotted'")
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+    assert_eq!(stored as u32, slot_of("slotted", SLOTS));
+    println!("2,000 random ids: the same slot in Rust and in SQL");
+}
+
+async fn a_node_alone_holds_every_slot_from_its_first_call() {
+    let schema = fresh_postgres_schema().await;
+    let app = node(&schema.url, Duration::from_secs(6), false).await;
+    assert_eq!(app.registry.served_slot_count(), SLOTS as usize);
+    let mut client = connect(app.addr.port()).await;
+    client
+        .create_game(create_mnk("alone", 3, 3, 3))
+        .await
+        .unwrap();
+    client
+        .submit_move(plain_move_request("alone", 0, place(1, 1)))
+        .await
+        .expect("the only node runs every game");
+    assert!(app.registry.is_live("alone"));
+    assert_eq!(metric(&app.registry, "plylog_forwarded_calls"), 0.0);
+    assert_eq!(metric(&app.registry, "plylog_slots_owned"), SLOTS as f64);
+}
+
+/// Waits until the nodes' held slots add up to every slot, each node
+/// holding some; returns how many each holds.
+async fn settled(apps: &[&App]) -> Vec<usize> {
+    wait_for(
+        "the slots divided between the nodes",
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        async || {
+            let held: Vec<usize> = apps
+                .iter()
+                .map(|a| a.registry.served_slot_count())
+                .collect();
+            (held.iter().sum::<usize>() == SLOTS as usize && held.iter().all(|h| *h > 0))
+                .then_some(held)
+        },
+    )
+    .await
+}
+
+async fn two_nodes_divide_the_slots_and_each_game_runs_on_one_of_them() {
+    let schema = fresh_postgres_schema().await;
+    let lease = Duration::from_millis(1_500);
+    let a = node(&schema.url, lease, false).await;
+    let b = node(&schema.url, lease, false).await;
+    let held = settled(&[&a, &b]).await;
+    // Rendezvous hashing: each slot a coin toss between the two nodes
+    // (1024 tosses: 512 ± 3 × 16).
+    for h in &held {
+        assert!((440..=584).contains(h), "slots held {held:?}");
+    }
+    let nodes = [connect(a.addr.port()).await, connect(b.addr.port()).await];
+    let mut owners = HashSet::new();
+    for g in 0..32usize {
+        let mut via = nodes[g % 2].clone();
+        let request = if g % 4 < 2 {
+            create_mnk(&format!("named-{g}"), 3, 3, 3)
+        } else {
+            create_mnk("", 3, 3, 3)
+        };
+        let game = via
+            .create_game(request)
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        // Every move through the other node.
+        let mut other = nodes[(g + 1) % 2].clone();
+        for (seat, (row, col)) in [(0, (0, 0)), (1, (1, 1)), (0, (2, 2))] {
+            let reply = other
+                .submit_move(plain_move_request(&game.game_id, seat, place(row, col)))
+                .await
+                .expect("a move through either node");
+            if let Some(owner) = reply.metadata().get("plylog-owner") {
+                owners.insert(owner.to_str().unwrap().to_owned());
+            }
+        }
+        let live: Vec<bool> = [&a, &b]
+            .iter()
+            .map(|app| app.registry.is_live(&game.game_id))
+            .collect();
+        assert_eq!(
+            live.iter().filter(|l| **l).count(),
+            1,
+            "game {} in memory on exactly one node: {live:?}",
+            game.game_id
+        );
+    }
+    // A move passed on came back naming the node that ran it.
+    let addresses: HashSet<String> = [&a, &b].iter().map(|a| a.addr.to_string()).collect();
+    assert!(
+        !owners.is_empty() && owners.is_subset(&addresses),
+        "{owners:?}"
+    );
+    let forwarded = metric(&a.registry, "plylog_forwarded_calls")
+        + metric(&b.registry, "plylog_forwarded_calls");
+    assert!(forwarded > 0.0);
+    println!("slots held {held:?}; {forwarded} calls passed on; every game in memory on one node");
+}
+
+async fn an_append_under_a_lease_that_moved_on_is_fenced_and_writes_nothing() {
+    let schema = fresh_postgres_schema().await;
+    let app = node(&schema.url, Duration::from_secs(3), false).await;
+    let mut client = connect(app.addr.port()).await;
+    client
+        .create_game(create_mnk("fenced", 3, 3, 3))
+        .await
+        .unwrap();
+    client
+        .submit_move(plain_move_request("fenced", 0, place(0, 0)))
+        .await
+        .unwrap();
+    // Another holder took the slot (as after this node paused past its
+    // lease), and this node has not heard of it yet.
+    let mut db = database(&schema.url).await;
+    sqlx::query(
+        "UPDATE slot_leases SET epoch = epoch + 1 WHERE slot = plylog_slot('fenced', 1024)",
+    )
+    .execute(&mut db)
+    .await
+    .unwrap();
+    let mut request = plain_move_request("fenced", 1, place(1, 1));
+    request.request_id = "the-fenced-move".into();
+    let refused = client
+        .submit_move(request.clone())
+        .await
+        .expect_err("an append under a lease that moved on");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    assert_eq!(reason(&refused), "NOT_OWNER");
+    let (last, events): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT last_sequence FROM games WHERE game_id = 'fenced'), \
+         (SELECT count(*) FROM events WHERE game_id = 'fenced')",
+    )
+    .fetch_one(&mut db)
+    .await
+    .unwrap();
+    assert_eq!(
+        (last, events),
+        (2, 2),
+        "nothing of the fenced append was written"
+    );
+    assert_eq!(metric(&app.registry, "plylog_appends_fenced"), 1.0);
+    // The node takes the slot again at its next round (it is the only
+    // node), and the same request then lands once.
+    let reply = wait_for(
+        "the slot taken again",
+        Duration::from_secs(20),
+        Duration::from_millis(50),
+        async || client.clone().submit_move(request.clone()).await.ok(),
+    )
+    .await
+    .into_inner();
+    assert_eq!(reply.game.unwrap().last_sequence, 3);
+    let again = client.submit_move(request).await.unwrap().into_inner();
+    assert_eq!(
+        again.game.unwrap().last_sequence,
+        3,
+        "the retry's original reply"
+    );
+}
+
+async fn a_graceful_stop_hands_every_slot_to_the_other_node() {
+    let schema = fresh_postgres_schema().await;
+    // A lease far longer than the wait: the other node can only have the
+    // slots in time if the stopping node released them.
+    let lease = Duration::from_secs(120);
+    let a = node(&schema.url, lease, false).await;
+    let b = node(&schema.url, Duration::from_millis(1_200), false).await;
+    // B joins: A gives up B's share at A's next round (every 20 s with
+    // this lease), so B starts with none; A's stop hands over all.
+    let mut client = connect(b.addr.port()).await;
+    client
+        .create_game(create_mnk("handed-over", 3, 3, 3))
+        .await
+        .unwrap();
+    a.stop().await;
+    wait_until("B holds every slot", Duration::from_secs(10), || {
+        b.registry.served_slot_count() == SLOTS as usize
+    })
+    .await;
+    client
+        .submit_move(plain_move_request("handed-over", 0, place(1, 1)))
+        .await
+        .expect("B runs the game now");
+    assert!(b.registry.is_live("handed-over"));
+}
+
+async fn with_redirect_a_call_for_another_nodes_game_names_its_owner() {
+    let schema = fresh_postgres_schema().await;
+    let lease = Duration::from_millis(1_500);
+    let a = node(&schema.url, lease, true).await;
+    let b = node(&schema.url, lease, false).await;
+    settled(&[&a, &b]).await;
+    // A game B runs: created through B with B's pick of id.
+    let mut via_b = connect(b.addr.port()).await;
+    let game = via_b
+        .create_game(create_mnk("", 3, 3, 3))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(
+        b.registry.is_live(&game.game_id),
+        "B picks an id in its slots"
+    );
+    let mut via_a = connect(a.addr.port()).await;
+    let refused = via_a
+        .submit_move(plain_move_request(&game.game_id, 0, place(0, 0)))
+        .await
+        .expect_err("A redirects");
+    assert_eq!(refused.code(), Code::Unavailable);
+    assert_eq!(reason(&refused), "NOT_OWNER");
+    assert_eq!(metadata(&refused, "owner"), Some(b.addr.to_string()));
+    assert!(!a.registry.is_live(&game.game_id));
+}
+
+/// The real binary on `url`, with `more` arguments.
+fn binary_node(url: &str, more: &[&str]) -> Server {
+    Server::start(
+        |port| {
+            let mut command = plylog();
+            command
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--database-url", url, "--no-seat-tokens"])
+                .args(more);
+            command
+        },
+        0,
+    )
+}
+
+async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
+    const GAMES: usize = 24;
+    let schema = fresh_postgres_schema().await;
+    let lease = ["--slot-lease-ms", "1500"];
+    let doomed = binary_node(&schema.url, &lease);
+    let survivor = binary_node(&schema.url, &lease);
+    let mut via_doomed = connect(doomed.port).await;
+    let survivor_client = connect(survivor.port).await;
+    let survivor_addr = format!("127.0.0.1:{}", survivor.port);
+    // Games the doomed node runs: it picks their ids in its slots.
+    wait_for(
+        "the doomed node to hold slots",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        async || {
+            let mut db = database(&schema.url).await;
+            let held: i64 = sqlx::query_scalar(
+                "SELECT count(DISTINCT node) FROM slot_leases WHERE expires_at > now()",
+            )
+            .fetch_one(&mut db)
+            .await
+            .ok()?;
+            (held == 2).then_some(())
+        },
+    )
+    .await;
+    let mut ids = Vec::new();
+    for _ in 0..GAMES {
+        let game = via_doomed
+            .create_game(timed_tic_tac_toe("", 3))
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        ids.push(game.game_id);
+    }
+    let mut db = database(&schema.url).await;
+    let on_doomed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM games g JOIN slot_leases l ON l.slot = g.slot \
+         WHERE l.node <> $1",
+    )
+    .bind(&survivor_addr)
+    .fetch_one(&mut db)
+    .await
+    .unwrap();
+    drop(doomed);
+    for id in &ids {
+        let game = wait_for(
+            &format!("{id} to time out on the survivor"),
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            async || {
+                let game = survivor_client
+                    .clone()
+                    .get_game(pb::GetGameRequest {
+                        game_id: id.clone(),
+                        at_sequence: None,
+                    })
+                    .await
+                    .ok()?
+                    .into_inner()
+                    .game?;
+                (game.position.as_ref()?.status == pb::GameStatus::Won as i32).then_some(game)
+            },
+        )
+        .await;
+        assert_eq!(
+            game.last_sequence, 3,
+            "{id}: one TimeExpired, one GameEnded"
+        );
+    }
+    let expired: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT game_id, count(*) FROM events WHERE event_type = 'time_expired' \
+         GROUP BY game_id",
+    )
+    .fetch_all(&mut db)
+    .await
+    .unwrap();
+    assert_eq!(expired.len(), GAMES);
+    assert!(expired.iter().all(|(_, n)| *n == 1), "{expired:?}");
+    println!(
+        "{GAMES} timed games ({on_doomed} in the killed node's slots): each timed out once on the survivor"
+    );
+}
+
+async fn a_node_restarted_under_its_name_takes_its_slots_back_at_once() {
+    let schema = fresh_postgres_schema().await;
+    // With a lease of ten minutes, only taking its own leases back lets the
+    // restarted node serve before the test times out.
+    let args = ["--slot-lease-ms", "600000", "--node-name", "the-node"];
+    let first = binary_node(&schema.url, &args);
+    let mut client = connect(first.port).await;
+    client
+        .create_game(create_mnk("kept", 3, 3, 3))
+        .await
+        .unwrap();
+    drop(first);
+    let second = binary_node(&schema.url, &args);
+    let mut client = connect(second.port).await;
+    client
+        .submit_move(plain_move_request("kept", 0, place(1, 1)))
+        .await
+        .expect("the restarted node runs its games from its first call");
+    let mut db = database(&schema.url).await;
+    let (nodes, min_epoch, max_epoch): (i64, i64, i64) =
+        sqlx::query_as("SELECT count(DISTINCT node), min(epoch), max(epoch) FROM slot_leases")
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+    assert_eq!(
+        (nodes, min_epoch, max_epoch),
+        (1, 2, 2),
+        "every slot taken again, once"
+    );
+}
