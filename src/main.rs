@@ -185,10 +185,6 @@ struct ServeArgs {
     /// postgres://user@host:port/database (shared by several nodes).
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
     database_url: String,
-    /// With PostgreSQL: milliseconds between checks of every game in memory
-    /// for events other nodes appended (the safety net under LISTEN/NOTIFY).
-    #[arg(long, env = "PLYLOG_CATCH_UP_INTERVAL_MS", default_value_t = 2000)]
-    catch_up_interval_ms: u64,
     /// Connections in the PostgreSQL pool.
     #[arg(long, env = "PLYLOG_POSTGRES_CONNECTIONS", default_value_t = 16)]
     postgres_connections: u32,
@@ -394,7 +390,6 @@ impl ServeArgs {
                 max_live_games: self.max_live_games.max(1),
                 max_live_bytes: self.max_live_memory_mb.max(1).saturating_mul(1 << 20),
                 mailbox: self.mailbox.max(1),
-                catch_up_interval: Duration::from_millis(self.catch_up_interval_ms.max(10)),
                 snapshot_every: self.snapshot_every,
                 engines: EngineSettings {
                     bot_threads: self

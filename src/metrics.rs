@@ -307,13 +307,13 @@ impl Metrics {
         let store_catch_ups = Counter::default();
         c.register(
             "store_catch_ups",
-            "Times a game in memory read events another node appended (PostgreSQL with several nodes)",
+            "Times a game in memory read events it did not write itself: after an append whose outcome was unknown, or one that lost to a write behind its back (PostgreSQL)",
             store_catch_ups.clone(),
         );
         let store_catch_up_events = Counter::default();
         c.register(
             "store_catch_up_events",
-            "Events read from other nodes' appends",
+            "Events read by those catch-ups",
             store_catch_up_events.clone(),
         );
         let bot_moves = Family::<EngineLabel, Counter>::default();

@@ -14,8 +14,8 @@
 //! - `queries`: the read side: views, legal moves, replay pages, past
 //!   states rebuilt from the store, the list of games.
 //! - `analysis`: SuggestMove and AnalyzePosition.
-//! - `cluster`: a shared store's change feed and the referenced clock's
-//!   corrections.
+//! - `cluster`: the referenced clock's corrections; `ownership`: slots,
+//!   their leases and where a game's calls go.
 //! - `actor/`: the task that owns one game's state and runs its commands one
 //!   at a time (its own `mod.rs` maps its jobs).
 //! - `stream`: StreamEvents, history then live with no gap or duplicate.
@@ -75,7 +75,7 @@ use crate::metrics::Metrics;
 use crate::store::EventStore;
 use crate::tokens::SeatTokenKeys;
 use actor::{Actor, Loaded, Msg};
-use cluster::{follow_changes, keep_clock_corrected};
+use cluster::keep_clock_corrected;
 use residency::{ActorShared, Budget, Limits, make_room};
 
 #[derive(Clone)]
@@ -162,19 +162,18 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry over `store`, deriving seat tokens with `keys`. On a
-    /// shared store it follows the store's change feed, telling each game in
-    /// memory to catch up when another node appends to it (and every one of
-    /// them periodically). With `ownership` (a store with slots) it runs
-    /// only the games of the slots it holds, and keeps its leases (see
-    /// [`Registry::keep_leases`]; call it once before serving).
+    /// A registry over `store`, deriving seat tokens with `keys`. With
+    /// `ownership` (a store with slots) it runs only the games of the slots
+    /// it holds, and keeps its leases (see [`Registry::keep_leases`]; call
+    /// it once before serving): the only node that writes a game is the one
+    /// that has it in memory, which so never needs to read what others
+    /// wrote.
     pub fn new(
         store: Arc<dyn EventStore>,
         settings: RegistrySettings,
         keys: Option<SeatTokenKeys>,
         ownership: Option<Ownership>,
     ) -> Self {
-        let changes = store.changes();
         let shutdown = CancellationToken::new();
         let thinking = thinking::Thinking::new(settings.engines, shutdown.clone());
         let settings_heavy = settings.heavy_reads;
@@ -204,10 +203,6 @@ impl Registry {
         if registry.inner.ownership.is_some() {
             let weak = Arc::downgrade(&registry.inner);
             tokio::spawn(ownership::keep_leases(weak));
-        }
-        if let Some(changes) = changes {
-            let weak = Arc::downgrade(&registry.inner);
-            tokio::spawn(follow_changes(weak, changes));
         }
         if matches!(registry.settings().clock, Clock::Referenced(_)) {
             let weak = Arc::downgrade(&registry.inner);

@@ -11,7 +11,7 @@
 //! view of the cluster.
 //!
 //! A node stops serving a slot by its own monotonic clock before the lease
-//! can end in the database ([`Held::valid_until`]), evicts the slot's games
+//! can end in the database (`Held::valid_until`), evicts the slot's games
 //! when it stops, and releases the lease (so the next holder need not wait
 //! for it to end). Every append carries the slot's epoch ([`Fence`]) and the
 //! write statement refuses it when that is no longer the slot's: an owner

@@ -35,10 +35,6 @@ pub struct RegistrySettings {
     /// buffers). Idle games are evicted, least recently used first, to keep
     /// under it.
     pub max_live_bytes: usize,
-    /// On a shared store (Postgres), how often every game in memory catches
-    /// up from the store even without a notification (default 2 s): the
-    /// safety net for notifications lost while a connection was down.
-    pub catch_up_interval: Duration,
     /// Where the server reads the time for commands, events and deadlines
     /// (the system clock; tests set a manual one).
     pub clock: Clock,
@@ -67,7 +63,6 @@ impl Default for RegistrySettings {
             max_streams_per_game: 1_000,
             max_live_games: 100_000,
             max_live_bytes: 2 << 30,
-            catch_up_interval: Duration::from_secs(2),
             clock: Clock::System,
             engines: EngineSettings::default(),
             heavy_reads: HeavyReadSettings::default(),

@@ -10,13 +10,14 @@
 //! - this file: [`EventStore`], the trait every backend implements, and the
 //!   helpers both backends share (migrations pending, column forms).
 //! - `records`: the values the trait takes and gives ([`NewGame`],
-//!   [`Append`], [`GameLog`], [`Change`], ...); `error`: [`StoreError`].
+//!   [`Append`], [`GameLog`], [`Fence`], ...); `error`: [`StoreError`].
 //! - `open`: [`Database`], a database URL parsed, and the store it opens,
 //!   migrated or read-only ([`StoreOptions`]).
 //! - [`SqliteStore`] (`sqlite`, `sqlite/`): the embedded default; one writer
 //!   thread group-commits the appends of many games in one transaction.
 //! - [`PostgresStore`] (`postgres/`): one database shared by several nodes,
-//!   which wake each other with LISTEN/NOTIFY ([`EventStore::changes`]).
+//!   each running the games of the slots whose leases it holds
+//!   ([`EventStore::lease_round`]).
 //! - `reads`: the read statements both backends run through sqlx.
 //! - [`chain`]: the events' integrity chain.
 
@@ -33,15 +34,14 @@ use self::error::classify;
 pub use open::{Database, OpenError, StoreOptions, redacted};
 pub use postgres::PostgresStore;
 pub use records::{
-    Append, Change, CreationRecord, DueWake, Fence, GameLog, GameRecord, LeaseRound, ListOrder,
-    LoadFrom, LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RequestRecord,
+    Append, CreationRecord, DueWake, Fence, GameLog, GameRecord, LeaseRound, ListOrder, LoadFrom,
+    LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RequestRecord,
     RestoredGame, SharedPresence, SlotHolder, Snapshot, StoredEvent, TokenHash, Wake,
 };
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
 use sqlx::migrate::{Migrate, Migrator};
-use tokio::sync::mpsc;
 
 /// Keeps a snapshot `($1 game_id, $2 sequence, $3 payload)` unless its game
 /// has one at the same or a later sequence: the statement both stores run
@@ -217,17 +217,6 @@ pub trait EventStore: Send + Sync + 'static {
         limit: u32,
     ) -> Result<LogTail, StoreError>;
 
-    /// The last sequence of each of `game_ids` that exists, for a shared
-    /// store's periodic catch-up (one query for all the games a node holds).
-    /// A store only this process writes answers nothing.
-    ///
-    /// # Errors
-    /// Database errors.
-    async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
-        let _ = game_ids;
-        Ok(Vec::new())
-    }
-
     /// The database's clock now, Unix epoch milliseconds, for the nodes of
     /// a shared store to correct their clocks toward (see
     /// [`crate::registry::Clock::correct`]); `None` for a store only this
@@ -239,18 +228,11 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Whether other processes may append to this store's games, so a cached
-    /// game must catch up before it decides or answers (true for Postgres).
+    /// Whether several nodes share this store (true for PostgreSQL): they
+    /// correct their clocks toward the database's and share seat presence,
+    /// and each runs only the games of the slots it holds.
     fn shared(&self) -> bool {
         false
-    }
-
-    /// A feed of appends made by any node, when the store has one: each
-    /// [`Change::Appended`] tells that a game moved on, [`Change::Missed`]
-    /// that some may have gone unreported. `None` for a store only this
-    /// process writes. Call once.
-    fn changes(&self) -> Option<mpsc::Receiver<Change>> {
-        None
     }
 
     /// Records this node's presence count for a seat, under the store's

@@ -1,8 +1,8 @@
 //! The values the [`EventStore`] trait takes and gives: what a write
 //! appends ([`NewGame`], [`Append`], [`NewEvent`], [`RequestRecord`],
 //! [`Wake`]), what a read gives back ([`GameLog`], [`StoredEvent`],
-//! [`LogTail`], [`Snapshot`], [`GameRecord`], ...), presence, and the
-//! change feed's [`Change`].
+//! [`LogTail`], [`Snapshot`], [`GameRecord`], ...), presence, and slot
+//! leases ([`Fence`], [`LeaseRound`], [`SlotHolder`]).
 
 use std::sync::Arc;
 
@@ -341,19 +341,4 @@ pub struct CreationRecord {
     /// The game's seat token hashes now (empty: none), from which the
     /// tokens CreateGame returned are derived again.
     pub seat_token_hashes: Vec<TokenHash>,
-}
-
-/// Something another node did to the shared log, as a store reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// The game's log now reaches `sequence`.
-    Appended {
-        /// The game.
-        game_id: String,
-        /// Its last sequence.
-        sequence: u64,
-    },
-    /// Changes may have been missed (the listening connection was lost):
-    /// every cached game should catch up from the store.
-    Missed,
 }

@@ -69,24 +69,14 @@ pub(crate) fn trials() -> Vec<Trial> {
     );
     vec![
         trial(
-            "multinode::a_node_that_missed_a_notification_catches_up_by_itself",
+            "multinode::a_write_behind_the_owners_back_is_caught_by_the_sequence_check",
             &postgres,
-            a_node_that_missed_a_notification_catches_up_by_itself,
+            a_write_behind_the_owners_back_is_caught_by_the_sequence_check,
         ),
         trial(
-            "multinode::a_node_decides_on_the_log_as_it_stands_without_reading_it_first",
+            "multinode::writes_queued_together_commit_in_one_group",
             &postgres,
-            a_node_decides_on_the_log_as_it_stands_without_reading_it_first,
-        ),
-        trial(
-            "multinode::a_store_closes_while_its_notification_listener_is_connected",
-            &postgres,
-            a_store_closes_while_its_notification_listener_is_connected,
-        ),
-        trial(
-            "multinode::writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes",
-            &postgres,
-            writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes,
+            writes_queued_together_commit_in_one_group,
         ),
         trial(
             "multinode::a_clock_that_runs_out_on_two_nodes_times_out_once",
@@ -134,40 +124,28 @@ pub(crate) fn trials() -> Vec<Trial> {
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
         ),
         trial(
-            "multinode::a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply",
+            "multinode::a_node_whose_connections_are_cut_answers_every_retry_with_its_original_reply",
             &postgres,
-            a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply,
+            a_node_whose_connections_are_cut_answers_every_retry_with_its_original_reply,
         ),
     ]
 }
 
 /// Starts a node on `url`; its address.
 async fn node(url: &str) -> std::net::SocketAddr {
-    node_catching_up_every(url, Duration::from_millis(500)).await
+    node_on(url, Clock::System).await
 }
 
-/// Starts a node on `url` that checks its games every `interval`.
-async fn node_catching_up_every(url: &str, interval: Duration) -> std::net::SocketAddr {
-    node_on(url, interval, Clock::System).await
-}
-
-/// Starts a node on `url` that checks its games every `interval` and reads
-/// the time off `clock`.
-async fn node_on(url: &str, interval: Duration, clock: Clock) -> std::net::SocketAddr {
-    node_with(url, interval, clock, AccessSettings::default()).await
+/// Starts a node on `url` that reads the time off `clock`.
+async fn node_on(url: &str, clock: Clock) -> std::net::SocketAddr {
+    node_with(url, clock, AccessSettings::default()).await
 }
 
 /// Starts a node on `url` as [`node_on`] with `access` settings.
-async fn node_with(
-    url: &str,
-    interval: Duration,
-    clock: Clock,
-    access: AccessSettings,
-) -> std::net::SocketAddr {
+async fn node_with(url: &str, clock: Clock, access: AccessSettings) -> std::net::SocketAddr {
     let settings = Settings {
         postgres_connections: 8,
         registry: RegistrySettings {
-            catch_up_interval: interval,
             heartbeat_interval: Duration::from_millis(500),
             clock,
             ..RegistrySettings::default()
@@ -365,40 +343,6 @@ async fn retry_all(
         });
         assert_eq!(&retried.into_inner(), reply, "{}", request.request_id);
     }
-}
-
-async fn a_node_that_missed_a_notification_catches_up_by_itself() {
-    let schema = fresh_postgres_schema().await;
-    let url = &schema.url;
-    let addr = node_catching_up_every(url, Duration::from_millis(200)).await;
-    let mut c = client(addr);
-    c.create_game(create_mnk("quiet", 3, 3, 3)).await.unwrap();
-    let seen: Seen = Arc::default();
-    tokio::spawn(subscribe(c.clone(), "quiet".into(), Arc::clone(&seen)));
-    wait_until(
-        "the subscriber's first event",
-        Duration::from_secs(10),
-        || !seen.lock().unwrap().is_empty(),
-    )
-    .await;
-    // Another writer appends a move without any notification, as if the
-    // node's listening connection had been down at that moment.
-    silent_append(url, "quiet").await;
-    let quiet_since = Instant::now();
-    wait_until("the silent append", Duration::from_secs(10), || {
-        seen.lock().unwrap().len() >= 2
-    })
-    .await;
-    let sequences: Vec<u64> = seen.lock().unwrap().iter().map(|(s, _)| *s).collect();
-    assert_eq!(
-        sequences,
-        [1, 2],
-        "the subscriber never got the silent append"
-    );
-    println!(
-        "a silent append reached the subscriber after {:?} (catch-up every 200 ms)",
-        quiet_since.elapsed()
-    );
 }
 
 /// Appends seat 0's placement at (1,1) as sequence 2 of the 3x3 game
@@ -630,9 +574,8 @@ async fn recorded_times(client: &mut Client, game_id: &str) -> Vec<i64> {
 async fn time_in_a_game_never_goes_backwards_whichever_node_records_it() {
     const T: i64 = 1_800_000_000_000;
     let schema = fresh_postgres_schema().await;
-    let interval = Duration::from_millis(500);
-    let ahead = client(node_on(&schema.url, interval, Clock::manual(T + 10_000)).await);
-    let behind = client(node_on(&schema.url, interval, Clock::manual(T)).await);
+    let ahead = client(node_on(&schema.url, Clock::manual(T + 10_000)).await);
+    let behind = client(node_on(&schema.url, Clock::manual(T)).await);
     ahead
         .clone()
         .create_game(create_mnk("monotonic", 3, 3, 3))
@@ -668,9 +611,8 @@ async fn time_in_a_game_never_goes_backwards_whichever_node_records_it() {
 /// to the database.
 async fn a_node_whose_clock_is_off_judges_deadlines_by_the_databases_clock() {
     let schema = fresh_postgres_schema().await;
-    let interval = Duration::from_millis(500);
     let true_node = client(node(&schema.url).await);
-    let fast_node = client(node_on(&schema.url, interval, Clock::skewed(30_000)).await);
+    let fast_node = client(node_on(&schema.url, Clock::skewed(30_000)).await);
     let request = timed_tic_tac_toe("skewed", 20);
     true_node.clone().create_game(request).await.unwrap();
     let played = fast_node
@@ -717,13 +659,7 @@ async fn a_token_reissued_through_another_node_stops_acting_even_before_this_nod
         seat_token_secret_file: Some(secret),
         ..AccessSettings::default()
     };
-    let node = node_with(
-        &schema.url,
-        Duration::from_secs(3600),
-        Clock::System,
-        access,
-    )
-    .await;
+    let node = node_with(&schema.url, Clock::System, access).await;
     let mut c = client(node);
     let created = c
         .create_game(create_mnk("revoked", 3, 3, 3))
@@ -757,32 +693,36 @@ async fn a_token_reissued_through_another_node_stops_acting_even_before_this_nod
     );
 }
 
-/// A node decides a move on the game as it holds it, without reading the
-/// log first; what another node appended unseen (no notification, no
-/// periodic catch-up within the test) must still count: a move that is
-/// only legal after it is accepted, one that is only legal before it is
-/// refused, and a GetGame shows it.
-async fn a_node_decides_on_the_log_as_it_stands_without_reading_it_first() {
+/// Only the holder of a game's slot writes the game, so it decides on the
+/// game as it holds it, reading nothing first. A write behind its back (an
+/// operator's, or a node that lost its slot without a fence, which the
+/// lease check stops) is still caught by the second guard, the store's
+/// sequence check: a move decided on the stale game conflicts, the node
+/// catches up, decides it again on the log as it stands (here refusing
+/// it: it was seat 0's turn only before the unseen move), and the game it
+/// shows from then on has the unseen move.
+async fn a_write_behind_the_owners_back_is_caught_by_the_sequence_check() {
     let schema = fresh_postgres_schema().await;
     let url = &schema.url;
-    let addr = node_catching_up_every(url, Duration::from_secs(3600)).await;
-    let mut c = client(addr);
-    let place =
-        |game: &str, seat: u32, row: i32, col: i32| plain_move_request(game, seat, place(row, col));
-    for game in ["after", "before", "read"] {
-        c.create_game(create_mnk(game, 3, 3, 3)).await.unwrap();
-        // The node holds the game at sequence 1.
-        c.get_game(pb::GetGameRequest {
-            game_id: game.into(),
-            at_sequence: None,
-        })
+    let mut c = client(node(url).await);
+    c.create_game(create_mnk("behind", 3, 3, 3)).await.unwrap();
+    // The node holds the game at sequence 1.
+    c.get_game(pb::GetGameRequest {
+        game_id: "behind".into(),
+        at_sequence: None,
+    })
+    .await
+    .unwrap();
+    silent_append(url, "behind").await;
+    let refused = c
+        .submit_move(plain_move_request("behind", 0, place(0, 0)))
         .await
-        .unwrap();
-        silent_append(url, game).await;
-    }
-    // Seat 1's turn only after the unseen move.
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    let game = get_game(&mut c, "behind").await;
+    assert_eq!(game.last_sequence, 2, "GetGame shows the unseen move");
     let reply = c
-        .submit_move(place("after", 1, 0, 0))
+        .submit_move(plain_move_request("behind", 1, place(0, 0)))
         .await
         .unwrap()
         .into_inner();
@@ -791,12 +731,6 @@ async fn a_node_decides_on_the_log_as_it_stands_without_reading_it_first() {
         [3],
         "seat 1's move lands after the unseen one"
     );
-    // Seat 0's turn only before it: the store refuses the stale append,
-    // and the move is decided again on the log as it stands.
-    let refused = c.submit_move(place("before", 0, 0, 0)).await.unwrap_err();
-    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
-    let game = get_game(&mut c, "read").await;
-    assert_eq!(game.last_sequence, 2, "GetGame shows the unseen move");
 }
 
 /// Both nodes hold every game (each has answered a GetGame) when the
@@ -808,8 +742,8 @@ async fn a_clock_that_runs_out_on_two_nodes_times_out_once() {
     const GAMES: usize = 10;
     let schema = fresh_postgres_schema().await;
     let clock = Clock::manual(1_800_000_000_000);
-    let a = client(node_on(&schema.url, Duration::from_millis(500), clock.clone()).await);
-    let b = client(node_on(&schema.url, Duration::from_millis(500), clock.clone()).await);
+    let a = client(node_on(&schema.url, clock.clone()).await);
+    let b = client(node_on(&schema.url, clock.clone()).await);
     for g in 0..GAMES {
         let id = format!("clock-{g}");
         let request = timed_tic_tac_toe(&id, 5);
@@ -894,9 +828,8 @@ async fn a_seat_that_follows_through_another_node_is_present_until_it_leaves() {
         ..AccessSettings::default()
     };
     let clock = Clock::manual(1_800_000_000_000);
-    let interval = Duration::from_millis(500);
-    let a = client(node_with(&schema.url, interval, clock.clone(), access()).await);
-    let b = client(node_with(&schema.url, interval, clock.clone(), access()).await);
+    let a = client(node_with(&schema.url, clock.clone(), access()).await);
+    let b = client(node_with(&schema.url, clock.clone(), access()).await);
     let request = pb::CreateGameRequest {
         absence: Some(pb::AbsencePolicy {
             grace: Some(prost_types::Duration {
@@ -1034,93 +967,14 @@ async fn a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows() {
     other.close().await;
 }
 
-/// Closing the store must not wait for the notification listener, which
-/// holds one of the pool's connections for as long as it listens: a store
-/// that hung here never finished a shutdown (or a test) that closed it
-/// while its changes were still being read.
-async fn a_store_closes_while_its_notification_listener_is_connected() {
-    use plylog::store::{Change, EventStore, PostgresStore};
-    use sqlx::Connection;
-    let schema = fresh_postgres_schema().await;
-    let store = PostgresStore::open(&schema.url, 4).await.unwrap();
-    let mut changes = store.changes().expect("a shared store reports changes");
-    // The listener is connected once a notification reaches it.
-    let mut notifier = sqlx::PgConnection::connect(&schema.url).await.unwrap();
-    let listening = async {
-        loop {
-            sqlx::query("SELECT pg_notify('plylog_events', 'probe:1')")
-                .execute(&mut notifier)
-                .await
-                .unwrap();
-            let heard = tokio::time::timeout(Duration::from_millis(200), changes.recv()).await;
-            if let Ok(Some(Change::Appended { game_id, .. })) = heard
-                && game_id == "probe"
-            {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), listening)
-        .await
-        .expect("the listener hears a notification within 10 s");
-    let _ = notifier.close().await;
-    tokio::time::timeout(Duration::from_secs(10), store.close())
-        .await
-        .expect("the store closes within 10 s while its listener is connected");
-    drop(changes);
-}
-
-/// Waits until `changes` reports a notification sent now with a payload
-/// of no node (`<probe>:1`), and returns what it reported before: every
-/// notification sent before the probe reached the listener first.
-async fn changes_until_probe(
-    url: &str,
-    probe: &str,
-    changes: &mut tokio::sync::mpsc::Receiver<plylog::store::Change>,
-) -> Vec<plylog::store::Change> {
-    use plylog::store::Change;
-    use sqlx::Connection;
-    let mut notifier = sqlx::PgConnection::connect(url).await.unwrap();
-    let mut before = Vec::new();
-    let heard = async {
-        loop {
-            sqlx::query("SELECT pg_notify('plylog_events', $1 || ':1')")
-                .bind(probe)
-                .execute(&mut notifier)
-                .await
-                .unwrap();
-            while let Ok(Some(change)) =
-                tokio::time::timeout(Duration::from_millis(200), changes.recv()).await
-            {
-                match change {
-                    Change::Appended { game_id, .. } if game_id == probe => return,
-                    change => before.push(change),
-                }
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), heard)
-        .await
-        .expect("the listener hears the probe within 10 s");
-    let _ = notifier.close().await;
-    before
-}
-
-/// Two stores (nodes) on one database. Node A is given, all at once (so
-/// they queue for its writer together), a new game for each of 20 ids twice
-/// over and an append to a game it made before: each id is created once,
-/// by the first of its two writes (the second finds it taken), and the
-/// append lands. Node B hears of every game A wrote, with its last
-/// sequence; A's own listener hears of none of them.
-async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_nodes() {
-    use plylog::store::{Append, Change, EventStore, NewEvent, NewGame, PostgresStore, StoreError};
+/// A store is given, all at once (so they queue for its writer together), a
+/// new game for each of 20 ids twice over and an append to a game it made
+/// before: each id is created once, by the first of its two writes (the
+/// second finds it taken), and the append lands.
+async fn writes_queued_together_commit_in_one_group() {
+    use plylog::store::{Append, EventStore, NewEvent, NewGame, PostgresStore, StoreError};
     let schema = fresh_postgres_schema().await;
     let a = PostgresStore::open(&schema.url, 4).await.unwrap();
-    let b = PostgresStore::open(&schema.url, 4).await.unwrap();
-    let mut heard_by_a = a.changes().expect("a shared store reports changes");
-    let mut heard_by_b = b.changes().expect("a shared store reports changes");
-    changes_until_probe(&schema.url, "probe-a", &mut heard_by_a).await;
-    changes_until_probe(&schema.url, "probe-b", &mut heard_by_b).await;
     let event = |sequence| NewEvent {
         sequence,
         event_type: "game_created",
@@ -1136,8 +990,6 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         seat_token_hashes: Vec::new(),
         wake: Default::default(),
     };
-    // Notifications are database-wide, and other tests' nodes send theirs
-    // meanwhile: this test's games share a prefix.
     a.create(game("grouped-before".into())).await.unwrap();
     let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();
     let creates = ids.iter().chain(&ids).map(|id| a.create(game(id.clone())));
@@ -1174,31 +1026,7 @@ async fn writes_queued_together_commit_in_one_group_and_wake_only_the_other_node
         .unwrap();
     assert_eq!(games, 21);
 
-    let appended = |changes: Vec<Change>| -> Vec<(String, u64)> {
-        let mut games: Vec<_> = changes
-            .into_iter()
-            .filter_map(|change| match change {
-                Change::Appended { game_id, sequence } if game_id.starts_with("grouped-") => {
-                    Some((game_id, sequence))
-                }
-                Change::Appended { .. } | Change::Missed => None,
-            })
-            .collect();
-        games.sort();
-        games
-    };
-    let mut expected: Vec<(String, u64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
-    expected.extend([
-        ("grouped-before".to_owned(), 1),
-        ("grouped-before".to_owned(), 2),
-    ]);
-    expected.sort();
-    let by_b = appended(changes_until_probe(&schema.url, "probe-b", &mut heard_by_b).await);
-    assert_eq!(by_b, expected, "node B hears of every game A wrote");
-    let by_a = appended(changes_until_probe(&schema.url, "probe-a", &mut heard_by_a).await);
-    assert_eq!(by_a, vec![], "node A hears none of its own writes");
     a.close().await;
-    b.close().await;
 }
 
 async fn three_nodes_on_one_database_agree_on_every_game() {
@@ -1345,27 +1173,19 @@ async fn three_nodes_on_one_database_agree_on_every_game() {
 /// Moves acknowledged through node A while node B's connections are cut.
 const CUT_STORM_MOVES: usize = 3000;
 
-async fn a_node_whose_connections_are_cut_during_catch_ups_answers_every_retry_with_its_original_reply()
- {
-    let seed = seed::seed("a_node_whose_connections_are_cut_during_catch_ups");
+async fn a_node_whose_connections_are_cut_answers_every_retry_with_its_original_reply() {
+    let seed = seed::seed("a_node_whose_connections_are_cut");
     let schema = fresh_postgres_schema().await;
     let b_name = application_name("b");
     let a = client(node(&schema.url).await);
-    let b = client(
-        node_catching_up_every(
-            &format!("{}&application_name={b_name}", schema.url),
-            Duration::from_millis(100),
-        )
-        .await,
-    );
+    let b = client(node(&format!("{}&application_name={b_name}", schema.url)).await);
     for g in 0..GAMES {
         a.clone()
             .create_game(create_mnk(&game_id(g), 64, 64, 64))
             .await
             .expect("game created");
     }
-    // Subscribers on B keep every game in B's memory, so each move played
-    // through A makes B catch up.
+    // Subscribers on B follow every game, through A for the games A runs.
     let followed: Vec<Seen> = (0..GAMES).map(|_| Seen::default()).collect();
     for (g, seen) in followed.iter().enumerate() {
         tokio::spawn(subscribe(b.clone(), game_id(g), Arc::clone(seen)));

@@ -139,18 +139,13 @@ impl Actor {
             return;
         };
         let request = RequestMeta::default();
-        let result = match self.fresh().await {
-            Ok(()) => {
-                let command = Command::BotPlay {
-                    seat,
-                    mv,
-                    sequence,
-                    proven,
-                };
-                Box::pin(self.execute(command, &request)).await
-            }
-            Err(error) => Err(error),
+        let command = Command::BotPlay {
+            seat,
+            mv,
+            sequence,
+            proven,
         };
+        let result = Box::pin(self.execute(command, &request)).await;
         if let Err(error) = result {
             tracing::warn!(error = %error, "bot move not appended; deciding again");
             self.bot_failed = Some(self.state.sequence());

@@ -1,5 +1,7 @@
-//! Catch-up across nodes: on a shared store, the events other nodes appended
-//! are read and applied before the actor answers from its state.
+//! Catch-up from the store: after an append whose outcome is unknown (the
+//! connection failed at commit) or that lost to another writer (the
+//! sequence check, the second guard under slot ownership), the events the
+//! store has past this actor's are read and applied.
 
 use std::sync::Arc;
 
@@ -13,30 +15,7 @@ use super::seat_tokens::SeatTokens;
 const CATCH_UP_PAGE: u32 = 512;
 
 impl Actor {
-    /// On a shared store, catches up before answering anything (a view,
-    /// legal moves, a subscription, a timeout), so a game cached here never
-    /// acts on a log another node has moved on. It reads the game's last
-    /// sequence (one query) and the log only when that moved on.
-    pub(super) async fn fresh(&mut self) -> Result<(), RegistryError> {
-        if self.registry.inner.store.shared() && self.behind().await? {
-            self.catch_up().await?;
-        }
-        Ok(())
-    }
-
-    /// Whether the store's log of this game reaches past this actor's
-    /// sequence (another node appended).
-    pub(super) async fn behind(&self) -> Result<bool, RegistryError> {
-        let store = &self.registry.inner.store;
-        let last = store
-            .last_sequences(std::slice::from_ref(&self.game_id))
-            .await?;
-        Ok(last
-            .first()
-            .is_some_and(|(_, last)| *last > self.state.sequence()))
-    }
-
-    /// Reads the events other nodes appended after this actor's sequence,
+    /// Reads the events the store has after this actor's sequence,
     /// with the requests that produced them, and applies both in one step:
     /// a page is decoded and checked whole, its request records are taken
     /// in, then its events are applied and broadcast to this node's

@@ -312,26 +312,6 @@ impl Actor {
         }
     }
 
-    /// Executes `command` with no read of the store first, even on a shared
-    /// one: an append decided on a stale position conflicts in the store
-    /// (it only appends at the sequence this actor holds) and is decided
-    /// again after a catch-up. A refusal may come from a stale position too
-    /// (not your turn, a sequence mismatch, an unknown token), so on a
-    /// shared store a refused command is decided once more after a catch-up
-    /// when the log had moved on.
-    pub(super) async fn decide_fresh(
-        &mut self,
-        command: Command,
-        request: &RequestMeta,
-    ) -> Result<CommandReply, RegistryError> {
-        let reply = self.execute(command, request).await;
-        if reply.is_err() && self.registry.inner.store.shared() && self.behind().await? {
-            self.catch_up().await?;
-            return self.execute(command, request).await;
-        }
-        reply
-    }
-
     /// The reply a recorded request got, rebuilt from the log.
     async fn recorded_reply(
         &self,

@@ -46,9 +46,6 @@ pub(in crate::registry) enum Msg {
         follow: bool,
         reply: Reply<Subscription>,
     },
-    /// Another node appended (up to `upto`, when known): read the new
-    /// events from the store, apply and broadcast them.
-    CatchUp { upto: Option<u64> },
     /// The timer queue claimed the game's wake (postponing it to
     /// `claimed_until`): do what is due (a timeout, an absence), then
     /// answer; the game's next wake is written after.
@@ -67,7 +64,6 @@ impl Msg {
             Msg::State { .. } => "state",
             Msg::LegalMoves { .. } => "legal_moves",
             Msg::Subscribe { .. } => "subscribe",
-            Msg::CatchUp { .. } => "catch_up",
             Msg::Wake { .. } => "wake",
         }
     }
@@ -89,7 +85,6 @@ impl Msg {
             Msg::LegalMoves { reply, .. } => drop(reply.send(Err(error))),
             Msg::Subscribe { reply, .. } => drop(reply.send(Err(error))),
             Msg::Wake { reply, .. } => drop(reply.send(Err(error))),
-            Msg::CatchUp { .. } => {}
         }
         tracing::trace!(error = %text, "request failed");
     }
@@ -154,7 +149,13 @@ mod tests {
         execute(play).fail(missing, None, &metrics);
         // Not a seat's move: not counted.
         execute(Command::Timeout).fail(RegistryError::Overloaded, Some("mnk"), &metrics);
-        Msg::CatchUp { upto: None }.fail(RegistryError::Overloaded, Some("mnk"), &metrics);
+        let (reply, _) = tokio::sync::oneshot::channel();
+        Msg::View {
+            at: None,
+            view: crate::proto::convert::View::Full,
+            reply,
+        }
+        .fail(RegistryError::Overloaded, Some("mnk"), &metrics);
         let mut lines = rejected(&metrics);
         lines.sort();
         assert_eq!(

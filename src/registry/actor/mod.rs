@@ -135,10 +135,6 @@ pub(super) struct Actor {
     /// none): the next is taken [`super::RegistrySettings::snapshot_every`]
     /// events later.
     snapshot_at: u64,
-    /// How many of the next messages were queued before the load read the
-    /// store: the load's read began after they arrived, so they are
-    /// answered without another freshness check (see [`Actor::handle`]).
-    queued_before_load: u32,
 }
 
 /// Bytes a recorded request's id and fingerprint hold.
@@ -208,15 +204,9 @@ impl Actor {
         shared: Arc<ActorShared>,
         queue: flume::Receiver<Box<(Msg, Span)>>,
     ) -> Prepared {
-        let (loaded, queued_before_load) = match state {
-            Some(loaded) => (Ok(loaded), 0),
-            None => {
-                // Counted before the load's first read, so every one of
-                // these arrived before the log was read.
-                let queued = u32::try_from(queue.len()).unwrap_or(u32::MAX);
-                let loaded = Actor::load(&registry, &game_id).await.map(Box::new);
-                (loaded, queued)
-            }
+        let loaded = match state {
+            Some(loaded) => Ok(loaded),
+            None => Actor::load(&registry, &game_id).await.map(Box::new),
         };
         let loaded = match loaded {
             Ok(loaded) => loaded,
@@ -238,13 +228,7 @@ impl Actor {
         };
         shared.set_kind(crate::metrics::kind(loaded.state.config().rules()));
         Some((
-            Box::new(Actor::new(
-                registry,
-                game_id,
-                loaded,
-                shared,
-                queued_before_load,
-            )),
+            Box::new(Actor::new(registry, game_id, loaded, shared)),
             queue,
         ))
     }
@@ -264,7 +248,6 @@ impl Actor {
         game_id: String,
         loaded: Box<Loaded>,
         shared: Arc<ActorShared>,
-        queued_before_load: u32,
     ) -> Self {
         let loaded = *loaded;
         let request_bytes = loaded.requests.values().map(record_bytes).sum();
@@ -294,7 +277,6 @@ impl Actor {
             bot_failed: None,
             snapshot_at: loaded.snapshot_at,
             shared,
-            queued_before_load,
         };
         tracing::debug!(sequence = actor.state.sequence(), "game loaded");
         actor
@@ -471,14 +453,6 @@ impl Actor {
     }
 
     async fn handle(&mut self, msg: Msg) {
-        // Whatever a caller asks of a game on a shared store, it is answered
-        // from the log as it stands, not from what this node last saw (a
-        // command checks on its own: see `decide_fresh`). A message queued
-        // before the load read the store is answered from a log read after
-        // it arrived, which is as fresh as the check would make it: a cold
-        // load's first request skips that extra query.
-        let read_after_arrival = self.queued_before_load > 0;
-        self.queued_before_load = self.queued_before_load.saturating_sub(1);
         if let Some(why) = &self.found_corrupt {
             self.refuse(msg, corrupt(&self.game_id, why));
             return;
@@ -487,19 +461,12 @@ impl Actor {
             self.refuse(msg, error);
             return;
         }
-        if !read_after_arrival
-            && !matches!(msg, Msg::CatchUp { .. } | Msg::Execute { .. })
-            && let Err(error) = self.fresh().await
-        {
-            self.refuse(msg, error);
-            return;
-        }
         match msg {
             Msg::Execute {
                 command,
                 request,
                 reply,
-            } => match self.decide_fresh(command, &request).await {
+            } => match self.execute(command, &request).await {
                 Ok(answer) => drop(reply.send(Ok(answer))),
                 Err(error) => self.refuse(
                     Msg::Execute {
@@ -515,13 +482,6 @@ impl Actor {
             }
             Msg::State { at, reply } => {
                 let _ = reply.send(self.state_at(at).await);
-            }
-            Msg::CatchUp { upto } => {
-                if upto.is_none_or(|upto| upto > self.state.sequence())
-                    && let Err(error) = self.catch_up().await
-                {
-                    tracing::warn!(game_id = %self.game_id, error = %error, "catch-up failed; the next one retries");
-                }
             }
             Msg::LegalMoves {
                 at,

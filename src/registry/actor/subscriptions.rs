@@ -9,6 +9,10 @@ use super::{Actor, Subscription};
 use crate::game::Command;
 use crate::rules::Seat;
 
+/// How soon an absent seat's grace is checked again while another node
+/// serves it a stream, in milliseconds (at most the grace itself).
+const PRESENCE_RECHECK_MS: i64 = 2_000;
+
 impl Actor {
     /// A subscription to the live events; a followed one that presents a
     /// seat's token keeps that seat present while it lasts.
@@ -77,14 +81,11 @@ impl Actor {
         let key = (self.state.round(), seat, self.state.clocks().turn_started);
         // The actor's own command: no id, no turn token, no caller.
         let request = RequestMeta::default();
-        let result = match self.fresh().await {
-            Ok(()) => match self.absent_everywhere(seat, key).await {
-                Ok(true) => self.execute(Command::GraceExpired { seat }, &request).await,
-                // Present on another node, or not for long enough yet: the
-                // timer looks again later.
-                Ok(false) => return true,
-                Err(error) => Err(error),
-            },
+        let result = match self.absent_everywhere(seat, key).await {
+            Ok(true) => self.execute(Command::GraceExpired { seat }, &request).await,
+            // Present on another node, or not for long enough yet: the
+            // timer looks again later.
+            Ok(false) => return true,
             Err(error) => Err(error),
         };
         match result {
@@ -120,7 +121,7 @@ impl Actor {
         let settings = self.registry.settings();
         let now = settings.clock.now_ms();
         if everywhere.present {
-            let again = (settings.catch_up_interval.as_millis() as i64).min(grace);
+            let again = PRESENCE_RECHECK_MS.min(grace);
             self.absence_check = Some((key, now.saturating_add(again)));
             return Ok(false);
         }

@@ -75,18 +75,15 @@ impl Actor {
     }
 
     /// The turn's deadline has passed (the timer fired, or a command came
-    /// too late): appends the timeout's events, once. On a shared store the
-    /// actor catches up first, and the (game, sequence) uniqueness lets one
-    /// node's timeout land; another node's attempt then decides to nothing.
-    /// Returns whether the timeout is settled (appended, or not due).
+    /// too late): appends the timeout's events, once. Only the holder of the
+    /// game's slot runs it, and the store's sequence check would refuse a
+    /// second timeout at the same position anyway. Returns whether the
+    /// timeout is settled (appended, or not due).
     pub(super) async fn time_out(&mut self) -> bool {
         // The actor's own command: no id, no turn token, no caller.
         let request = RequestMeta::default();
         self.registry.metrics().timeout_attempted();
-        let result = match self.fresh().await {
-            Ok(()) => Box::pin(self.execute(Command::Timeout, &request)).await,
-            Err(error) => Err(error),
-        };
+        let result = Box::pin(self.execute(Command::Timeout, &request)).await;
         match result {
             Ok(reply) => {
                 if !reply.events.is_empty() {

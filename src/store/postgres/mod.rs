@@ -7,27 +7,22 @@
 //! expected sequence (the row lock decides a race between nodes: the
 //! loser's row is not updated, reported as [`StoreError::Conflict`]) and
 //! writes the events, requests and seat token hashes of the rows it moved.
-//! It notifies channel `plylog_events` of the games it wrote, 50 to a
-//! notification ([`notify::notice_changes`] reads the payload), delivered only when
-//! it commits. PostgreSQL serialises the commits of transactions that
-//! notified behind one lock, so a node takes it once per group, not once
-//! per move or per new game. Notifications are a wake-up call, not the
-//! data: another node reads the rows from the table, and catches up
-//! periodically in case a notification was lost while its listening
-//! connection was down.
+//! Each append also carries its slot lease's epoch, checked in the same
+//! statement (see `crate::registry::ownership`): only the node that holds a
+//! game's slot writes the game, so no node needs telling of another's
+//! writes (the nodes once woke each other with LISTEN/NOTIFY, which
+//! PostgreSQL serialises behind one instance-wide lock at commit).
 //!
 //! # Map
 //! - this file: [`PostgresStore`], its pool and migrations, and the
 //!   [`EventStore`] implementation (reads go through `super::reads`).
 //! - `writer`: the writer task and its group-commit statement.
-//! - `notify`: LISTEN/NOTIFY, both ends.
 //! - `presence`: the seat presence rows of every node.
 //! - `leases`: the slot leases (see `crate::registry::ownership`).
 //! - `sql/`: the statements longer than a line, as `.sql` files loaded with
 //!   `include_str!` by the file that runs them.
 
 mod leases;
-mod notify;
 mod presence;
 mod writer;
 
@@ -42,11 +37,11 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{mpsc, oneshot};
 
 use self::writer::{WRITE_QUEUE, Write, WriteJob, run_writer, write_all};
-use super::reads::{self, Events, Reads, Requests};
+use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, Change, CreationRecord, DueWake, EventStore, GameLog, GameRecord, LeaseRound,
-    ListOrder, LoadFrom, LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame,
-    SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
+    Append, CreationRecord, DueWake, EventStore, GameLog, GameRecord, LeaseRound, ListOrder,
+    LoadFrom, LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame, SharedPresence,
+    SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
 };
 
 /// Schema version stamped on every event row.
@@ -70,9 +65,7 @@ const PING_AFTER_IDLE: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
-    /// This store's tag in the notifications it sends (random), so that
-    /// its listener skips them: this node's games are current already; and
-    /// this node's name in the presence rows it writes.
+    /// This node's name in the presence rows it writes (random).
     node: Arc<str>,
     /// The writer task's queue of new games and appends.
     writes: mpsc::Sender<WriteJob>,
@@ -117,7 +110,7 @@ impl PostgresStore {
     fn with_writer(pool: PgPool) -> Self {
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         let node: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
-        tokio::spawn(run_writer(pool.clone(), Arc::clone(&node), queue));
+        tokio::spawn(run_writer(pool.clone(), queue));
         PostgresStore { pool, node, writes }
     }
 
@@ -260,9 +253,7 @@ impl EventStore for PostgresStore {
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         insert_game(&mut tx, &game.game).await?;
-        if game.events.is_empty() {
-            self.notify_created(&mut tx, &game.game.game_id).await?;
-        } else {
+        if !game.events.is_empty() {
             let rest = Append {
                 game_id: game.game.game_id.clone(),
                 expected: 1,
@@ -274,7 +265,7 @@ impl EventStore for PostgresStore {
                 // An import writes a whole game at once, under no lease.
                 fence: None,
             };
-            let wrote = write_all(&mut *tx, &self.node, &[], &[&rest])
+            let wrote = write_all(&mut *tx, &[], &[&rest])
                 .await
                 .map_err(|e| classify(e, StoreError::Conflict))?;
             if wrote.moved.is_empty() {
@@ -430,18 +421,6 @@ impl EventStore for PostgresStore {
         Reads::creation(&self.pool, request_id).await
     }
 
-    async fn last_sequences(&self, game_ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
-        let rows: Vec<(String, i64)> =
-            sqlx::query_as("SELECT game_id, last_sequence FROM games WHERE game_id = ANY($1)")
-                .bind(game_ids)
-                .fetch_all(&self.pool)
-                .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(game_id, last)| Ok((game_id, reads::sequence("games.last_sequence", last)?)))
-            .collect::<Result<_, StoreError>>()?)
-    }
-
     async fn clock_ms(&self) -> Result<Option<i64>, StoreError> {
         // clock_timestamp(), not now(): the time of the reading, not of the
         // transaction's start.
@@ -454,10 +433,6 @@ impl EventStore for PostgresStore {
 
     fn shared(&self) -> bool {
         true
-    }
-
-    fn changes(&self) -> Option<mpsc::Receiver<Change>> {
-        Some(self.listen())
     }
 
     async fn record_presence(&self, record: PresenceRecord) -> Result<(), StoreError> {

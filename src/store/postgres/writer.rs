@@ -10,7 +10,6 @@ use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, oneshot};
 
 use super::EVENT_VERSION;
-use super::notify::{CHANNEL, GAMES_PER_NOTICE};
 use crate::store::{Append, NewEvent, NewGame, StoreError, classify};
 
 /// Most writes one statement commits together.
@@ -21,28 +20,28 @@ pub(super) const WRITE_QUEUE: usize = 4096;
 /// A group of writes as one statement, committed on its own (no explicit
 /// transaction: one round trip): new games and appends to games that exist.
 ///
-/// Each new game (`$18..$25`, its wake `$30`, `$31` and its first chain value `$33`, one array element
-/// per game) gets its row and
-/// its GameCreated event (sequence 1); a game whose id or creation request
-/// id is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in
-/// `created`.
+/// Each new game (`$17..$24`, its wake `$27`, `$28` and its first chain
+/// value `$30`, one array element per game) gets its row and its
+/// GameCreated event (sequence 1); a game whose id or creation request id
+/// is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in `created`.
 ///
-/// Each append (`$1..$10`, its wake `$28`, `$29` and its fence `$34..$36`,
+/// Each append (`$1..$10`, its wake `$25`, `$26` and its fence `$31..$33`,
 /// one array element per append) moves its game row from `expected` to
 /// `next` only where the row still stands at `expected` (a row another
 /// writer moved first is not in `moved`: that append conflicts, raising no
 /// error) and, for an append with a fence, only while its slot's lease is
 /// still held by the fence's node at the fence's epoch and has not ended by
-/// the database's clock. The lease row is read `FOR SHARE`, so a new holder's
-/// acquiring waits for this statement to commit: an append lands before the
-/// next holder loads the game, or not at all (it is `fenced`). Then the events of the appends that moved
-/// (`$12..$16` and the chain values `$32`, one element per event), their requests and seat token
-/// hashes are written.
+/// the database's clock. The lease rows are read `FOR SHARE` (in slot
+/// order), so a new holder's acquiring waits for this statement to commit:
+/// an append lands before the next holder loads the game, or not at all (it
+/// is `fenced`). Then the events of the appends that moved (`$12..$16` and
+/// the chain values `$29`, one element per event), their requests and seat
+/// token hashes are written.
 ///
-/// `pg_notify` tells the other nodes about the games created or moved: one
-/// notification on channel `$17` for up to `$27` games, from node `$26`
-/// (see [`super::notify::notice_changes`]). The rows returned are those games, each with
-/// `created` or `moved`, and the fenced appends' games with `fenced`.
+/// The rows returned are the games written, each with `created` or
+/// `moved`, and the fenced appends' games with `fenced`. Nobody is
+/// notified: a game is written only by the node that holds its slot, which
+/// has it in memory already.
 pub(super) const WRITE_GROUP: &str = include_str!("sql/write_group.sql");
 
 /// A write for the writer task.
@@ -83,11 +82,10 @@ pub(super) struct Wrote {
 }
 
 /// Runs [`WRITE_GROUP`] for `creates` and `appends` on `executor` (the ids
-/// of `creates` distinct), notifying as `node`: which games it created (the
+/// of `creates` distinct): which games it created (the
 /// others existed) and which moved (the others conflicted).
 pub(super) async fn write_all<'c, E>(
     executor: E,
-    node: &str,
     creates: &[&NewGame],
     appends: &[&Append],
 ) -> Result<Wrote, sqlx::Error>
@@ -124,7 +122,6 @@ where
         .bind(column(&events, |(_, e)| e.event_type))
         .bind(column(&events, |(_, e)| e.payload.as_ref()))
         .bind(column(&events, |(_, e)| e.recorded_at_ms))
-        .bind(CHANNEL)
         .bind(column(creates, |g| g.game_id.as_str()))
         .bind(column(creates, |g| g.created.recorded_at_ms))
         .bind(column(creates, |g| g.status))
@@ -137,8 +134,6 @@ where
         }))
         .bind(column(creates, |g| g.created.event_type))
         .bind(column(creates, |g| g.created.payload.as_ref()))
-        .bind(node)
-        .bind(GAMES_PER_NOTICE)
         .bind(column(appends, |a| a.wake.at_ms))
         .bind(column(appends, |a| a.wake.absent_since_ms))
         .bind(column(creates, |g| g.wake.at_ms))
@@ -170,7 +165,7 @@ where
 /// to 4,675 moves/s against 5,977 to 6,196 with one writer (0.17–0.20 of
 /// the no-op handler against 0.26, measured alternately in one session),
 /// since PostgreSQL's CPU per statement is mostly fixed.
-pub(super) async fn run_writer(pool: PgPool, node: Arc<str>, mut queue: mpsc::Receiver<WriteJob>) {
+pub(super) async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<WriteJob>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         // Two new games with one id in a statement: the insert keeps one,
@@ -179,7 +174,7 @@ pub(super) async fn run_writer(pool: PgPool, node: Arc<str>, mut queue: mpsc::Re
         // waits for a statement of its own, and finds the id taken.
         while !group.is_empty() {
             let later = take_repeated_creates(&mut group);
-            commit_and_answer(&pool, &node, &mut group).await;
+            commit_and_answer(&pool, &mut group).await;
             group = later;
         }
     }
@@ -199,8 +194,8 @@ fn take_repeated_creates(group: &mut Vec<WriteJob>) -> Vec<WriteJob> {
 
 /// Commits `group` as one statement and answers each of its callers,
 /// leaving `group` empty.
-async fn commit_and_answer(pool: &PgPool, node: &str, group: &mut Vec<WriteJob>) {
-    match commit_group(pool, node, group).await {
+async fn commit_and_answer(pool: &PgPool, group: &mut Vec<WriteJob>) {
+    match commit_group(pool, group).await {
         Ok(results) => {
             for (job, result) in group.drain(..).zip(results) {
                 let _ = job.reply.send(result);
@@ -211,7 +206,7 @@ async fn commit_and_answer(pool: &PgPool, node: &str, group: &mut Vec<WriteJob>)
         Err(GroupError::Before(error)) if group.len() > 1 => {
             tracing::warn!(error = %error, writes = group.len(), "group write failed; writing one by one");
             for job in group.drain(..) {
-                let result = match commit_group(pool, node, std::slice::from_ref(&job)).await {
+                let result = match commit_group(pool, std::slice::from_ref(&job)).await {
                     Ok(mut results) => results.pop().unwrap_or(Err(StoreError::Closed)),
                     Err(GroupError::Before(error) | GroupError::Commit(error)) => Err(error),
                 };
@@ -245,7 +240,6 @@ enum GroupError {
 /// [`StoreError::Fenced`] for an append whose slot lease is no longer held.
 async fn commit_group(
     pool: &PgPool,
-    node: &str,
     group: &[WriteJob],
 ) -> Result<Vec<Result<(), StoreError>>, GroupError> {
     let mut creates = Vec::new();
@@ -256,7 +250,7 @@ async fn commit_group(
             Write::Append(append) => appends.push(append),
         }
     }
-    let wrote = match write_all(pool, node, &creates, &appends).await {
+    let wrote = match write_all(pool, &creates, &appends).await {
         Ok(wrote) => wrote,
         Err(error @ sqlx::Error::Database(_)) => {
             // A unique violation of a lone new game means it exists.

@@ -1,7 +1,7 @@
 WITH c AS (
-    SELECT * FROM unnest($18::text[], $19::bigint[], $20::integer[], $21::text[],
-        $22::bytea[], $23::bytea[], $24::text[], $25::bytea[], $30::bigint[],
-        $31::bigint[], $33::bytea[])
+    SELECT * FROM unnest($17::text[], $18::bigint[], $19::integer[], $20::text[],
+        $21::bytea[], $22::bytea[], $23::text[], $24::bytea[], $27::bigint[],
+        $28::bigint[], $30::bytea[])
       AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type,
         payload, wake_at_ms, absent_since_ms, chain)),
 created AS (
@@ -19,7 +19,7 @@ created_events AS (
 a AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[],
         $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[],
-        $28::bigint[], $29::bigint[], $34::text[], $35::integer[], $36::bigint[])
+        $25::bigint[], $26::bigint[], $31::text[], $32::integer[], $33::bigint[])
       AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint,
         first_sequence, last_sequence, wake_at_ms, absent_since_ms, fence_node, slot, epoch)),
 fenced_in AS (
@@ -43,7 +43,7 @@ inserted AS (
       chain)
     SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms, e.chain
     FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[],
-        $32::bytea[])
+        $29::bytea[])
       AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain)
     JOIN moved ON moved.game_id = e.game_id),
 requested AS (
@@ -52,11 +52,6 @@ requested AS (
     FROM moved WHERE request_id IS NOT NULL),
 wrote AS (
     SELECT game_id, next, 'moved' AS outcome FROM moved
-    UNION ALL SELECT game_id, 1, 'created' FROM created),
-notified AS (
-    SELECT count(pg_notify($17, $26 || ';' || changes)) FROM (
-      SELECT string_agg(game_id || ':' || next, ',') AS changes
-      FROM (SELECT game_id, next, (row_number() OVER ()) / $27 AS chunk FROM wrote) w
-      GROUP BY chunk) c)
-SELECT wrote.game_id, wrote.outcome FROM wrote, notified
+    UNION ALL SELECT game_id, 1, 'created' FROM created)
+SELECT wrote.game_id, wrote.outcome FROM wrote
 UNION ALL SELECT game_id, 'fenced' FROM fenced_out
