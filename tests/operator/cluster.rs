@@ -75,6 +75,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots,
         ),
         trial(
+            "cluster::three_nodes_run_each_game_its_deadline_and_its_bot_once",
+            &postgres,
+            three_nodes_run_each_game_its_deadline_and_its_bot_once,
+        ),
+        trial(
             "cluster::a_node_restarted_under_its_name_takes_its_slots_back_at_once",
             &postgres,
             a_node_restarted_under_its_name_takes_its_slots_back_at_once,
@@ -331,11 +336,16 @@ async fn a_graceful_stop_hands_every_slot_to_the_other_node() {
         .create_game(create_mnk("handed-over", 3, 3, 3))
         .await
         .unwrap();
+    let stopping = std::time::Instant::now();
     a.stop().await;
     wait_until("B holds every slot", Duration::from_secs(10), || {
         b.registry.served_slot_count() == SLOTS as usize
     })
     .await;
+    println!(
+        "graceful stop: every slot held by the other node {:?} after the stop began",
+        stopping.elapsed()
+    );
     client
         .submit_move(plain_move_request("handed-over", 0, place(1, 1)))
         .await
@@ -414,6 +424,18 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
         },
     )
     .await;
+    // Untimed games too: how long after the kill each can be moved again.
+    let mut untimed = Vec::new();
+    for _ in 0..GAMES {
+        let game = via_doomed
+            .create_game(create_mnk("", 3, 3, 3))
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        untimed.push(game.game_id);
+    }
     let mut ids = Vec::new();
     for _ in 0..GAMES {
         let game = via_doomed
@@ -435,6 +457,24 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
     .await
     .unwrap();
     drop(doomed);
+    let killed = std::time::Instant::now();
+    let mut first_moves = Vec::new();
+    for id in &untimed {
+        wait_for(
+            &format!("{id} to be moved through the survivor"),
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            async || {
+                survivor_client
+                    .clone()
+                    .submit_move(plain_move_request(id, 0, place(1, 1)))
+                    .await
+                    .ok()
+            },
+        )
+        .await;
+        first_moves.push(killed.elapsed());
+    }
     for id in &ids {
         let game = wait_for(
             &format!("{id} to time out on the survivor"),
@@ -470,7 +510,9 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
     assert_eq!(expired.len(), GAMES);
     assert!(expired.iter().all(|(_, n)| *n == 1), "{expired:?}");
     println!(
-        "{GAMES} timed games ({on_doomed} in the killed node's slots): each timed out once on the survivor"
+        "{GAMES} timed games, each timed out once on the survivor ({on_doomed} of the {} games were in the killed node's slots); kill -> first acknowledged move of each of {GAMES} untimed games: max {:?} (lease 1.5 s)",
+        2 * GAMES,
+        first_moves.iter().max().unwrap()
     );
 }
 
@@ -502,5 +544,148 @@ async fn a_node_restarted_under_its_name_takes_its_slots_back_at_once() {
         (nodes, min_epoch, max_epoch),
         (1, 2, 2),
         "every slot taken again, once"
+    );
+}
+
+/// The issue's figures on three nodes in this process: timed games held in
+/// memory over all nodes per timed game, timeout attempts per deadline, bot
+/// searches per bot move, the busiest node's share of slots and games, and
+/// what passing a call on adds to its latency. Calls go to random nodes.
+async fn three_nodes_run_each_game_its_deadline_and_its_bot_once() {
+    const TIMED: usize = 48;
+    const BOTS: usize = 24;
+    let seed = seed::seed("three_nodes_run_each_game_its_deadline_and_its_bot_once");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let schema = fresh_postgres_schema().await;
+    let lease = Duration::from_secs(3);
+    let apps = [
+        node(&schema.url, lease, false).await,
+        node(&schema.url, lease, false).await,
+        node(&schema.url, lease, false).await,
+    ];
+    let held = settled(&apps.iter().collect::<Vec<_>>()).await;
+    let mut clients = Vec::new();
+    for app in &apps {
+        clients.push(connect(app.addr.port()).await);
+    }
+    let any = |rng: &mut rand::rngs::StdRng| clients[rng.random_range(0..3)].clone();
+    let mut timed = Vec::new();
+    for g in 0..TIMED {
+        let id = format!("timed-{g}");
+        any(&mut rng)
+            .create_game(timed_tic_tac_toe(&id, 2))
+            .await
+            .unwrap();
+        timed.push(id);
+    }
+    let live: Vec<usize> = apps.iter().map(|a| a.registry.live_games()).collect();
+    let held_in_memory: usize = live.iter().sum();
+    let mut bots = Vec::new();
+    for g in 0..BOTS {
+        let id = format!("bot-{g}");
+        let mut request = create_mnk(&id, 3, 3, 3);
+        request.seats[1].bot = Some(pb::Bot {
+            engine: pb::Engine::Random as i32,
+            strength: 1,
+            seed: Some(g as u64),
+        });
+        any(&mut rng).create_game(request).await.unwrap();
+        any(&mut rng)
+            .submit_move(plain_move_request(&id, 0, place(1, 1)))
+            .await
+            .unwrap();
+        bots.push(id);
+    }
+    let game_of = async |client: &mut plylog_testkit::Client, id: &str| {
+        client
+            .get_game(pb::GetGameRequest {
+                game_id: id.to_owned(),
+                at_sequence: None,
+            })
+            .await
+            .ok()
+            .and_then(|reply| reply.into_inner().game)
+    };
+    for id in &bots {
+        let mut client = any(&mut rng);
+        wait_for(
+            &format!("{id}'s bot to move"),
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            async || {
+                game_of(&mut client, id)
+                    .await
+                    .filter(|g| g.last_sequence >= 3)
+            },
+        )
+        .await;
+    }
+    for id in &timed {
+        let mut client = any(&mut rng);
+        wait_for(
+            &format!("{id} to time out"),
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            async || {
+                game_of(&mut client, id).await.filter(|g| {
+                    g.position.as_ref().map(|p| p.status) == Some(pb::GameStatus::Won as i32)
+                })
+            },
+        )
+        .await;
+    }
+    let total = |name: &str| apps.iter().map(|a| metric(&a.registry, name)).sum::<f64>();
+    let attempts = total("plylog_timeout_attempts");
+    let searches = total("plylog_bot_searches");
+    let mut db = database(&schema.url).await;
+    let (expired, bot_moves): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM events WHERE event_type = 'time_expired'), \
+         (SELECT count(*) FROM events WHERE game_id LIKE 'bot-%' AND sequence = 3)",
+    )
+    .fetch_one(&mut db)
+    .await
+    .unwrap();
+    assert_eq!(expired as usize, TIMED, "each deadline timed out once");
+    assert_eq!(bot_moves as usize, BOTS);
+    // Each game in memory on one node at most; each deadline tried once,
+    // each bot move searched once.
+    assert!(held_in_memory <= TIMED, "{live:?}");
+    assert_eq!(attempts, TIMED as f64, "timeout attempts");
+    assert_eq!(searches, BOTS as f64, "bot searches");
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+    let busiest = |v: &[usize]| *v.iter().max().unwrap() as f64 / mean(v);
+
+    // What passing a call on adds: GetGame straight to a game's owner and
+    // through another node, alternately.
+    let (mut direct, mut passed) = (Vec::new(), Vec::new());
+    for round in 0..400 {
+        let id = &timed[round % TIMED];
+        let owner = apps
+            .iter()
+            .position(|a| {
+                a.registry.is_live(id)
+                    || matches!(a.registry.route(id), plylog::registry::Route::Local(_))
+            })
+            .expect("an owner");
+        for (target, out) in [(owner, &mut direct), ((owner + 1) % 3, &mut passed)] {
+            let mut client = clients[target].clone();
+            let started = std::time::Instant::now();
+            game_of(&mut client, id).await.expect("answered");
+            out.push(started.elapsed());
+        }
+    }
+    direct.sort();
+    passed.sort();
+    let at = |v: &[Duration], p: f64| v[((v.len() as f64 * p) as usize).min(v.len() - 1)];
+    println!(
+        "3 nodes: slots {held:?} (busiest / mean {:.2}); timed games in memory over all nodes / timed games {:.2} ({live:?}); timeout attempts per deadline {:.2}; bot searches per bot move {:.2}; GetGame p50 {:?} direct, {:?} passed on; p99 {:?} direct, {:?} passed on",
+        busiest(&held),
+        held_in_memory as f64 / TIMED as f64,
+        attempts / TIMED as f64,
+        searches / BOTS as f64,
+        at(&direct, 0.5),
+        at(&passed, 0.5),
+        at(&direct, 0.99),
+        at(&passed, 0.99),
     );
 }
