@@ -156,64 +156,76 @@ impl GameApi {
             let mut next = request.from_sequence;
             let mut caught_up = false;
             let mut part = first;
-            let mut ownerless = Duration::ZERO;
+            // Since when no part has answered anything (`None`: the last did).
+            let mut ownerless: Option<tokio::time::Instant> = None;
             loop {
-                let mut items = match part.take() {
-                    Some(items) => items,
-                    None => match api.stream_part(&metadata, &request, next).await {
-                        Ok(items) => items,
-                        Err(status) if owner_moving(&status) && ownerless < STREAM_OWNERLESS_FOR => {
-                            tokio::select! {
-                                () = tokio::time::sleep(STREAM_RETRY) => {}
-                                () = api.registry.stopping() => {
-                                    yield Err(to_status(RegistryError::ShuttingDown));
-                                    return;
+                let opened = match part.take() {
+                    Some(items) => Ok(items),
+                    None => api.stream_part(&metadata, &request, next).await,
+                };
+                let mut answered = false;
+                let moved = match opened {
+                    Err(status) if owner_moving(&status) => status,
+                    Err(status) => {
+                        yield Err(status);
+                        return;
+                    }
+                    Ok(mut items) => loop {
+                        let item = tokio::select! {
+                            item = items.next() => item,
+                            () = api.registry.stopping() => {
+                                yield Err(to_status(RegistryError::ShuttingDown));
+                                return;
+                            }
+                        };
+                        match item {
+                            // The part ended (a stream that does not follow).
+                            None => return,
+                            Some(Ok(response)) => {
+                                answered = true;
+                                ownerless = None;
+                                if let Some(sequence) = response.event_sequence() {
+                                    // Sent by an earlier part already.
+                                    if sequence < next {
+                                        continue;
+                                    }
+                                    next = sequence + 1;
+                                    yield Ok(response);
+                                } else if let Some(pb::stream_events_response::Kind::CaughtUp(
+                                    marker,
+                                )) = &response.kind
+                                {
+                                    next = next.max(marker.sequence + 1);
+                                    if !std::mem::replace(&mut caught_up, true) {
+                                        yield Ok(response);
+                                    }
+                                } else {
+                                    yield Ok(response);
                                 }
                             }
-                            ownerless += STREAM_RETRY;
-                            continue;
-                        }
-                        Err(status) => {
-                            yield Err(status);
-                            return;
+                            // The owner changed: on from `next` through the
+                            // new one.
+                            Some(Err(status)) if owner_moving(&status) => break status,
+                            Some(Err(status)) => {
+                                yield Err(status);
+                                return;
+                            }
                         }
                     },
                 };
-                loop {
-                    let item = tokio::select! {
-                        item = items.next() => item,
+                // A part that answered nothing: the slot is between owners,
+                // or its owner cannot be reached yet. Wait a little, and at
+                // most STREAM_OWNERLESS_FOR in all.
+                if !answered {
+                    let since = *ownerless.get_or_insert_with(tokio::time::Instant::now);
+                    if since.elapsed() >= STREAM_OWNERLESS_FOR {
+                        yield Err(moved);
+                        return;
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(STREAM_RETRY) => {}
                         () = api.registry.stopping() => {
                             yield Err(to_status(RegistryError::ShuttingDown));
-                            return;
-                        }
-                    };
-                    match item {
-                        // The part ended (a stream that does not follow).
-                        None => return,
-                        Some(Ok(response)) => {
-                            if let Some(sequence) = response.event_sequence() {
-                                // Sent by an earlier part already.
-                                if sequence < next {
-                                    continue;
-                                }
-                                next = sequence + 1;
-                                ownerless = Duration::ZERO;
-                                yield Ok(response);
-                            } else if let Some(pb::stream_events_response::Kind::CaughtUp(marker)) =
-                                &response.kind
-                            {
-                                next = next.max(marker.sequence + 1);
-                                if !std::mem::replace(&mut caught_up, true) {
-                                    yield Ok(response);
-                                }
-                            } else {
-                                yield Ok(response);
-                            }
-                        }
-                        // The owner changed: on from `next` through the new one.
-                        Some(Err(status)) if owner_moving(&status) => break,
-                        Some(Err(status)) => {
-                            yield Err(status);
                             return;
                         }
                     }
@@ -328,11 +340,18 @@ fn not_owner(owner: &str) -> RegistryError {
     }
 }
 
-/// The owner's error as it sent it; a failure to reach it at all (an
-/// UNAVAILABLE with no `ErrorInfo`, from the transport) becomes NOT_OWNER
-/// naming it, which a client retries.
+/// The owner's error as it sent it (every plylog refusal carries an
+/// `ErrorInfo`); a failure to reach it or to hear its answer (a status with
+/// no `ErrorInfo` from the transport: UNAVAILABLE when it cannot be
+/// reached, UNKNOWN or INTERNAL when the connection broke mid-call) becomes
+/// NOT_OWNER naming it, which a client retries with the same request id.
+/// The caller's own deadline and cancellation pass through as they are.
 pub(super) fn unreachable_owner(status: Status, owner: &str) -> Status {
-    if status.code() == Code::Unavailable && status.get_details_error_info().is_none() {
+    let transport = matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::Internal
+    );
+    if transport && status.get_details_error_info().is_none() {
         tracing::warn!(owner, error = %status.message(), "the game's owner could not be reached");
         return to_status(not_owner(owner));
     }

@@ -456,6 +456,22 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
     .fetch_one(&mut db)
     .await
     .unwrap();
+    // A follower on the survivor of a game the doomed node runs: its stream
+    // is passed on to the doomed node, and must carry on through the
+    // survivor once the game moves there, with no gap and no repeat.
+    let mut followed = plylog_testkit::follow(&mut survivor_client.clone(), &untimed[0], 1).await;
+    let mut seen = Vec::new();
+    while seen.is_empty() {
+        if let Some(pb::stream_events_response::Kind::Event(event)) =
+            plylog_testkit::within(followed.message())
+                .await
+                .unwrap()
+                .unwrap()
+                .kind
+        {
+            seen.push(event.sequence);
+        }
+    }
     drop(doomed);
     let killed = std::time::Instant::now();
     let mut first_moves = Vec::new();
@@ -475,6 +491,22 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
         .await;
         first_moves.push(killed.elapsed());
     }
+    while seen.len() < 2 {
+        if let Some(pb::stream_events_response::Kind::Event(event)) =
+            plylog_testkit::within(followed.message())
+                .await
+                .unwrap()
+                .unwrap()
+                .kind
+        {
+            seen.push(event.sequence);
+        }
+    }
+    assert_eq!(
+        seen,
+        [1, 2],
+        "the follower's stream carried on through the new owner"
+    );
     for id in &ids {
         let game = wait_for(
             &format!("{id} to time out on the survivor"),
