@@ -343,13 +343,14 @@ fn not_owner(owner: &str) -> RegistryError {
 /// The owner's error as it sent it (every plylog refusal carries an
 /// `ErrorInfo`); a failure to reach it or to hear its answer (a status with
 /// no `ErrorInfo` from the transport: UNAVAILABLE when it cannot be
-/// reached, UNKNOWN or INTERNAL when the connection broke mid-call) becomes
-/// NOT_OWNER naming it, which a client retries with the same request id.
-/// The caller's own deadline and cancellation pass through as they are.
+/// reached, UNKNOWN, INTERNAL or CANCELLED when the connection broke or
+/// closed mid-call) becomes NOT_OWNER naming it, which a client retries with
+/// the same request id. The caller's own deadline passes through as it is
+/// (a caller that cancels drops the call here, and sees nothing).
 pub(super) fn unreachable_owner(status: Status, owner: &str) -> Status {
     let transport = matches!(
         status.code(),
-        Code::Unavailable | Code::Unknown | Code::Internal
+        Code::Unavailable | Code::Unknown | Code::Internal | Code::Cancelled
     );
     if transport && status.get_details_error_info().is_none() {
         tracing::warn!(owner, error = %status.message(), "the game's owner could not be reached");
