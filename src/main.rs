@@ -205,7 +205,7 @@ struct ServeArgs {
     slot_lease_ms: u64,
     /// With PostgreSQL: answer a call for a game another node runs with
     /// UNAVAILABLE / NOT_OWNER and the owner's address, instead of passing
-    /// the call on to it.
+    /// the call on to it (always so with --tls-cert).
     #[arg(long, env = "PLYLOG_CLUSTER_REDIRECT")]
     cluster_redirect: bool,
     #[command(flatten)]

@@ -265,7 +265,9 @@ impl Application {
             transport: settings.transport,
             store_check_interval: settings.store_check_interval,
             activity: Arc::new(Activity::default()),
-            redirect: settings.cluster.redirect,
+            // Nodes pass calls to each other over plaintext HTTP/2: with
+            // TLS, clients are redirected to the owner instead.
+            redirect: settings.cluster.redirect || settings.tls.is_some(),
         })
     }
 

@@ -7,8 +7,8 @@ use crate::store::{LeaseRound, SlotHolder, StoreError};
 
 /// A node's lease round (`$1` its name, `$2` its address, `$3` the lease in
 /// milliseconds, `$4`/`$5` the slots it holds and their epochs), in one
-/// statement and so one transaction: records the node live until the
-/// lease's end; places every slot on the live node with the highest
+/// statement and so one transaction: forgets nodes gone for an hour;
+/// records the node live until the lease's end; places every slot on the live node with the highest
 /// weight, the first 8 bytes of SHA-256 of `node/slot` (rendezvous
 /// hashing); renews the held leases of the slots still placed on it;
 /// acquires, with the next epoch, the slots placed on it that nobody holds,

@@ -1,4 +1,6 @@
-WITH me AS (
+WITH forgotten AS (
+    DELETE FROM cluster_nodes WHERE expires_at < now() - interval '1 hour'),
+me AS (
     INSERT INTO cluster_nodes (node, address, expires_at)
     VALUES ($1, $2, now() + make_interval(secs => $3 / 1000.0))
     ON CONFLICT (node) DO UPDATE SET address = EXCLUDED.address, expires_at = EXCLUDED.expires_at
