@@ -267,6 +267,8 @@ impl GameApi {
                 if self.forwarding.redirect {
                     return Err(to_status(not_owner(&owner)));
                 }
+                // Counted in this node's max_streams while it lasts.
+                let permit = self.registry.stream_permit()?;
                 self.registry.metrics().call_forwarded("StreamEvents");
                 let mut client = self.forwarding.client(&owner)?;
                 let mut metadata = metadata.clone();
@@ -275,6 +277,7 @@ impl GameApi {
                 }
                 let outgoing = Request::from_parts(metadata, Default::default(), request);
                 Ok(Box::pin(async_stream::stream! {
+                    let _permit = permit;
                     let mut items = match client.stream_events(outgoing).await {
                         Ok(response) => response.into_inner(),
                         Err(status) => {

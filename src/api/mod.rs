@@ -70,6 +70,12 @@ pub struct GameApi {
 macro_rules! serve_here_or_pass_on {
     ($api:expr, $request:ident, $route:expr, $method:literal, $call:expr) => {
         let route = $route;
+        // A call passed on holds one of this node's max_in_flight permits
+        // while the owner answers it.
+        let _passing_on = match route {
+            Route::Remote(_) => Some($api.admit()?),
+            Route::Local(_) | Route::Unowned => None,
+        };
         let $request = match $api
             .forwarding
             .route(route, $method, $api.registry.metrics(), $request, $call)

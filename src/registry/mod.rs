@@ -442,6 +442,17 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::LimitReached`] when `max_streams` streams are open.
     pub fn stream(&self, request: StreamRequest) -> Result<stream::EventStream, RegistryError> {
+        let StreamPermit(slot) = self.stream_permit()?;
+        Ok(stream::open(slot, request))
+    }
+
+    /// One of the server's `max_streams` stream slots, for a stream this
+    /// node passes on to the node that runs its game (given back when
+    /// dropped).
+    ///
+    /// # Errors
+    /// [`RegistryError::LimitReached`] when `max_streams` streams are open.
+    pub fn stream_permit(&self) -> Result<StreamPermit, RegistryError> {
         let max = self.inner.settings.max_streams;
         let taken = self
             .inner
@@ -455,8 +466,7 @@ impl Registry {
                 max,
             });
         }
-        let slot = StreamSlot(self.clone());
-        Ok(stream::open(slot, request))
+        Ok(StreamPermit(StreamSlot(self.clone())))
     }
 
     /// Heavy reads admitted now, running or waiting (see
@@ -490,6 +500,10 @@ impl Registry {
         self.inner.actor_failures.load(Ordering::Relaxed)
     }
 }
+
+/// One of the server's `max_streams` stream slots (see
+/// [`Registry::stream_permit`]), given back when dropped.
+pub struct StreamPermit(StreamSlot);
 
 /// One of the server's `max_streams` stream slots, given back when dropped
 /// (with its stream's subscription gone, the game may be idle now: the

@@ -80,6 +80,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             three_nodes_run_each_game_its_deadline_and_its_bot_once,
         ),
         trial(
+            "cluster::a_stream_passed_on_counts_in_the_passing_nodes_max_streams",
+            &postgres,
+            a_stream_passed_on_counts_in_the_passing_nodes_max_streams,
+        ),
+        trial(
             "cluster::a_node_restarted_under_its_name_takes_its_slots_back_at_once",
             &postgres,
             a_node_restarted_under_its_name_takes_its_slots_back_at_once,
@@ -89,11 +94,16 @@ pub(crate) fn trials() -> Vec<Trial> {
 
 /// A node on `url` with leases of `lease`, redirecting when `redirect`.
 async fn node(url: &str, lease: Duration, redirect: bool) -> App {
+    node_with(url, lease, redirect, RegistrySettings::default()).await
+}
+
+/// [`node`] with `registry` settings.
+async fn node_with(url: &str, lease: Duration, redirect: bool, registry: RegistrySettings) -> App {
     let settings = Settings {
         postgres_connections: 4,
         registry: RegistrySettings {
             heartbeat_interval: Duration::from_millis(200),
-            ..RegistrySettings::default()
+            ..registry
         },
         shutdown_grace: Duration::from_secs(1),
         access: AccessSettings {
@@ -720,4 +730,43 @@ async fn three_nodes_run_each_game_its_deadline_and_its_bot_once() {
         at(&direct, 0.99),
         at(&passed, 0.99),
     );
+}
+
+async fn a_stream_passed_on_counts_in_the_passing_nodes_max_streams() {
+    let schema = fresh_postgres_schema().await;
+    let lease = Duration::from_secs(3);
+    let one_stream = RegistrySettings {
+        max_streams: 1,
+        ..RegistrySettings::default()
+    };
+    let a = node_with(&schema.url, lease, false, one_stream).await;
+    let b = node(&schema.url, lease, false).await;
+    settled(&[&a, &b]).await;
+    // Two games B runs (B picks their ids in its slots).
+    let mut via_b = connect(b.addr.port()).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let game = via_b
+            .create_game(create_mnk("", 3, 3, 3))
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        ids.push(game.game_id);
+    }
+    let mut via_a = connect(a.addr.port()).await;
+    let mut first = plylog_testkit::follow(&mut via_a, &ids[0], 1).await;
+    let opened = plylog_testkit::within(first.message()).await;
+    assert!(
+        matches!(opened, Ok(Some(_))),
+        "the first stream is passed on: {opened:?}"
+    );
+    let mut second = plylog_testkit::follow(&mut via_a, &ids[1], 1).await;
+    let refused = plylog_testkit::within(second.message())
+        .await
+        .expect_err("A holds one stream at most");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert_eq!(reason(&refused), "LIMIT_REACHED");
+    drop(first);
 }
