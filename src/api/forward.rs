@@ -75,11 +75,28 @@ impl Forwarding {
             .tcp_nodelay(true);
         // The owner is a node of this cluster: its replies are as large as
         // any this node would send itself.
+        // A reply the owner compressed (it compresses for a caller that
+        // accepts it) is taken as it comes.
         let client = GameServiceClient::new(endpoint.connect_lazy())
+            .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+            .accept_compressed(tonic::codec::CompressionEncoding::Zstd)
             .max_decoding_message_size(usize::MAX)
             .max_encoding_message_size(usize::MAX);
         clients.insert(Arc::clone(owner), client.clone());
         Ok(client)
+    }
+
+    /// The metadata a call passed on carries: the caller's (its
+    /// credentials, request ids, trace context), without what describes the
+    /// caller's own HTTP/2 request to this node (the body's compression, the
+    /// encodings and content type it accepts, its deadline, which the
+    /// outgoing request sets again), and with [`FORWARDED_BY`].
+    fn passed_on(&self, incoming: &MetadataMap) -> MetadataMap {
+        let mut metadata = without_transport(incoming.clone());
+        if let Ok(node) = MetadataValue::try_from(self.node.as_str()) {
+            metadata.insert(FORWARDED_BY, node);
+        }
+        metadata
     }
 
     /// Serves `request` by `route`: here when this node runs the game;
@@ -108,21 +125,21 @@ impl Forwarding {
         }
         metrics.call_forwarded(method);
         let client = self.client(&owner)?;
-        let (mut metadata, _, message) = request.into_parts();
+        let (metadata, _, message) = request.into_parts();
         let deadline = metadata
             .get("grpc-timeout")
             .and_then(|value| value.to_str().ok())
             .and_then(grpc_timeout);
-        if let Ok(node) = MetadataValue::try_from(self.node.as_str()) {
-            metadata.insert(FORWARDED_BY, node);
-        }
+        let metadata = self.passed_on(&metadata);
         let mut outgoing = Request::from_parts(metadata, Default::default(), message);
         if let Some(deadline) = deadline {
             outgoing.set_timeout(deadline);
         }
-        let mut response = call(client, outgoing)
+        let response = call(client, outgoing)
             .await
             .map_err(|status| unreachable_owner(status, &owner))?;
+        let (metadata, message, extensions) = response.into_parts();
+        let mut response = Response::from_parts(without_transport(metadata), message, extensions);
         if let Ok(value) = MetadataValue::try_from(&*owner) {
             response.metadata_mut().insert(OWNER, value);
         }
@@ -271,10 +288,7 @@ impl GameApi {
                 let permit = self.registry.stream_permit()?;
                 self.registry.metrics().call_forwarded("StreamEvents");
                 let mut client = self.forwarding.client(&owner)?;
-                let mut metadata = metadata.clone();
-                if let Ok(node) = MetadataValue::try_from(self.forwarding.node.as_str()) {
-                    metadata.insert(FORWARDED_BY, node);
-                }
+                let metadata = self.forwarding.passed_on(metadata);
                 let outgoing = Request::from_parts(metadata, Default::default(), request);
                 Ok(Box::pin(async_stream::stream! {
                     let _permit = permit;
@@ -325,6 +339,30 @@ fn moving_owner(status: Status, owner: &str) -> Status {
     status
 }
 
+/// `metadata` without what describes one HTTP/2 exchange rather than the
+/// call (the body's compression, the encodings and content type accepted,
+/// the deadline): what a node passes on to the owner, and passes back of
+/// the owner's reply, each exchange setting its own.
+fn without_transport(metadata: MetadataMap) -> MetadataMap {
+    let mut headers = metadata.into_headers();
+    let transport: Vec<_> = headers
+        .keys()
+        .filter(|name| {
+            let name = name.as_str();
+            name.starts_with("grpc-")
+                || matches!(
+                    name,
+                    "te" | "content-type" | "content-length" | "user-agent" | "host" | "date"
+                )
+        })
+        .cloned()
+        .collect();
+    for name in transport {
+        headers.remove(name);
+    }
+    MetadataMap::from_headers(headers)
+}
+
 /// NOT_OWNER for a call this node does not serve by `route` (naming the
 /// owner when there is one).
 pub(super) fn not_here(route: Route) -> Status {
@@ -359,6 +397,9 @@ pub(super) fn unreachable_owner(status: Status, owner: &str) -> Status {
         tracing::warn!(owner, error = %status.message(), "the game's owner could not be reached");
         return to_status(not_owner(owner));
     }
+    let mut status = status;
+    let metadata = std::mem::take(status.metadata_mut());
+    *status.metadata_mut() = without_transport(metadata);
     status
 }
 
