@@ -148,11 +148,11 @@ async fn a_bot_on_a_million_cells_keeps_its_time_limit_and_leaves_the_pool_to_ot
         .collect();
     let huge_moves = moves(&huge_events);
     assert!(huge_moves.len() >= 2, "{huge_moves:?}");
-    // The first two moves: with four stones or fewer on the board no
-    // five-in-a-row is forced, so only a search cut short explains them.
-    // (Later, two bots may build a real forced win, which a search can
-    // prove in time: under load the huge game gets further while the
-    // small one plays, and such a proven move was seen.)
+    // The first two moves, searched with at most one stone on the board:
+    // nothing there can be proven within the limit, so each is a search
+    // cut short. (Later the two bots may build a real forced five, which
+    // a search can prove in time: under load the huge game gets further
+    // while the small one plays, and such a proven move was seen.)
     for (_, chooser) in huge_moves.into_iter().take(2) {
         let chooser = chooser.expect("a bot's move names its engine");
         assert_eq!(chooser.engine(), pb::Engine::Minimax);
