@@ -217,9 +217,10 @@ async fn two_nodes_divide_the_slots_and_each_game_runs_on_one_of_them() {
     let b = node(&schema.url, lease, false).await;
     let held = settled(&[&a, &b]).await;
     // Rendezvous hashing: each slot a coin toss between the two nodes
-    // (1024 tosses: 512 ± 3 × 16).
+    // (1024 tosses: 512 ± 5 × 16, which random ports miss about once in
+    // two million runs).
     for h in &held {
-        assert!((440..=584).contains(h), "slots held {held:?}");
+        assert!((432..=592).contains(h), "slots held {held:?}");
     }
     let nodes = [connect(a.addr.port()).await, connect(b.addr.port()).await];
     let mut owners = HashSet::new();
