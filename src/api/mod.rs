@@ -493,7 +493,12 @@ impl GameService for GameApi {
             Route::Local(_) => Some(self.stream_part(&metadata, &req, req.from_sequence).await?),
             _ => None,
         };
-        Ok(Response::new(self.follow_owners(metadata, req, first)))
+        match (self.registry.node_name(), first) {
+            // A store with no slots: the game never changes hands, and the
+            // stream is the game's own, with nothing in between.
+            (None, Some(local)) => Ok(Response::new(local)),
+            (_, first) => Ok(Response::new(self.follow_owners(metadata, req, first))),
+        }
     }
 
     async fn get_replay(
