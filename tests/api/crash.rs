@@ -472,16 +472,18 @@ async fn a_clock_running_at_a_sigkill_times_out_once_after_the_restart() {
         Ok::<_, tonic::Status>(kinds)
     };
     let mut server = start(&db, port);
-    let kinds = wait_for(
+    // Read behind the server's back until the timeout is stored: a call
+    // would load the game itself (and its own timer would time it out),
+    // racing the timer queue this test is about.
+    wait_for(
         "the timeout after the restart",
         Duration::from_secs(20),
         Duration::from_millis(20),
-        async || {
-            let kinds = log(client(port)).await.expect("the log reads");
-            (kinds.len() >= 3).then_some(kinds)
-        },
+        async || (stored_last_sequence(&db, "killed-clock").await >= 3).then_some(()),
     )
     .await;
+    let kinds = log(client(port)).await.expect("the log reads");
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
     let expired = |kinds: &[pb::game_event::Kind]| {
         kinds
             .iter()
