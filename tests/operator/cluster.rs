@@ -23,8 +23,8 @@ use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured};
 use plylog_testkit::process::{Server, plylog};
 use plylog_testkit::wait::{wait_for, wait_until};
 use plylog_testkit::{
-    App, connect, create_mnk, metadata, place, plain_move_request, reason, seed, spawn_app,
-    timed_tic_tac_toe,
+    App, connect, create_from, create_mnk, metadata, place, plain_move_request, reason, seed,
+    spawn_app, timed_tic_tac_toe,
 };
 
 /// The slot count the first migration fixes.
@@ -231,13 +231,7 @@ async fn two_nodes_divide_the_slots_and_each_game_runs_on_one_of_them() {
         } else {
             create_mnk("", 3, 3, 3)
         };
-        let game = via
-            .create_game(request)
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = create_from(&mut via, request).await;
         // Every move through the other node.
         let mut other = nodes[(g + 1) % 2].clone();
         for (seat, (row, col)) in [(0, (0, 0)), (1, (1, 1)), (0, (2, 2))] {
@@ -372,13 +366,7 @@ async fn with_redirect_a_call_for_another_nodes_game_names_its_owner() {
     settled(&[&a, &b]).await;
     // A game B runs: created through B with B's pick of id.
     let mut via_b = connect(b.addr.port()).await;
-    let game = via_b
-        .create_game(create_mnk("", 3, 3, 3))
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = create_from(&mut via_b, create_mnk("", 3, 3, 3)).await;
     assert!(
         b.registry.is_live(&game.game_id),
         "B picks an id in its slots"
@@ -438,24 +426,12 @@ async fn a_killed_nodes_games_time_out_once_on_the_node_that_takes_its_slots() {
     // Untimed games too: how long after the kill each can be moved again.
     let mut untimed = Vec::new();
     for _ in 0..GAMES {
-        let game = via_doomed
-            .create_game(create_mnk("", 3, 3, 3))
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = create_from(&mut via_doomed, create_mnk("", 3, 3, 3)).await;
         untimed.push(game.game_id);
     }
     let mut ids = Vec::new();
     for _ in 0..GAMES {
-        let game = via_doomed
-            .create_game(timed_tic_tac_toe("", 3))
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = create_from(&mut via_doomed, timed_tic_tac_toe("", 3)).await;
         ids.push(game.game_id);
     }
     let mut db = database(&schema.url).await;
@@ -747,13 +723,7 @@ async fn a_stream_passed_on_counts_in_the_passing_nodes_max_streams() {
     let mut via_b = connect(b.addr.port()).await;
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let game = via_b
-            .create_game(create_mnk("", 3, 3, 3))
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = create_from(&mut via_b, create_mnk("", 3, 3, 3)).await;
         ids.push(game.game_id);
     }
     let mut via_a = connect(a.addr.port()).await;
