@@ -183,8 +183,17 @@ struct ServeArgs {
     cors_origins: Vec<http::HeaderValue>,
     /// Event store: sqlite://<path> (created if missing), a file path, or
     /// postgres://user@host:port/database (shared by several nodes).
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
-    database_url: String,
+    /// Repeated (or several in the variable, separated by spaces): several
+    /// PostgreSQL databases, "cells", each holding the games of its share
+    /// of the slots; always give the same databases in the same order.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://plylog.db",
+        value_delimiter = ' ',
+        num_args = 1
+    )]
+    database_url: Vec<String>,
     /// Connections in the PostgreSQL pool.
     #[arg(long, env = "PLYLOG_POSTGRES_CONNECTIONS", default_value_t = 16)]
     postgres_connections: u32,
@@ -343,7 +352,8 @@ impl ServeArgs {
     fn settings(self) -> Settings {
         Settings {
             listen: self.listen,
-            database_url: self.database_url,
+            database_url: self.database_url.first().cloned().unwrap_or_default(),
+            cell_urls: self.database_url.iter().skip(1).cloned().collect(),
             postgres_connections: self.postgres_connections,
             sqlite_synchronous_normal: self.sqlite_synchronous_normal,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),

@@ -47,7 +47,7 @@ use crate::rules::Seat;
 use crate::store::ListOrder;
 pub use checks::{MAX_ID_CHARS, check_game_id, check_new_game};
 use checks::{MAX_POSITION_AT, requested_seat, required_seat};
-use paging::{invalid_page_token, page_size, page_token};
+use paging::{page_size, page_token};
 use request::{SeatRequest, request_meta, with_credential};
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
 
@@ -294,18 +294,15 @@ impl GameService for GameApi {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let (order, cursor) = match order_by.as_str() {
+        let cells = self.registry.cell_count();
+        let (order, after) = match order_by.as_str() {
             "" | "created_at" | "created_at asc" => (
                 ListOrder::OldestFirst,
-                page_token::<1>(&req.page_token)?.map_or(0, |[c]| c),
+                paging::cell_cursors(&req.page_token, cells, false)?,
             ),
             "created_at desc" => (
                 ListOrder::NewestFirst,
-                match page_token::<2>(&req.page_token)? {
-                    None => 0,
-                    Some([c, 1]) => c,
-                    Some(_) => return Err(invalid_page_token().into()),
-                },
+                paging::cell_cursors(&req.page_token, cells, true)?,
             ),
             _ => {
                 return Err(FieldError::new(
@@ -316,14 +313,10 @@ impl GameService for GameApi {
                 .into());
             }
         };
-        let (games, next) = self
-            .registry
-            .list(cursor as i64, order, limit as u32)
-            .await?;
+        let (games, next) = self.registry.list(&after, order, limit as u32).await?;
         let next_page_token = next
-            .map(|c| match order {
-                ListOrder::OldestFirst => c.to_string(),
-                ListOrder::NewestFirst => format!("{c}.1"),
+            .map(|cursors| {
+                paging::cell_cursors_token(&cursors, matches!(order, ListOrder::NewestFirst))
             })
             .unwrap_or_default();
         Ok(Response::new(pb::ListGamesResponse {

@@ -26,8 +26,48 @@ pub(super) fn invalid_page_token() -> FieldError {
     )
 }
 
+/// ListGames' page token: one cursor per cell, in cell order, separated by
+/// `~` (one cell: just `<cursor>`), then `.1` when newest first; as
+/// [`cell_cursors`] reads it. `cursors` has one entry per cell.
+pub(super) fn cell_cursors_token(cursors: &[i64], newest_first: bool) -> String {
+    let cells: Vec<String> = cursors.iter().map(i64::to_string).collect();
+    let mut token = cells.join("~");
+    if newest_first {
+        token.push_str(".1");
+    }
+    token
+}
+
+/// The cursors (one per cell of `cells`; all 0 for an empty token) of a
+/// ListGames page token written by [`cell_cursors_token`] for the same
+/// order and cell count.
+pub(super) fn cell_cursors(
+    token: &str,
+    cells: usize,
+    newest_first: bool,
+) -> Result<Vec<i64>, FieldError> {
+    if token.is_empty() {
+        return Ok(vec![0; cells]);
+    }
+    let cursors = if newest_first {
+        token.strip_suffix(".1").ok_or_else(invalid_page_token)?
+    } else {
+        token
+    };
+    let parsed: Vec<i64> = cursors
+        .split('~')
+        .map(|part| page_token::<1>(part).map(|n| n.map(|[n]| n as i64)))
+        .collect::<Result<Option<Vec<i64>>, _>>()?
+        .ok_or_else(invalid_page_token)?;
+    if parsed.len() != cells {
+        return Err(invalid_page_token());
+    }
+    Ok(parsed)
+}
+
 /// Page tokens are the server's own decimal numbers, separated by dots:
-/// `<cursor>` for ListGames (`<cursor>.1` newest first), `<sequence>` for
+/// `<cursor>` for ListGames (`<cursor>.1` newest first; with several
+/// cells, see [`cell_cursors_token`]), `<sequence>` for
 /// GetReplay, `<sequence>.<offset>` for ListLegalMoves. Parses a token of `N` numbers; an empty token is the
 /// first page (`None`).
 pub(super) fn page_token<const N: usize>(token: &str) -> Result<Option<[u64; N]>, FieldError> {

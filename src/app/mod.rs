@@ -113,6 +113,10 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, AppError> {
         let tls = settings.tls.as_ref().map(tls::tls_acceptor).transpose()?;
         let database = Database::parse(&settings.database_url)?;
+        let mut databases = vec![database.clone()];
+        for url in &settings.cell_urls {
+            databases.push(Database::parse(url)?);
+        }
         // The secret is read before the store opens, so a start refused
         // for it leaves no tables behind in a database it never served;
         // all but the default secret beside a SQLite file, which is made
@@ -128,19 +132,25 @@ impl Application {
                 &database,
             )?)
         };
-        let store = database
-            .open(StoreOptions {
+        let store = Database::open_all(
+            &databases,
+            StoreOptions {
                 postgres_connections: settings.postgres_connections,
                 sqlite_synchronous_normal: settings.sqlite_synchronous_normal,
                 read_only: false,
-            })
-            .await?;
+            },
+        )
+        .await?;
         let keys = match early_keys {
             Some(keys) => keys,
             None => crate::api::auth::seat_token_keys(&settings.access, &database)?,
         };
         let backend = database.backend();
-        let database = database.redacted();
+        let database = databases
+            .iter()
+            .map(Database::redacted)
+            .collect::<Vec<_>>()
+            .join(" ");
         let durability = store.durability().await.unwrap_or_else(|error| {
             tracing::warn!(error = %error, "could not read the store's durability settings");
             Vec::new()
@@ -216,6 +226,7 @@ impl Application {
                     &node,
                     &address,
                     slots,
+                    store.cell_count(),
                     settings.cluster.lease,
                 ))
             }

@@ -22,6 +22,11 @@ pub struct Settings {
     /// `sqlite://path`, `sqlite:path` or a plain file path (SQLite), or
     /// `postgres://...` (PostgreSQL, which several nodes may share).
     pub database_url: String,
+    /// Further PostgreSQL databases, cells 1, 2, ... (`database_url` is
+    /// cell 0), each holding the games of its slots (see
+    /// [`crate::store::Cells`]); empty: one database. Always the same
+    /// databases in the same order.
+    pub cell_urls: Vec<String>,
     /// Connections in the PostgreSQL pool (ignored for SQLite).
     pub postgres_connections: u32,
     /// SQLite `synchronous=NORMAL` instead of FULL (see
@@ -100,6 +105,7 @@ impl Settings {
         Settings {
             listen,
             database_url: database_url.into(),
+            cell_urls: Vec::new(),
             postgres_connections: 16,
             sqlite_synchronous_normal: false,
             registry: RegistrySettings::default(),
@@ -135,7 +141,7 @@ pub struct TlsFiles {
 /// and 64 for the listener, the secret file, the runtime and logs.
 pub(super) fn descriptors_needed(settings: &Settings) -> u64 {
     let database = if settings.database_url.starts_with("postgres") {
-        u64::from(settings.postgres_connections) + 1
+        (u64::from(settings.postgres_connections) + 1) * (1 + settings.cell_urls.len() as u64)
     } else {
         16
     };

@@ -36,9 +36,7 @@ use crate::api::{check_game_id, check_new_game};
 use crate::game::Event;
 use crate::proto::{self as pb, convert};
 use crate::registry::{GameLimitArgs, log};
-use crate::store::{
-    Database, EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake,
-};
+use crate::store::{EventStore, NewEvent, NewGame, RestoredGame, StoreError, StoredEvent, Wake};
 use crate::tokens::{self, SeatTokenKeys};
 
 /// `plylog import`: read exported games into a database.
@@ -213,8 +211,11 @@ impl Import<'_> {
                 api_key: None,
                 seat_token_secret_file: self.args.seat_token_secret_file.clone(),
             };
-            let database = Database::parse(&self.args.database.database_url)?;
-            self.keys = seat_token_keys(&access, &database)?;
+            let databases = self.args.database.databases()?;
+            let database = databases
+                .first()
+                .ok_or_else(|| OpsError::Refused("no --database-url given".to_owned()))?;
+            self.keys = seat_token_keys(&access, database)?;
         }
         self.pass(source, Pass::Check).await?;
         self.counts = Counts::default();

@@ -6,7 +6,6 @@
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, OpsError};
-use crate::store::Database;
 
 /// `plylog migrate`: apply the migrations.
 #[derive(Debug, Clone, clap::Args)]
@@ -21,18 +20,19 @@ pub struct MigrateArgs {
 /// [`OpsError::Open`]: the database cannot be opened (or created), a
 /// migration fails.
 pub async fn run(args: &MigrateArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
-    let database = Database::parse(&args.database.database_url)?;
-    let applied = database.migrate().await?;
-    let name = database.redacted();
-    if applied.is_empty() {
-        writeln!(out, "{name}: up to date, no migration applied")?;
-    }
-    for migration in &applied {
-        writeln!(
-            out,
-            "{name}: applied {} {}",
-            migration.version, migration.description
-        )?;
+    for database in args.database.databases()? {
+        let applied = database.migrate().await?;
+        let name = database.redacted();
+        if applied.is_empty() {
+            writeln!(out, "{name}: up to date, no migration applied")?;
+        }
+        for migration in &applied {
+            writeln!(
+                out,
+                "{name}: applied {} {}",
+                migration.version, migration.description
+            )?;
+        }
     }
     Ok(Finding::Clean)
 }

@@ -110,9 +110,17 @@ pub enum OpsError {
 #[derive(Debug, Clone, clap::Args)]
 pub struct DatabaseArgs {
     /// Event store: sqlite://PATH, a file path, or
-    /// postgres://USER@HOST:PORT/DATABASE.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://plylog.db")]
-    pub database_url: String,
+    /// postgres://USER@HOST:PORT/DATABASE. Repeated (or several in the
+    /// variable, separated by spaces): the PostgreSQL cells, in the order
+    /// the servers are given them.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://plylog.db",
+        value_delimiter = ' ',
+        num_args = 1
+    )]
+    pub database_url: Vec<String>,
 }
 
 impl DatabaseArgs {
@@ -137,14 +145,28 @@ impl DatabaseArgs {
     }
 
     async fn open(&self, read_only: bool) -> Result<Arc<dyn EventStore>, OpsError> {
-        let store = Database::parse(&self.database_url)?
-            .open(StoreOptions {
+        let store = Database::open_all(
+            &self.databases()?,
+            StoreOptions {
                 postgres_connections: 2,
                 sqlite_synchronous_normal: false,
                 read_only,
-            })
-            .await?;
+            },
+        )
+        .await?;
         Ok(store)
+    }
+
+    /// The databases given, cell 0 first.
+    ///
+    /// # Errors
+    /// [`OpsError::Open`] for an unsupported URL.
+    pub fn databases(&self) -> Result<Vec<Database>, OpsError> {
+        Ok(self
+            .database_url
+            .iter()
+            .map(|url| Database::parse(url))
+            .collect::<Result<_, _>>()?)
     }
 }
 
@@ -196,9 +218,12 @@ pub fn one_line(error: &dyn std::error::Error) -> String {
     text.replace('\n', " ")
 }
 
-/// Every game in the store, in creation order, read a page at a time.
+/// Every game in the store, in creation order, read a page at a time (with
+/// several cells, one cell after the other).
 struct Games<'a> {
     store: &'a dyn EventStore,
+    /// The cell being read.
+    cell: usize,
     cursor: i64,
     page: std::vec::IntoIter<GameRecord>,
     done: bool,
@@ -212,6 +237,8 @@ struct Games<'a> {
 /// creation order).
 #[derive(Debug)]
 struct UnreadableRows {
+    /// The cell (0 for a store of one database).
+    cell: usize,
     after: i64,
     through: i64,
     error: StoreError,
@@ -219,11 +246,16 @@ struct UnreadableRows {
 
 impl std::fmt::Display for UnreadableRows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let table = if self.cell > 0 {
+            format!("cell {}'s games table", self.cell)
+        } else {
+            "the games table".to_owned()
+        };
         let rows = if self.through == self.after + 1 {
-            format!("the games table's row at position {}", self.through)
+            format!("{table}'s row at position {}", self.through)
         } else {
             format!(
-                "the games table's rows at positions {} to {}",
+                "{table}'s rows at positions {} to {}",
                 self.after + 1,
                 self.through
             )
@@ -246,6 +278,7 @@ impl<'a> Games<'a> {
     fn of(store: &'a dyn EventStore) -> Self {
         Games {
             store,
+            cell: 0,
             cursor: 0,
             page: Vec::new().into_iter(),
             done: false,
@@ -280,13 +313,17 @@ impl<'a> Games<'a> {
             let size = if self.careful > 0 { 1 } else { PAGE };
             match self
                 .store
-                .list(self.cursor, ListOrder::OldestFirst, size)
+                .list_cell(self.cell, self.cursor, ListOrder::OldestFirst, size)
                 .await
             {
                 Ok(page) => {
                     self.careful = self.careful.saturating_sub(page.len());
-                    self.done = page.len() < size as usize;
-                    if let Some(last) = page.last() {
+                    if page.len() < size as usize {
+                        // This cell is read; the next one from its start.
+                        self.cell += 1;
+                        self.cursor = 0;
+                        self.done = self.cell >= self.store.cell_count();
+                    } else if let Some(last) = page.last() {
                         self.cursor = last.cursor;
                     }
                     self.page = page.into_iter();
@@ -297,7 +334,11 @@ impl<'a> Games<'a> {
                     let mut through = after;
                     loop {
                         through += 1;
-                        match self.store.list(through, ListOrder::OldestFirst, 1).await {
+                        match self
+                            .store
+                            .list_cell(self.cell, through, ListOrder::OldestFirst, 1)
+                            .await
+                        {
                             Ok(_) => break,
                             Err(again) if is_bad_row(&again) => {}
                             Err(other) => return Err(other.into()),
@@ -305,6 +346,7 @@ impl<'a> Games<'a> {
                     }
                     self.cursor = through;
                     return Ok(Some(Err(UnreadableRows {
+                        cell: self.cell,
                         after,
                         through,
                         error,

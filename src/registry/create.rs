@@ -31,7 +31,8 @@ impl Registry {
         request: RequestMeta,
     ) -> Result<Created, RegistryError> {
         let store = &self.inner.store;
-        if let Some(created) = self.find_creation(&request).await? {
+        let given = game_id.clone();
+        if let Some(created) = self.find_creation(&request, given.as_deref()).await? {
             return Ok(created);
         }
         if config.absence().is_some() && !seat_tokens {
@@ -40,7 +41,7 @@ impl Registry {
             });
         }
         let recorded_at_ms = self.settings().clock.now_ms();
-        let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms));
+        let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms, &request));
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),
             (None, true) => return Err(RegistryError::NoTokenSecret),
@@ -122,7 +123,7 @@ impl Registry {
                 })
             }
             Err(crate::store::StoreError::GameExists) => {
-                match self.find_creation(&request).await? {
+                match self.find_creation(&request, given.as_deref()).await? {
                     Some(created) => Ok(created),
                     None => Err(RegistryError::GameExists { game_id }),
                 }
@@ -131,31 +132,65 @@ impl Registry {
         }
     }
 
-    /// A new game id of the server's choosing: time-ordered (UUID v7), and
-    /// in a slot this node holds when it holds any (each draw of the id's
-    /// random part lands in one of its slots with the share of the slots it
-    /// holds; after 256 draws, any id: the game's owner loads it when it is
-    /// called).
-    fn new_game_id(&self, now_ms: crate::game::Millis) -> String {
-        let mut id = time_ordered_id(now_ms);
-        if self.inner.ownership.is_some() {
-            for _ in 0..256 {
-                if matches!(self.route(&id), Route::Local(_)) {
-                    break;
-                }
-                id = time_ordered_id(now_ms);
+    /// A new game id of the server's choosing: time-ordered (UUID v7); with
+    /// several cells, always in the cell the request id picks (see
+    /// [`crate::store::cell_of_request`]: that is where a retry looks for
+    /// it); and in a slot this node holds when it holds any there (each
+    /// draw of the id's random part lands in one of its slots with the
+    /// share of the slots it holds; after 256 draws, any id of the cell:
+    /// the game's owner loads it when it is called).
+    fn new_game_id(&self, now_ms: crate::game::Millis, request: &RequestMeta) -> String {
+        let Some(ownership) = &self.inner.ownership else {
+            return time_ordered_id(now_ms);
+        };
+        let cells = self.inner.store.cell_count();
+        let cell = (cells > 1 && !request.request_id.is_empty())
+            .then(|| crate::store::cell_of_request(&request.request_id, cells));
+        let in_cell = |id: &str| {
+            cell.is_none_or(|cell| {
+                crate::store::cell_of_slot(super::ownership::slot_of(id, ownership.slots()), cells)
+                    == cell
+            })
+        };
+        let mut fallback = None;
+        for _ in 0..256 {
+            let id = time_ordered_id(now_ms);
+            if !in_cell(&id) {
+                continue;
             }
+            if matches!(self.route(&id), Route::Local(_)) {
+                return id;
+            }
+            fallback.get_or_insert(id);
         }
-        id
+        // The odds of no id of the cell in 256 draws are (1 - 1/cells)^256.
+        fallback.unwrap_or_else(|| {
+            loop {
+                let id = time_ordered_id(now_ms);
+                if in_cell(&id) {
+                    break id;
+                }
+            }
+        })
     }
 
     /// The game a CreateGame request id already created, as it was created,
-    /// with its seat tokens derived again.
-    async fn find_creation(&self, request: &RequestMeta) -> Result<Option<Created>, RegistryError> {
+    /// with its seat tokens derived again; `game_id` is the id the request
+    /// named, if any.
+    async fn find_creation(
+        &self,
+        request: &RequestMeta,
+        game_id: Option<&str>,
+    ) -> Result<Option<Created>, RegistryError> {
         if request.request_id.is_empty() {
             return Ok(None);
         }
-        let Some(found) = self.inner.store.find_creation(&request.request_id).await? else {
+        let Some(found) = self
+            .inner
+            .store
+            .find_creation(&request.request_id, game_id)
+            .await?
+        else {
             return Ok(None);
         };
         if found.fingerprint != request.fingerprint {
@@ -163,9 +198,18 @@ impl Registry {
                 request_id: request.request_id.clone(),
             });
         }
-        let mut game = self.game(&found.game_id, Some(1), View::Full).await?;
-        // The original reply, exactly: as the log stood right after it.
-        game.last_sequence = 1;
+        // The original reply, exactly: the game as its creation left it,
+        // rebuilt from its first event read from the store (on any node,
+        // whoever runs the game now).
+        let first = self.inner.store.read(&found.game_id, 1, 1, 1).await?;
+        if first.is_empty() {
+            return Err(RegistryError::NotFound {
+                game_id: found.game_id,
+            });
+        }
+        let (state, created_at_ms) = super::log::rebuild(&found.game_id, &first)
+            .map_err(|e| super::actor::corrupt(&found.game_id, &e))?;
+        let game = convert::game_in_view(&found.game_id, &state, created_at_ms, 1, View::Full);
         let seat_tokens = self.recover_tokens(&found.game_id, 1, &found.seat_token_hashes);
         Ok(Some(Created {
             game,

@@ -17,6 +17,11 @@
 //! write statement refuses it when that is no longer the slot's: an owner
 //! that lost its slot without knowing (paused, cut off) cannot write.
 //!
+//! With several databases (cells, `crate::store::Cells`), each slot is in
+//! one cell and its lease is that cell's: a node keeps its leases with one
+//! round per cell, each on its own, so a cell that cannot be reached costs
+//! a node only that cell's slots.
+//!
 //! The store with no other writer (SQLite) has no slots: one node runs every
 //! game, as before.
 
@@ -27,7 +32,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::{Inner, Registry, RegistryError};
-use crate::store::{Fence, LeaseRound, SlotHolder};
+use crate::store::{Fence, LeaseRound, SlotHolder, cell_of_slot};
 
 /// How long a slot's lease lasts from its last renewal (database clock), by
 /// default: a dead or cut-off node's slots move to a live node within this.
@@ -81,6 +86,8 @@ pub struct Ownership {
     node: Arc<str>,
     address: Arc<str>,
     slots: u32,
+    /// How many cells the slots are divided among (1: one database).
+    cells: usize,
     lease: Duration,
     table: RwLock<Table>,
     /// One lease round at a time (the keeper's, the first one, the last
@@ -97,12 +104,13 @@ pub struct Ownership {
 
 impl Ownership {
     /// Ownership for node `node`, reachable at `address`, over `slots`
-    /// slots, with leases of `lease`.
-    pub fn new(node: &str, address: &str, slots: u32, lease: Duration) -> Self {
+    /// slots in `cells` cells, with leases of `lease`.
+    pub fn new(node: &str, address: &str, slots: u32, cells: usize, lease: Duration) -> Self {
         Ownership {
             node: node.into(),
             address: address.into(),
             slots,
+            cells: cells.max(1),
             lease,
             table: RwLock::new(Table {
                 held: HashMap::new(),
@@ -122,6 +130,11 @@ impl Ownership {
     /// The slot count.
     pub fn slots(&self) -> u32 {
         self.slots
+    }
+
+    /// The cell of `slot`.
+    fn cell_of(&self, slot: u32) -> usize {
+        cell_of_slot(slot, self.cells)
     }
 
     /// Where `game_id`'s calls are served, now.
@@ -173,8 +186,9 @@ impl Ownership {
         expired
     }
 
-    /// The lease round to send now: this node's held slots with their epochs.
-    fn round(&self) -> LeaseRound {
+    /// The lease round to send now for `cell`: this node's held slots of
+    /// that cell with their epochs.
+    fn round(&self, cell: usize) -> LeaseRound {
         let table = self.table.read().expect("slots lock");
         LeaseRound {
             node: self.node.to_string(),
@@ -183,16 +197,25 @@ impl Ownership {
             held: table
                 .held
                 .iter()
+                .filter(|(slot, _)| self.cell_of(**slot) == cell)
                 .map(|(slot, held)| (*slot as i32, held.epoch))
                 .collect(),
+            cell,
+            cells: self.cells,
         }
     }
 
-    /// Takes in a lease round's answer (`sent` is when it was sent): the
-    /// slots held now, and every other slot's holder. Returns the slots this
-    /// node held before and does not now (with their old epochs), and how
-    /// many it acquired.
-    fn apply(&self, sent: Instant, holders: &[SlotHolder]) -> (Vec<(i32, i64)>, usize) {
+    /// Takes in `cell`'s lease round's answer (`sent` is when it was sent):
+    /// the cell's slots held now, and every other slot's holder in it. The
+    /// other cells' slots are left as they were. Returns the slots of the
+    /// cell this node held before and does not now (with their old epochs),
+    /// and how many it acquired.
+    fn apply(
+        &self,
+        sent: Instant,
+        cell: usize,
+        holders: &[SlotHolder],
+    ) -> (Vec<(i32, i64)>, usize) {
         let valid_until = sent + self.lease - self.lease / 10;
         let mut table = self.table.write().expect("slots lock");
         let mut held = HashMap::new();
@@ -201,7 +224,7 @@ impl Ownership {
             let Ok(slot) = u32::try_from(holder.slot) else {
                 continue;
             };
-            if slot >= self.slots {
+            if slot >= self.slots || self.cell_of(slot) != cell {
                 continue;
             }
             if holder.mine {
@@ -227,10 +250,12 @@ impl Ownership {
         let lost = table
             .held
             .iter()
+            .filter(|(slot, _)| self.cell_of(**slot) == cell)
             .filter(|(slot, old)| held.get(slot).is_none_or(|new| new.epoch != old.epoch))
             .map(|(slot, old)| (*slot as i32, old.epoch))
             .collect();
-        table.held = held;
+        table.held.retain(|slot, _| self.cell_of(*slot) != cell);
+        table.held.extend(held);
         (lost, acquired)
     }
 
@@ -305,6 +330,12 @@ impl Registry {
         }
     }
 
+    /// How many cells (databases) the store spans (see
+    /// [`crate::store::Cells`]).
+    pub fn cell_count(&self) -> usize {
+        self.inner.store.cell_count()
+    }
+
     /// How many slots this node serves now (0 on a store with no slots).
     pub fn served_slot_count(&self) -> usize {
         self.inner
@@ -352,17 +383,41 @@ impl Registry {
         if !expired.is_empty() {
             self.lost_slots(&expired);
         }
-        let round = ownership.round();
-        let sent = Instant::now();
-        let holders = self.inner.store.lease_round(round).await?;
-        let (lost, acquired) = ownership.apply(sent, &holders);
-        tracing::debug!(
-            node = ownership.node(),
-            acquired,
-            lost = lost.len(),
-            elapsed_ms = sent.elapsed().as_millis() as u64,
-            "lease round"
-        );
+        // One round per cell, each on its own: a cell that does not answer
+        // keeps the others' leases renewed.
+        let rounds = (0..ownership.cells).map(|cell| {
+            let round = ownership.round(cell);
+            async move {
+                let sent = Instant::now();
+                (cell, sent, self.inner.store.lease_round(round).await)
+            }
+        });
+        let mut acquired = 0;
+        let mut lost = Vec::new();
+        let mut failed = None;
+        for (cell, sent, answer) in futures_util::future::join_all(rounds).await {
+            match answer {
+                Ok(holders) => {
+                    let (cell_lost, cell_acquired) = ownership.apply(sent, cell, &holders);
+                    tracing::debug!(
+                        node = ownership.node(),
+                        cell,
+                        acquired = cell_acquired,
+                        lost = cell_lost.len(),
+                        elapsed_ms = sent.elapsed().as_millis() as u64,
+                        "lease round"
+                    );
+                    acquired += cell_acquired;
+                    lost.extend(cell_lost);
+                }
+                Err(error) => {
+                    if ownership.cells > 1 {
+                        tracing::warn!(cell, error = %error, "the lease round of a cell failed");
+                    }
+                    failed.get_or_insert(error);
+                }
+            }
+        }
         let metrics = &self.inner.metrics;
         if acquired > 0 {
             metrics.leases_acquired(acquired as u64);
@@ -382,7 +437,10 @@ impl Registry {
                 .await?;
         }
         metrics.slots_owned(ownership.held_slots().len());
-        Ok(())
+        match failed {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
     }
 
     /// Stops serving `lost` slots: evicts their games from memory (their

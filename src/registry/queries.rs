@@ -282,39 +282,42 @@ impl Registry {
             })
     }
 
-    /// Up to `limit` games in `order` after the one at `cursor` (0: from
-    /// the first), and the cursor of the last one listed.
+    /// Up to `limit` games in `order`, in each cell after the game at its
+    /// cursor in `after` (one per cell, [`EventStore::cell_count`]; 0:
+    /// from the first), and the cursors to page on from (`None`: the last
+    /// page).
     ///
     /// # Errors
     /// A corrupt creation event, store failures.
+    ///
+    /// [`EventStore::cell_count`]: crate::store::EventStore::cell_count
     pub async fn list(
         &self,
-        cursor: i64,
+        after: &[i64],
         order: ListOrder,
         limit: u32,
-    ) -> Result<(Vec<pb::GameSummary>, Option<i64>), RegistryError> {
-        let records = self.inner.store.list(cursor, order, limit).await?;
-        let mut next = records
-            .last()
-            .map(|r| r.cursor)
-            .filter(|_| records.len() == limit as usize);
+    ) -> Result<(Vec<pb::GameSummary>, Option<Vec<i64>>), RegistryError> {
+        let records = self.inner.store.list(after, order, limit).await?;
+        let full = records.len() == limit as usize;
+        let mut cursors = after.to_vec();
+        cursors.resize(self.inner.store.cell_count().max(after.len()), 0);
         let mut bytes = 0;
+        let mut cut = false;
         let mut games = Vec::with_capacity(records.len());
-        let mut last_cursor = cursor;
         for record in records {
-            let record_cursor = record.cursor;
+            let (cell, cursor) = (record.cell, record.cursor);
             let summary = summary_of(record)?;
             // A page stays under PAGE_BYTES however big each game's rules.
             let size = summary.encoded_len();
             if bytes + size > PAGE_BYTES && !games.is_empty() {
-                next = Some(last_cursor);
+                cut = true;
                 break;
             }
             bytes += size;
-            last_cursor = record_cursor;
+            cursors[cell] = cursor;
             games.push(summary);
         }
-        Ok((games, next))
+        Ok((games, (full || cut).then_some(cursors)))
     }
 }
 

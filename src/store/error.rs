@@ -31,6 +31,10 @@ pub enum StoreError {
     /// The SQLite writer connection failed.
     #[error("the database failed")]
     Sqlite(#[source] rusqlite::Error),
+    /// The database was opened as another cell than the one it is (see
+    /// `crate::store::Cells`), in words.
+    #[error("{0}")]
+    WrongCell(String),
     /// The store cannot be opened on this kind of database, in words.
     #[error("unsupported: {0}")]
     Unsupported(&'static str),

@@ -18,9 +18,12 @@
 //! - [`PostgresStore`] (`postgres/`): one database shared by several nodes,
 //!   each running the games of the slots whose leases it holds
 //!   ([`EventStore::lease_round`]).
+//! - [`Cells`] (`cells`): several PostgreSQL databases as one store, each
+//!   game in the cell of its slot.
 //! - `reads`: the read statements both backends run through sqlx.
 //! - [`chain`]: the events' integrity chain.
 
+mod cells;
 pub mod chain;
 mod error;
 mod open;
@@ -31,6 +34,7 @@ mod sqlite;
 
 pub use self::error::StoreError;
 use self::error::classify;
+pub use cells::{Cells, cell_of_request, cell_of_slot};
 pub use open::{Database, OpenError, StoreOptions, redacted};
 pub use postgres::PostgresStore;
 pub use records::{
@@ -155,6 +159,13 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// How many cells (databases) the store spans: 1 but for [`Cells`].
+    /// Slot `s` is in cell [`cell_of_slot`]`(s, cell_count)`, and each
+    /// cell keeps its own leases ([`LeaseRound::cell`]).
+    fn cell_count(&self) -> usize {
+        1
+    }
+
     /// One lease round for `round.node` (see `crate::registry::ownership`),
     /// in one statement: records the node as live until the lease's end,
     /// renews the leases it holds on the slots still placed on it (by
@@ -263,23 +274,51 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Lists up to `limit` games in `order`, starting after the game whose
-    /// [`GameRecord::cursor`] is `cursor` (0 = from the first in that order).
+    /// Lists up to `limit` games in `order`, in each cell starting after
+    /// the game whose [`GameRecord::cursor`] is that cell's entry of
+    /// `after` (0, or no entry: from the first in that order). A store of
+    /// one cell reads `after[0]`; [`Cells`] merges its cells' lists.
     ///
     /// # Errors
     /// Database errors.
     async fn list(
         &self,
-        cursor: i64,
+        after: &[i64],
         order: ListOrder,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError>;
 
-    /// Looks up the game a CreateGame request id created.
+    /// Lists up to `limit` games of cell `cell` only (see [`Cells`]), in
+    /// `order`, after the game whose cursor is `cursor` (0: from the
+    /// first); a store of one cell has only cell 0.
     ///
     /// # Errors
     /// Database errors.
-    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError>;
+    async fn list_cell(
+        &self,
+        cell: usize,
+        cursor: i64,
+        order: ListOrder,
+        limit: u32,
+    ) -> Result<Vec<GameRecord>, StoreError> {
+        if cell == 0 {
+            self.list(&[cursor], order, limit).await
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
+    /// Looks up the game a CreateGame request id created; `game_id` is the
+    /// id the request named, if it named one (with [`Cells`], where to
+    /// look: see [`cell_of_request`]).
+    ///
+    /// # Errors
+    /// Database errors.
+    async fn find_creation(
+        &self,
+        request_id: &str,
+        game_id: Option<&str>,
+    ) -> Result<Option<CreationRecord>, StoreError>;
 
     /// Checks that the database answers now (one trivial query).
     ///

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{EventStore, Migration, PostgresStore, SqliteOptions, SqliteStore, StoreError};
+use super::{Cells, EventStore, Migration, PostgresStore, SqliteOptions, SqliteStore, StoreError};
 
 /// Why a store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +25,9 @@ pub enum OpenError {
         /// The cause.
         source: StoreError,
     },
+    /// Several databases that cannot be cells of one store, in words.
+    #[error("{0}")]
+    Cells(String),
     /// A SQLite file to be read does not exist.
     #[error("no SQLite database at {}", .0.display())]
     NoDatabase(PathBuf),
@@ -103,15 +106,36 @@ impl Database {
     /// [`OpenError::NoDatabase`] for a missing SQLite file opened read-only;
     /// [`OpenError::Store`] when the store does not open or migrate.
     pub async fn open(&self, options: StoreOptions) -> Result<Arc<dyn EventStore>, OpenError> {
+        self.open_cell(options, 0, 1).await
+    }
+
+    /// Opens the store as cell `cell` of `cells` (see [`Cells`]): as
+    /// [`Database::open`], and a PostgreSQL database records which cell it
+    /// is when first opened, and refuses to open as another.
+    async fn open_cell(
+        &self,
+        options: StoreOptions,
+        cell: usize,
+        cells: usize,
+    ) -> Result<Arc<dyn EventStore>, OpenError> {
         let opened: Result<Arc<dyn EventStore>, _> = match self {
-            Database::Postgres(url) if options.read_only => {
-                PostgresStore::open_read_only(url, options.postgres_connections)
-                    .await
-                    .map(|s| Arc::new(s) as Arc<dyn EventStore>)
+            Database::Postgres(url) => {
+                let store = if options.read_only {
+                    PostgresStore::open_read_only(url, options.postgres_connections).await
+                } else {
+                    PostgresStore::open(url, options.postgres_connections).await
+                };
+                match store {
+                    Ok(store) => match store.take_cell(cell, cells, options.read_only).await {
+                        Ok(()) => Ok(Arc::new(store) as Arc<dyn EventStore>),
+                        Err(error) => {
+                            store.close().await;
+                            Err(error)
+                        }
+                    },
+                    Err(error) => Err(error),
+                }
             }
-            Database::Postgres(url) => PostgresStore::open(url, options.postgres_connections)
-                .await
-                .map(|s| Arc::new(s) as Arc<dyn EventStore>),
             Database::Sqlite(url) => {
                 if let Some(file) = self.sqlite_file().filter(|_| options.read_only)
                     && !file.exists()
@@ -127,6 +151,50 @@ impl Database {
             }
         };
         opened.map_err(|source| self.store_error(source))
+    }
+
+    /// Opens every database of `databases` as one store: the one itself,
+    /// or several PostgreSQL databases as [`Cells`], in the order given
+    /// (cell 0 first).
+    ///
+    /// # Errors
+    /// As for [`Database::open`]; [`OpenError::Cells`] for several
+    /// databases that are not all PostgreSQL, or that do not divide the
+    /// games into the same slots.
+    pub async fn open_all(
+        databases: &[Database],
+        options: StoreOptions,
+    ) -> Result<Arc<dyn EventStore>, OpenError> {
+        if let [database] = databases {
+            return database.open(options).await;
+        }
+        if databases.is_empty() || databases.iter().any(|d| matches!(d, Database::Sqlite(_))) {
+            return Err(OpenError::Cells(
+                "several databases (cells) must all be PostgreSQL".to_owned(),
+            ));
+        }
+        let opening = databases
+            .iter()
+            .enumerate()
+            .map(|(cell, database)| database.open_cell(options, cell, databases.len()));
+        let mut stores = Vec::with_capacity(databases.len());
+        let mut failed = None;
+        for opened in futures_util::future::join_all(opening).await {
+            match opened {
+                Ok(store) => stores.push(store),
+                Err(error) => {
+                    failed.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = failed {
+            futures_util::future::join_all(stores.iter().map(|s| s.close())).await;
+            return Err(error);
+        }
+        Cells::new(stores)
+            .await
+            .map(|cells| Arc::new(cells) as Arc<dyn EventStore>)
+            .map_err(|error| OpenError::Cells(error.to_string()))
     }
 
     /// Applies the migrations the database lacks (creating a SQLite file

@@ -430,6 +430,7 @@ where
             .map(|row| {
                 Ok(GameRecord {
                     cursor: row.pk,
+                    cell: 0,
                     game_id: row.game_id,
                     created_at_ms: row.created_at_ms,
                     last_sequence: sequence("games.last_sequence", row.last_sequence)?,
@@ -501,7 +502,7 @@ mod tests {
             })
             .await
             .unwrap();
-        let listed = store.list(0, ListOrder::OldestFirst, 10).await.unwrap();
+        let listed = store.list(&[0], ListOrder::OldestFirst, 10).await.unwrap();
         assert_eq!((listed.len(), listed[0].last_sequence), (1, 1));
         let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
             .await
@@ -510,7 +511,10 @@ mod tests {
             .execute(&mut raw)
             .await
             .unwrap();
-        let error = store.list(0, ListOrder::OldestFirst, 10).await.unwrap_err();
+        let error = store
+            .list(&[0], ListOrder::OldestFirst, 10)
+            .await
+            .unwrap_err();
         assert_eq!(
             error.to_string(),
             "corrupt row: games.last_sequence is -3, not a sequence"

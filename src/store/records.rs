@@ -168,8 +168,13 @@ pub struct LeaseRound {
     /// How long a lease lasts from this round, in milliseconds of the
     /// database's clock.
     pub lease_ms: i64,
-    /// The slots the node holds, with their epochs.
+    /// The slots the node holds in this cell, with their epochs.
     pub held: Vec<(i32, i64)>,
+    /// The cell whose slots the round keeps: slot `s` is cell
+    /// `s % cells`'s ([`crate::store::cell_of_slot`]).
+    pub cell: usize,
+    /// How many cells there are (1: every slot).
+    pub cells: usize,
 }
 
 /// A slot's holder after a lease round.
@@ -305,8 +310,10 @@ pub struct Migration {
 /// A line of the game list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
-    /// Position in creation order, the paging cursor.
+    /// Position in creation order in its cell, the paging cursor.
     pub cursor: i64,
+    /// The cell it was read from (0 for a store of one cell).
+    pub cell: usize,
     /// The game's id.
     pub game_id: String,
     /// Unix epoch milliseconds of creation.

@@ -362,10 +362,11 @@ impl EventStore for SqliteStore {
 
     async fn list(
         &self,
-        cursor: i64,
+        after: &[i64],
         order: ListOrder,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
+        let cursor = after.first().copied().unwrap_or(0);
         Reads::games(&self.readers, cursor, order, limit).await
     }
 
@@ -397,7 +398,11 @@ impl EventStore for SqliteStore {
         }
     }
 
-    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
+    async fn find_creation(
+        &self,
+        request_id: &str,
+        _game_id: Option<&str>,
+    ) -> Result<Option<CreationRecord>, StoreError> {
         Reads::creation(&self.readers, request_id).await
     }
 }

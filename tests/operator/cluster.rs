@@ -89,6 +89,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             &postgres,
             a_node_restarted_under_its_name_takes_its_slots_back_at_once,
         ),
+        trial(
+            "cluster::two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once",
+            &postgres,
+            two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once,
+        ),
     ]
 }
 
@@ -740,4 +745,154 @@ async fn a_stream_passed_on_counts_in_the_passing_nodes_max_streams() {
     assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
     assert_eq!(reason(&refused), "LIMIT_REACHED");
     drop(first);
+}
+
+/// A node on the cells `urls` (cell 0 first) with leases of `lease`.
+async fn cell_node(urls: &[&str], lease: Duration) -> App {
+    let settings = Settings {
+        cell_urls: urls[1..].iter().map(|u| (*u).to_owned()).collect(),
+        postgres_connections: 4,
+        shutdown_grace: Duration::from_secs(1),
+        access: AccessSettings {
+            seat_tokens: false,
+            ..AccessSettings::default()
+        },
+        cluster: ClusterSettings {
+            lease,
+            ..ClusterSettings::default()
+        },
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), urls[0])
+    };
+    spawn_app(settings).await
+}
+
+async fn two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once() {
+    let cells = [fresh_postgres_schema().await, fresh_postgres_schema().await];
+    let urls = [cells[0].url.as_str(), cells[1].url.as_str()];
+    let lease = Duration::from_millis(1_500);
+    let a = cell_node(&urls, lease).await;
+    let b = cell_node(&urls, lease).await;
+    let held = settled(&[&a, &b]).await;
+    let nodes = [connect(a.addr.port()).await, connect(b.addr.port()).await];
+    let mut created = Vec::new();
+    for g in 0..40usize {
+        let mut request = if g % 2 == 0 {
+            create_mnk(&format!("named-{g}"), 3, 3, 3)
+        } else {
+            create_mnk("", 3, 3, 3)
+        };
+        request.request_id = format!("create-{g}");
+        let game = create_from(&mut nodes[g % 2].clone(), request.clone()).await;
+        // The same request through the other node: the same game, found in
+        // the one cell its request id (or its id) names.
+        let again = create_from(&mut nodes[(g + 1) % 2].clone(), request).await;
+        assert_eq!(again.game_id, game.game_id, "request create-{g} retried");
+        let reply = nodes[(g + 1) % 2]
+            .clone()
+            .submit_move(plain_move_request(&game.game_id, 0, place(1, 1)))
+            .await
+            .expect("a move through either node");
+        assert_eq!(reply.into_inner().game.unwrap().last_sequence, 2);
+        created.push(game.game_id);
+    }
+    // Each game, its log and its request ids are in its slot's cell only.
+    for (cell, schema) in cells.iter().enumerate() {
+        let mut conn = database(&schema.url).await;
+        let ids: Vec<String> = sqlx::query_scalar("SELECT game_id FROM games")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        let expected: HashSet<&String> = created
+            .iter()
+            .filter(|id| plylog::store::cell_of_slot(slot_of(id, SLOTS), 2) == cell)
+            .collect();
+        assert_eq!(ids.iter().collect::<HashSet<_>>(), expected, "cell {cell}");
+        assert!(
+            !expected.is_empty(),
+            "cell {cell} holds some of the 40 games"
+        );
+        let (cells_recorded, cell_recorded): (i32, i32) =
+            sqlx::query_as("SELECT cells, cell FROM cluster_config")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!((cells_recorded, cell_recorded), (2, cell as i32));
+    }
+    // Paged through in small pages, both orders: every game once.
+    for order_by in ["created_at", "created_at desc"] {
+        let mut listed = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = nodes[0]
+                .clone()
+                .list_games(pb::ListGamesRequest {
+                    page_size: 7,
+                    page_token: token.clone(),
+                    order_by: order_by.to_owned(),
+                })
+                .await
+                .expect("a page")
+                .into_inner();
+            listed.extend(page.games.into_iter().map(|g| g.game_id));
+            if page.next_page_token.is_empty() {
+                break;
+            }
+            token = page.next_page_token;
+        }
+        let mut sorted = listed.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), listed.len(), "{order_by}: listed twice");
+        let mut all = created.clone();
+        all.sort();
+        assert_eq!(sorted, all, "{order_by}: every game listed");
+    }
+    // The operator's commands read every cell.
+    let games = plylog()
+        .args([
+            "games",
+            "--database-url",
+            urls[0],
+            "--database-url",
+            urls[1],
+        ])
+        .output()
+        .expect("plylog games runs");
+    let listed = String::from_utf8_lossy(&games.stdout);
+    assert!(games.status.success(), "{games:?}");
+    for id in &created {
+        assert!(listed.contains(id.as_str()), "plylog games lists {id}");
+    }
+    let verify = plylog()
+        .args([
+            "verify",
+            "--database-url",
+            urls[0],
+            "--database-url",
+            urls[1],
+        ])
+        .output()
+        .expect("plylog verify runs");
+    assert!(verify.status.success(), "{verify:?}");
+    // The cells in another order: refused before anything is served.
+    let swapped = Settings {
+        cell_urls: vec![urls[0].to_owned()],
+        access: AccessSettings {
+            seat_tokens: false,
+            ..AccessSettings::default()
+        },
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), urls[1])
+    };
+    let refused = plylog::app::Application::build(swapped)
+        .await
+        .err()
+        .expect("cells given in another order are refused");
+    assert!(
+        plylog::api::cause_chain(&refused).contains("is cell 1 of 2"),
+        "{}",
+        plylog::api::cause_chain(&refused)
+    );
+    println!("slots held {held:?}; 40 games in their cells, listed once in both orders");
+    a.stop().await;
+    b.stop().await;
 }

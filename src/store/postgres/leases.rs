@@ -6,7 +6,9 @@ use sqlx::PgPool;
 use crate::store::{LeaseRound, SlotHolder, StoreError};
 
 /// A node's lease round (`$1` its name, `$2` its address, `$3` the lease in
-/// milliseconds, `$4`/`$5` the slots it holds and their epochs), in one
+/// milliseconds, `$4`/`$5` the slots it holds and their epochs, `$6`/`$7`
+/// the cell count and this database's cell: only the slots `s` with
+/// `s % $6 = $7` are placed, kept and answered), in one
 /// statement and so one transaction: forgets nodes gone for an hour;
 /// records the node live until the lease's end; places every slot on the live node with the highest
 /// weight, the first 8 bytes of SHA-256 of `node/slot` (rendezvous
@@ -63,6 +65,8 @@ pub(super) async fn lease_round(
         .bind(round.lease_ms as f64)
         .bind(slots)
         .bind(epochs)
+        .bind(round.cells.max(1) as i32)
+        .bind(round.cell as i32)
         .fetch_all(pool)
         .await?;
     Ok(rows

@@ -106,6 +106,46 @@ impl PostgresStore {
         Ok(PostgresStore::with_writer(pool))
     }
 
+    /// Records this database as cell `cell` of `cells` when no server has
+    /// said yet (not when `read_only`), and checks that it is.
+    ///
+    /// # Errors
+    /// [`StoreError::WrongCell`] when the database is another cell, or a
+    /// cell of another number; database errors.
+    pub(crate) async fn take_cell(
+        &self,
+        cell: usize,
+        cells: usize,
+        read_only: bool,
+    ) -> Result<(), StoreError> {
+        if !read_only {
+            sqlx::query("UPDATE cluster_config SET cells = $1, cell = $2 WHERE cells IS NULL")
+                .bind(cells as i32)
+                .bind(cell as i32)
+                .execute(&self.pool)
+                .await?;
+        }
+        let (was_cells, was_cell): (Option<i32>, Option<i32>) =
+            sqlx::query_as("SELECT cells, cell FROM cluster_config")
+                .fetch_one(&self.pool)
+                .await?;
+        match (was_cells, was_cell) {
+            (None, _) => Ok(()),
+            (Some(n), Some(c)) if n as usize == cells && c as usize == cell => Ok(()),
+            (n, c) => Err(StoreError::WrongCell(format!(
+                "this database is cell {} of {} (--database-url number {} of {}), \
+                 but was given as number {} of {}: a game's cell follows from its slot, \
+                 so the databases must be given in the same order and number as when first served",
+                c.unwrap_or(0),
+                n.unwrap_or(1),
+                c.unwrap_or(0) + 1,
+                n.unwrap_or(1),
+                cell + 1,
+                cells
+            ))),
+        }
+    }
+
     /// The store on `pool`, with its writer task started.
     fn with_writer(pool: PgPool) -> Self {
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
@@ -410,14 +450,19 @@ impl EventStore for PostgresStore {
 
     async fn list(
         &self,
-        cursor: i64,
+        after: &[i64],
         order: ListOrder,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
+        let cursor = after.first().copied().unwrap_or(0);
         Reads::games(&self.pool, cursor, order, limit).await
     }
 
-    async fn find_creation(&self, request_id: &str) -> Result<Option<CreationRecord>, StoreError> {
+    async fn find_creation(
+        &self,
+        request_id: &str,
+        _game_id: Option<&str>,
+    ) -> Result<Option<CreationRecord>, StoreError> {
         Reads::creation(&self.pool, request_id).await
     }
 

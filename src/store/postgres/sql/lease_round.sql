@@ -11,6 +11,7 @@ live AS (
 placed AS (
     SELECT DISTINCT ON (s.slot) s.slot, l.node
     FROM slot_leases s CROSS JOIN live l
+    WHERE s.slot % $6 = $7
     ORDER BY s.slot,
       ('x' || encode(substring(sha256(convert_to(l.node || '/' || s.slot, 'UTF8')) FROM 1 FOR 8),
         'hex'))::bit(64)::bigint DESC,
@@ -42,4 +43,5 @@ SELECT s.slot, mine.slot IS NOT NULL AS mine, coalesce(mine.epoch, s.epoch) AS e
   CASE WHEN mine.slot IS NULL AND s.node IS NOT NULL AND s.node <> $1 AND s.expires_at > now()
     THEN s.address END AS address
 FROM slot_leases s LEFT JOIN mine ON mine.slot = s.slot
+WHERE s.slot % $6 = $7
 ORDER BY s.slot
