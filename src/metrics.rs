@@ -371,7 +371,7 @@ impl Metrics {
         let timeout_attempts = Counter::default();
         c.register(
             "timeout_attempts",
-            "Times a game's actor found a deadline passed and tried to record its timeout",
+            "Timeouts a game's actor decided and tried to append (appended or failed)",
             timeout_attempts.clone(),
         );
         let bot_searches = Counter::default();
@@ -550,7 +550,8 @@ impl Metrics {
             .inc();
     }
 
-    /// A game's actor tried to record a timeout.
+    /// A game's actor tried to append a timeout it decided (appended, or
+    /// failed); a look that found nothing due is not counted.
     pub fn timeout_attempted(&self) {
         self.inner.timeout_attempts.inc();
     }

@@ -383,13 +383,23 @@ impl Registry {
         if !expired.is_empty() {
             self.lost_slots(&expired);
         }
-        // One round per cell, each on its own: a cell that does not answer
-        // keeps the others' leases renewed.
+        // One round per cell, each on its own and each given a third of a
+        // lease: a cell that does not answer (failing over, cut off) keeps
+        // neither the others' renewals nor the next round waiting. A round
+        // given up on may still commit; its epochs are then unknown here,
+        // and the next round takes the slots again with new ones.
+        let patience = ownership.lease / 3;
         let rounds = (0..ownership.cells).map(|cell| {
             let round = ownership.round(cell);
             async move {
                 let sent = Instant::now();
-                (cell, sent, self.inner.store.lease_round(round).await)
+                let answer =
+                    match tokio::time::timeout(patience, self.inner.store.lease_round(round)).await
+                    {
+                        Ok(answer) => answer,
+                        Err(_) => Err(crate::store::StoreError::TimedOut("the lease round")),
+                    };
+                (cell, sent, answer)
             }
         });
         let mut acquired = 0;

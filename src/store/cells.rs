@@ -158,7 +158,7 @@ impl EventStore for Cells {
                 if part.is_some_and(<[i32]>::is_empty) {
                     return Ok(Vec::new());
                 }
-                cell.claim_wakes(now_ms, lease_ms, limit, part).await
+                bounded(cell.claim_wakes(now_ms, lease_ms, limit, part), "the claim").await
             }
         });
         let mut due: Vec<DueWake> = partial(join_all(claims).await, "claim due games")?
@@ -179,7 +179,7 @@ impl EventStore for Cells {
                 if part.is_some_and(<[i32]>::is_empty) {
                     return Ok(None);
                 }
-                cell.next_wake(part).await
+                bounded(cell.next_wake(part), "the next wake").await
             }
         });
         Ok(partial(join_all(reads).await, "read the next wake")?
@@ -371,6 +371,22 @@ impl EventStore for Cells {
     async fn close(&self) {
         join_all(self.cells.iter().map(|cell| cell.close())).await;
     }
+}
+
+/// How long a cell's part of the timer queue's reads may take before the
+/// other cells' answers are used without it.
+const CELL_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `work` on one cell, given up on (as [`StoreError::TimedOut`]) after
+/// [`CELL_PATIENCE`]: a claim given up on may still commit, and its games
+/// come due again when the claim's lease ends.
+async fn bounded<T>(
+    work: impl std::future::Future<Output = Result<T, StoreError>>,
+    what: &'static str,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(CELL_PATIENCE, work)
+        .await
+        .unwrap_or(Err(StoreError::TimedOut(what)))
 }
 
 /// The answers of the cells that answered; the error of the first cell

@@ -31,6 +31,10 @@ pub enum StoreError {
     /// The SQLite writer connection failed.
     #[error("the database failed")]
     Sqlite(#[source] rusqlite::Error),
+    /// The database did not answer `what` in the time it was given (the
+    /// statement may still run).
+    #[error("{0} took too long")]
+    TimedOut(&'static str),
     /// The database was opened as another cell than the one it is (see
     /// `crate::store::Cells`), in words.
     #[error("{0}")]

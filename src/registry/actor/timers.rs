@@ -82,8 +82,13 @@ impl Actor {
     pub(super) async fn time_out(&mut self) -> bool {
         // The actor's own command: no id, no turn token, no caller.
         let request = RequestMeta::default();
-        self.registry.metrics().timeout_attempted();
         let result = Box::pin(self.execute(Command::Timeout, &request)).await;
+        // An attempt is a timeout this node decided and tried to append; a
+        // wake that found it already recorded (its timer and the timer
+        // queue may both look) is none.
+        if !matches!(&result, Ok(reply) if reply.events.is_empty()) {
+            self.registry.metrics().timeout_attempted();
+        }
         match result {
             Ok(reply) => {
                 if !reply.events.is_empty() {
