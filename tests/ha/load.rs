@@ -84,6 +84,23 @@ pub(crate) struct Load {
     run: u64,
 }
 
+/// Sends `sent` once through `client`: the reply, encoded.
+async fn call(
+    client: &mut GameServiceClient<Channel>,
+    sent: &Sent,
+) -> Result<Vec<u8>, tonic::Status> {
+    match sent {
+        Sent::Create(request) => client
+            .create_game(request.clone())
+            .await
+            .map(|r| r.into_inner().encode_to_vec()),
+        Sent::Move(request) => client
+            .submit_move(request.clone())
+            .await
+            .map(|r| r.into_inner().encode_to_vec()),
+    }
+}
+
 /// A game's cell (slot modulo the two cells).
 pub(crate) fn cell_of(game_id: &str) -> usize {
     plylog::store::cell_of_slot(slot_of(game_id, SLOTS), 2)
@@ -169,17 +186,7 @@ impl Load {
     ) -> Option<Result<Vec<u8>, tonic::Status>> {
         let started = Instant::now();
         loop {
-            let mut client = self.client(rng);
-            let answer = match &sent {
-                Sent::Create(request) => client
-                    .create_game(request.clone())
-                    .await
-                    .map(|r| r.into_inner().encode_to_vec()),
-                Sent::Move(request) => client
-                    .submit_move(request.clone())
-                    .await
-                    .map(|r| r.into_inner().encode_to_vec()),
-            };
+            let answer = call(&mut self.client(rng), &sent).await;
             match answer {
                 Ok(reply) => {
                     let game_id = match &sent {
@@ -461,17 +468,7 @@ impl Load {
                     let started = Instant::now();
                     loop {
                         let mut client = self.client_of(*nodes.choose(&mut rng).unwrap());
-                        let again = match &item.sent {
-                            Sent::Create(request) => client
-                                .create_game(request.clone())
-                                .await
-                                .map(|r| r.into_inner().encode_to_vec()),
-                            Sent::Move(request) => client
-                                .submit_move(request.clone())
-                                .await
-                                .map(|r| r.into_inner().encode_to_vec()),
-                        };
-                        match again {
+                        match call(&mut client, &item.sent).await {
                             Ok(reply) if reply == item.reply => return None,
                             Ok(reply) => {
                                 return Some(format!(

@@ -104,7 +104,18 @@ async fn node(url: &str, lease: Duration, redirect: bool) -> App {
 
 /// [`node`] with `registry` settings.
 async fn node_with(url: &str, lease: Duration, redirect: bool, registry: RegistrySettings) -> App {
+    node_on(&[url], lease, redirect, registry).await
+}
+
+/// [`node_with`] on the cells `urls` (cell 0 first).
+async fn node_on(
+    urls: &[&str],
+    lease: Duration,
+    redirect: bool,
+    registry: RegistrySettings,
+) -> App {
     let settings = Settings {
+        cell_urls: urls[1..].iter().map(|u| (*u).to_owned()).collect(),
         postgres_connections: 4,
         registry: RegistrySettings {
             heartbeat_interval: Duration::from_millis(200),
@@ -120,7 +131,7 @@ async fn node_with(url: &str, lease: Duration, redirect: bool, registry: Registr
             redirect,
             ..ClusterSettings::default()
         },
-        ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), urls[0])
     };
     spawn_app(settings).await
 }
@@ -747,31 +758,12 @@ async fn a_stream_passed_on_counts_in_the_passing_nodes_max_streams() {
     drop(first);
 }
 
-/// A node on the cells `urls` (cell 0 first) with leases of `lease`.
-async fn cell_node(urls: &[&str], lease: Duration) -> App {
-    let settings = Settings {
-        cell_urls: urls[1..].iter().map(|u| (*u).to_owned()).collect(),
-        postgres_connections: 4,
-        shutdown_grace: Duration::from_secs(1),
-        access: AccessSettings {
-            seat_tokens: false,
-            ..AccessSettings::default()
-        },
-        cluster: ClusterSettings {
-            lease,
-            ..ClusterSettings::default()
-        },
-        ..Settings::new("127.0.0.1:0".parse().unwrap(), urls[0])
-    };
-    spawn_app(settings).await
-}
-
 async fn two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once() {
     let cells = [fresh_postgres_schema().await, fresh_postgres_schema().await];
     let urls = [cells[0].url.as_str(), cells[1].url.as_str()];
     let lease = Duration::from_millis(1_500);
-    let a = cell_node(&urls, lease).await;
-    let b = cell_node(&urls, lease).await;
+    let a = node_on(&urls, lease, false, RegistrySettings::default()).await;
+    let b = node_on(&urls, lease, false, RegistrySettings::default()).await;
     let held = settled(&[&a, &b]).await;
     let nodes = [connect(a.addr.port()).await, connect(b.addr.port()).await];
     let mut created = Vec::new();
