@@ -140,9 +140,10 @@ impl EventStore for Cells {
         self.cell(game_id).set_wake(game_id, sequence, wake).await
     }
 
-    /// Each cell's claim for its part of `slots`; a cell that does not
-    /// answer is left out of this claim (its due games are claimed at a
-    /// later one), so one cell's failover does not hold up the others'
+    /// Each cell's claim for its part of `slots` (up to `limit` from each
+    /// cell, earliest first over all); a cell that does not answer within
+    /// two seconds is left out of this claim (its due games are claimed at
+    /// a later one), so one cell's failover does not hold up the others'
     /// timers. Fails only when no cell answers.
     async fn claim_wakes(
         &self,
