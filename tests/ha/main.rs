@@ -556,18 +556,35 @@ async fn the_cluster_survives_a_real_ha_stack() {
     );
 
     // Node 2 paused (SIGSTOP) for 10 s, longer than its lease, with
-    // appends in flight.
-    // Games of node 2's slots played with no pause between moves, so that
-    // its writer always has appends queued behind the one in flight.
+    // appends in flight: games of its slots played with no pause between
+    // moves, and every write of both cells held for a moment around the
+    // stop (a lock on the games table), so that its writers have appends
+    // queued behind the statements in flight when it stops. Those were
+    // decided under its leases and are sent when it resumes, after the
+    // leases ended.
     let hammers = Hammers::start(&load, cluster.slots_of("node2").await, 96, seed + 1000);
     tokio::time::sleep(Duration::from_secs(3)).await;
     let fenced_before = cluster.nodes[1]
         .scrape()
         .and_then(|m| m.get("plylog_appends_fenced_total").copied())
         .unwrap_or(0.0);
+    let mut held = Vec::new();
+    for pool in &cluster.pools {
+        let mut hold = pool.begin().await.expect("a transaction on the cell");
+        sqlx::query("LOCK TABLE games IN SHARE ROW EXCLUSIVE MODE")
+            .execute(&mut *hold)
+            .await
+            .expect("the games table locked");
+        held.push(hold);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
     cluster.nodes[1].pause();
     println!("ha: node2 paused");
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for hold in held {
+        hold.rollback().await.expect("the lock released");
+    }
+    tokio::time::sleep(Duration::from_millis(9_800)).await;
     cluster.nodes[1].resume();
     println!("ha: node2 resumed");
     tokio::time::sleep(Duration::from_secs(3)).await;
