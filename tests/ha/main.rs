@@ -552,7 +552,7 @@ async fn the_cluster_survives_a_real_ha_stack() {
     figures.add(
         "fenced append attempts in the cut-off scenario",
         format!("{fenced_cut}"),
-        "> 0 wanted",
+        "> 0",
     );
 
     // Node 2 paused (SIGSTOP) for 10 s, longer than its lease, with
@@ -846,9 +846,7 @@ async fn the_cluster_survives_a_real_ha_stack() {
     assert_eq!(gaps, 0, "logs with gaps");
     assert_eq!(doubled, 0, "deadlines timed out twice");
     assert_eq!(stale, 0, "appends committed outside their writer's lease");
-    assert!(
-        fenced + fenced_cut > 0.0,
-        "the pause and cut-off scenarios exercised the fence"
-    );
+    assert!(fenced > 0.0, "the pause scenario exercised the fence");
+    assert!(fenced_cut > 0.0, "the cut-off scenario exercised the fence");
     assert!(games >= 1500, "about two thousand games: {games}");
 }
