@@ -251,13 +251,19 @@ impl Load {
         }
     }
 
-    /// Creates a game of `kind`; its id.
-    pub(crate) async fn create(&self, rng: &mut StdRng, kind: Kind) -> Option<String> {
+    /// Creates a game of `kind` with id `game_id` (empty: the server picks
+    /// one); its id.
+    pub(crate) async fn create(
+        &self,
+        rng: &mut StdRng,
+        kind: Kind,
+        game_id: &str,
+    ) -> Option<String> {
         let rules = match kind {
             Kind::ConnectFour => connect_four(),
             _ => mnk(3, 3, 3),
         };
-        let mut request = create_request("", rules);
+        let mut request = create_request(game_id, rules);
         request.request_id = self.request_id("create");
         if kind == Kind::Timed {
             request.time_control = Some(pb::TimeControl {
@@ -273,7 +279,13 @@ impl Load {
                 seed: Some(rng.random()),
             });
         }
-        let key = request.request_id.clone();
+        // What a failure is counted against: the game's cell, which a
+        // server-chosen id takes from the request id.
+        let key = if game_id.is_empty() {
+            request.request_id.clone()
+        } else {
+            game_id.to_owned()
+        };
         match self.send(rng, &key, Sent::Create(request)).await? {
             Ok(reply) => {
                 let game = pb::CreateGameResponse::decode(reply.as_slice())
@@ -289,7 +301,7 @@ impl Load {
                 self.unexpected
                     .lock()
                     .unwrap()
-                    .push(format!("CreateGame: {status:?}"));
+                    .push(format!("CreateGame {game_id}: {status:?}"));
                 None
             }
         }
@@ -306,25 +318,10 @@ impl Load {
                     break id;
                 }
             };
-            let mut request = create_request(&game_id, mnk(3, 3, 3));
-            request.request_id = self.request_id("create");
-            match self.send(&mut rng, &game_id, Sent::Create(request)).await {
-                Some(Ok(_)) => {
-                    self.games
-                        .lock()
-                        .unwrap()
-                        .push((game_id.clone(), Kind::TicTacToe));
-                    self.play(&mut rng, &game_id, Kind::TicTacToe, false).await;
-                }
-                None => return,
-                Some(Err(status)) => {
-                    self.unexpected
-                        .lock()
-                        .unwrap()
-                        .push(format!("CreateGame {game_id}: {status:?}"));
-                    return;
-                }
-            }
+            let Some(game_id) = self.create(&mut rng, Kind::TicTacToe, &game_id).await else {
+                return;
+            };
+            self.play(&mut rng, &game_id, Kind::TicTacToe, false).await;
         }
     }
 
@@ -427,7 +424,7 @@ impl Load {
         let mut rng = StdRng::seed_from_u64(seed);
         while !self.stop.load(Ordering::Relaxed) {
             let kind = *mix.choose(&mut rng).unwrap();
-            if let Some(game_id) = self.create(&mut rng, kind).await {
+            if let Some(game_id) = self.create(&mut rng, kind, "").await {
                 self.play(&mut rng, &game_id, kind, true).await;
             }
         }
@@ -441,7 +438,7 @@ impl Load {
         let mut made = 0;
         while !self.stop.load(Ordering::Relaxed) && made < limit {
             tick.tick().await;
-            if self.create(&mut rng, Kind::Timed).await.is_some() {
+            if self.create(&mut rng, Kind::Timed, "").await.is_some() {
                 made += 1;
             }
         }
