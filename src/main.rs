@@ -62,7 +62,7 @@ enum Command {
     Serve(Box<ServeArgs>),
     #[command(flatten)]
     Ops(plylog::ops::Command),
-    /// Measure a server under load (play, follow, cold, replay), beside a
+    /// Measure a server under load (play, follow, cold, replay, forward), beside a
     /// no-op gRPC handler measured the same way: runs the plylog-bench
     /// binary next to this one (`plylog bench --help` for its commands).
     #[command(disable_help_flag = true)]

@@ -10,7 +10,7 @@
 //! mode, for a server in this process.
 //!
 //! # Map
-//! - [`Command`]: the four modes as clap parses them; [`run`] runs one and
+//! - [`Command`]: the five modes as clap parses them; [`run`] runs one and
 //!   turns its result into the exit code.
 //! - [`play`]: boardgame.io's benchmark workload (each slot plays random
 //!   3×3 tic-tac-toe games to the end, repeat) against a URL, then the same
@@ -21,6 +21,8 @@
 //!   fresh one loads each of them once (the first GetGame after a restart).
 //! - [`replay`]: one long game played through the server, then its whole
 //!   GetReplay read with every position and with the events only.
+//! - [`forward`]: GetGame through a game's owner and through another node
+//!   of its cluster: what a call passed on costs.
 //! - [`noop`]: the no-op handler (grpc.health.v1 Health/Check answering at
 //!   once) and the closed loop that drives it.
 //! - [`Latencies`]: every sample of a run, for exact quantiles.
@@ -30,6 +32,7 @@
 
 pub mod cold;
 pub mod follow;
+pub mod forward;
 pub mod noop;
 pub mod play;
 pub mod replay;
@@ -64,6 +67,9 @@ pub enum Command {
     /// GetReplay: whole replays of one long game, with every step's
     /// position and with the events only.
     Replay(replay::ReplayArgs),
+    /// Forwarding: GetGame through a game's owner and through another node
+    /// of the same cluster, and the latency the hop adds.
+    Forward(forward::ForwardArgs),
 }
 
 /// Why a run could not be done (exit code 3).
@@ -128,6 +134,7 @@ pub async fn run(command: Command) -> ExitCode {
         Command::Follow(args) => follow::run(&args, &mut out).await,
         Command::Cold(args) => cold::run(&args, &mut out).await,
         Command::Replay(args) => replay::run(&args, &mut out).await,
+        Command::Forward(args) => forward::run(&args, &mut out).await,
     }
     .and_then(|()| Ok(out.flush()?));
     match result {

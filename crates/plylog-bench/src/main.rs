@@ -13,7 +13,7 @@ use plylog::telemetry::{self, LogFormat};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Measure a server under load (play, follow, cold, replay), beside a no-op
+/// Measure a server under load (play, follow, cold, replay, forward), beside a no-op
 /// gRPC handler measured the same way.
 #[derive(Debug, Parser)]
 #[command(

@@ -9,7 +9,10 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use plylog::api::auth::AccessSettings;
 use plylog::app::{Application, Settings};
+use plylog_testkit::optional;
+use plylog_testkit::postgres::{fresh_postgres_schema, postgres_configured};
 use plylog_testkit::process::output_within;
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
@@ -50,9 +53,23 @@ impl Server {
 
 /// `plylog serve` on a fresh SQLite file, with seat tokens (the default).
 fn server(dir: &tempfile::TempDir) -> Server {
-    let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
+    server_on(
+        format!("sqlite://{}", dir.path().join("plylog.db").display()),
+        true,
+    )
+}
+
+/// `plylog serve` on the database at `url`, with seat tokens or without
+/// (nodes of a cluster would need a shared secret for them).
+fn server_on(url: String, seat_tokens: bool) -> Server {
     let runtime = Runtime::new().expect("a runtime");
-    let settings = Settings::new(SocketAddr::from(([127, 0, 0, 1], 0)), url);
+    let settings = Settings {
+        access: AccessSettings {
+            seat_tokens,
+            ..AccessSettings::default()
+        },
+        ..Settings::new(SocketAddr::from(([127, 0, 0, 1], 0)), url)
+    };
     let app = runtime
         .block_on(Application::build(settings))
         .expect("the server starts");
@@ -233,4 +250,71 @@ fn bench_cold_fills_games_restarts_and_loads_each_one() {
     ] {
         assert!(stdout.contains(line), "{line} in: {stdout}");
     }
+}
+
+#[test]
+fn bench_forward_reads_each_game_through_its_owner_and_through_the_other_node() {
+    // Two nodes need one PostgreSQL: skipped without it, failed without it
+    // when PLYLOG_REQUIRE_POSTGRES=1.
+    let available = optional::availability(
+        "bench forward",
+        postgres_configured(),
+        "PLYLOG_REQUIRE_POSTGRES",
+        "no PostgreSQL is configured: set DATABASE_URL=postgres://... to run it",
+    )
+    .unwrap();
+    if !available {
+        return;
+    }
+    let schema = Runtime::new().unwrap().block_on(fresh_postgres_schema());
+    let (a, b) = (
+        server_on(schema.url.clone(), false),
+        server_on(schema.url.clone(), false),
+    );
+    let (ok, stdout, stderr) = bench(&[
+        "forward",
+        "--url",
+        &format!("http://127.0.0.1:{}", a.port),
+        "--via",
+        &format!("http://127.0.0.1:{}", b.port),
+        "--games",
+        "10",
+        "--rounds",
+        "2",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    // Each of 10 games read twice through each node: one of the two runs
+    // it, the other passes the call on (a pair read while its slot moved
+    // from one node to the other is left out).
+    for line in ["10 games created through ", "added by one hop: p50 "] {
+        assert!(stdout.contains(line), "{line} in: {stdout}");
+    }
+    let calls = |label: &str| -> usize {
+        let line = stdout.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let served = calls("served by the owner: ");
+    assert!(served > 0 && served <= 20, "{stdout}");
+    assert_eq!(calls("passed on to the owner: "), served, "{stdout}");
+    a.kill();
+    b.kill();
+}
+
+#[test]
+fn bench_forward_through_one_node_twice_fails_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, _, stderr) = bench(&[
+        "forward", "--url", &url, "--via", &url, "--games", "2", "--rounds", "1",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("no call was passed on"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    server.kill();
 }
