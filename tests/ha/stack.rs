@@ -126,8 +126,10 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    /// Starts node `i` on both cells, named `node<i>`, logging to `dir`.
-    pub(crate) fn start(i: usize, dir: &Path, urls: &[String]) -> Node {
+    /// Starts node `i` on the cells `urls`, named `node<i>`, logging to
+    /// `dir`: this build's `plylog`, or the `before` build's (an earlier
+    /// plylog, which has no slots, so no node name or address to give).
+    pub(crate) fn start(i: usize, dir: &Path, urls: &[String], before: Option<&Path>) -> Node {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -137,9 +139,14 @@ impl Node {
         let mut command = Command::new("ip");
         command
             .args(["netns", "exec", &format!("plyha-node{i}")])
-            .arg(env!("CARGO_BIN_EXE_plylog"))
-            .args(["serve", "--listen", &addr, "--advertise-address", &addr])
-            .args(["--node-name", &format!("node{i}")])
+            .arg(before.unwrap_or(Path::new(env!("CARGO_BIN_EXE_plylog"))))
+            .args(["serve", "--listen", &addr]);
+        if before.is_none() {
+            command
+                .args(["--advertise-address", &addr])
+                .args(["--node-name", &format!("node{i}")]);
+        }
+        command
             .args(["--metrics-listen", &metrics_addr(i).to_string()])
             .args(["--no-seat-tokens", "--postgres-connections", "8"])
             .args(["--shutdown-grace-secs", "5"]);
