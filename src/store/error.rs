@@ -46,8 +46,9 @@ pub enum StoreError {
     #[error("the store is closed")]
     Closed,
     /// The database cannot be reached now (connection lost or refused, pool
-    /// exhausted). A write that failed this way may or may not have
-    /// committed; retry it with its request id.
+    /// exhausted, a standby reached instead of the primary). A write that
+    /// failed this way may or may not have committed; retry it with its
+    /// request id.
     #[error("the database cannot be reached")]
     Unavailable(#[source] sqlx::Error),
     /// The database failed.
@@ -71,6 +72,10 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// PostgreSQL's SQLSTATE for a write in a read-only transaction, which is
+/// what every write on a standby gets (PostgreSQL's Appendix A, class 25).
+const READ_ONLY_SQL_TRANSACTION: &str = "25006";
+
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         match error {
@@ -81,11 +86,15 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::WorkerCrashed => StoreError::Unavailable(error),
             // Postgres: the server is shutting down or terminated the
-            // connection (class 57, operator intervention; 08, connection).
+            // connection (class 57, operator intervention; 08, connection),
+            // or it is a standby (25006, read_only_sql_transaction): during
+            // a failover a proxy may send a new connection to the member
+            // being promoted while it is still in recovery. Nothing was
+            // written, and the member takes writes once promoted.
             sqlx::Error::Database(ref db)
-                if db
-                    .code()
-                    .is_some_and(|c| c.starts_with("57") || c.starts_with("08")) =>
+                if db.code().is_some_and(|c| {
+                    c.starts_with("57") || c.starts_with("08") || c == READ_ONLY_SQL_TRANSACTION
+                }) =>
             {
                 StoreError::Unavailable(error)
             }

@@ -124,6 +124,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
         ),
         trial(
+            "multinode::a_database_that_turns_read_only_answers_retry_later_never_internal",
+            &postgres,
+            a_database_that_turns_read_only_answers_retry_later_never_internal,
+        ),
+        trial(
             "multinode::a_node_whose_connections_are_cut_answers_every_retry_with_its_original_reply",
             &postgres,
             a_node_whose_connections_are_cut_answers_every_retry_with_its_original_reply,
@@ -1404,6 +1409,104 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
     assert_eq!(reply.events[0].sequence, 2);
     let again = c.submit_move(request).await.unwrap().into_inner();
     assert_eq!(again, reply);
+}
+
+/// A database that turns read-only under a node, as a standby does (during
+/// a failover a proxy may send a new connection to a member that is still
+/// in recovery while it is promoted: the HA test met it), answers
+/// UNAVAILABLE with a retryable reason, never INTERNAL; once it takes
+/// writes again, so does the node. On a database of its own (made read-only
+/// for new sessions with `ALTER DATABASE`), dropped at the end.
+async fn a_database_that_turns_read_only_answers_retry_later_never_internal() {
+    use sqlx::Connection;
+    use tonic_types::StatusExt;
+    let name = format!("plylog_ro_{}", uuid::Uuid::new_v4().simple());
+    let base = postgres_url();
+    let (head, tail) = base.split_at(base.find("://").unwrap() + 3);
+    let path_at = tail.find('/').unwrap() + head.len();
+    let query = base[path_at..]
+        .find('?')
+        .map_or("", |q| &base[path_at + q..]);
+    let url = format!("{}/{name}{query}", &base[..path_at]);
+    let mut admin = sqlx::PgConnection::connect(&base).await.unwrap();
+    let admin_sql = async |admin: &mut sqlx::PgConnection, sql: String| {
+        sqlx::query(&sql).execute(admin).await.unwrap();
+    };
+    admin_sql(&mut admin, format!("CREATE DATABASE {name}")).await;
+    let settings = Settings {
+        postgres_connections: 4,
+        access: AccessSettings {
+            seat_tokens: false,
+            ..AccessSettings::default()
+        },
+        ..Settings::new("127.0.0.1:0".parse().unwrap(), url)
+    };
+    let app = spawn_app(settings).await;
+    let mut c = client(app.addr);
+    c.create_game(create_mnk("ro", 3, 3, 3)).await.unwrap();
+    // New sessions are read-only, and the node's sessions are ended: its
+    // pool connects again, into read-only sessions.
+    let sessions = |name: &str| {
+        format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        )
+    };
+    admin_sql(
+        &mut admin,
+        format!("ALTER DATABASE {name} SET default_transaction_read_only = on"),
+    )
+    .await;
+    admin_sql(&mut admin, sessions(&name)).await;
+    let mut reasons = Vec::new();
+    for attempt in 0..6 {
+        let refused = c
+            .submit_move(pb::SubmitMoveRequest {
+                request_id: format!("read-only-{attempt}"),
+                ..move_request("ro", 0, place(1, 1))
+            })
+            .await
+            .expect_err("a read-only database takes no move");
+        let reason = refused
+            .get_error_details()
+            .error_info()
+            .map(|i| i.reason.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            refused.code(),
+            Code::Unavailable,
+            "retry later, never INTERNAL: {refused:?}"
+        );
+        reasons.push(reason);
+    }
+    assert!(
+        reasons.iter().all(|r| r == "STORE_UNAVAILABLE"),
+        "{reasons:?}"
+    );
+    admin_sql(
+        &mut admin,
+        format!("ALTER DATABASE {name} RESET default_transaction_read_only"),
+    )
+    .await;
+    admin_sql(&mut admin, sessions(&name)).await;
+    let reply = wait_for(
+        "the move to be played once the database takes writes",
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        async || {
+            c.clone()
+                .submit_move(pb::SubmitMoveRequest {
+                    request_id: "read-only-after".into(),
+                    ..move_request("ro", 0, place(1, 1))
+                })
+                .await
+                .ok()
+        },
+    )
+    .await
+    .into_inner();
+    assert_eq!(reply.events[0].sequence, 2);
+    app.stop().await;
+    admin_sql(&mut admin, format!("DROP DATABASE {name} WITH (FORCE)")).await;
 }
 
 /// The `host:port` of the PostgreSQL test database's URL.
