@@ -169,17 +169,19 @@ impl Cluster {
     /// running node answers.
     async fn settled(&mut self, within: Duration) {
         let started = Instant::now();
-        while self.before.is_some() {
-            if self
-                .nodes
-                .iter_mut()
-                .filter(|n| n.running())
-                .all(|n| n.scrape().is_some())
-            {
-                return;
+        if self.before.is_some() {
+            loop {
+                if self
+                    .nodes
+                    .iter_mut()
+                    .filter(|n| n.running())
+                    .all(|n| n.scrape().is_some())
+                {
+                    return;
+                }
+                assert!(started.elapsed() < within, "the nodes answer");
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            assert!(started.elapsed() < within, "the nodes answer");
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
         loop {
             let running: Vec<usize> = self
@@ -192,11 +194,7 @@ impl Cluster {
                 .nodes
                 .iter_mut()
                 .filter(|n| n.running())
-                .map(|n| {
-                    n.scrape()
-                        .and_then(|m| m.get("plylog_slots_owned").copied())
-                        .unwrap_or(0.0)
-                })
+                .map(|n| n.metric("plylog_slots_owned"))
                 .collect();
             if held.iter().sum::<f64>() == 1024.0 && held.iter().all(|h| *h > 0.0) {
                 println!("ha: nodes {running:?} hold {held:?} slots");
@@ -643,10 +641,7 @@ async fn the_cluster_survives_a_real_ha_stack() {
     // sends them again after it, under leases long taken by others).
     let hammers = Hammers::start(&load, cluster.slots_of("node3").await, 48, seed + 2000);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let fenced_before = cluster.nodes[2]
-        .scrape()
-        .and_then(|m| m.get("plylog_appends_fenced_total").copied())
-        .unwrap_or(0.0);
+    let fenced_before = cluster.nodes[2].metric("plylog_appends_fenced_total");
     cluster.stack.cut(3);
     println!("ha: node3 cut off");
     tokio::time::sleep(Duration::from_secs(15)).await;
@@ -655,11 +650,7 @@ async fn the_cluster_survives_a_real_ha_stack() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     hammers.stop().await;
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let fenced_cut = cluster.nodes[2]
-        .scrape()
-        .and_then(|m| m.get("plylog_appends_fenced_total").copied())
-        .unwrap_or(0.0)
-        - fenced_before;
+    let fenced_cut = cluster.nodes[2].metric("plylog_appends_fenced_total") - fenced_before;
     if !earlier {
         figures.add(
             "fenced append attempts in the cut-off scenario",
@@ -854,10 +845,7 @@ async fn slot_scenarios(
     // leases ended.
     let hammers = Hammers::start(load, cluster.slots_of("node2").await, 96, seed + 1000);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let fenced_before = cluster.nodes[1]
-        .scrape()
-        .and_then(|m| m.get("plylog_appends_fenced_total").copied())
-        .unwrap_or(0.0);
+    let fenced_before = cluster.nodes[1].metric("plylog_appends_fenced_total");
     let mut held = Vec::new();
     for pool in &cluster.pools {
         let mut hold = pool.begin().await.expect("a transaction on the cell");
@@ -880,11 +868,7 @@ async fn slot_scenarios(
     tokio::time::sleep(Duration::from_secs(3)).await;
     hammers.stop().await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let fenced = cluster.nodes[1]
-        .scrape()
-        .and_then(|m| m.get("plylog_appends_fenced_total").copied())
-        .unwrap_or(0.0)
-        - fenced_before;
+    let fenced = cluster.nodes[1].metric("plylog_appends_fenced_total") - fenced_before;
     figures.add(
         "fenced append attempts in the pause scenario",
         format!("{fenced}"),

@@ -239,6 +239,14 @@ impl Node {
         self.child.is_some()
     }
 
+    /// The metric `name` (summed over its labels) as the node gives it now;
+    /// 0 when the node does not answer or has no such metric.
+    pub(crate) fn metric(&mut self, name: &str) -> f64 {
+        self.scrape()
+            .and_then(|m| m.get(name).copied())
+            .unwrap_or(0.0)
+    }
+
     /// Reads the node's metrics (sums over labels, by family name), and
     /// keeps them as its last; `None` when it does not answer in 2 s.
     pub(crate) fn scrape(&mut self) -> Option<HashMap<String, f64>> {

@@ -1418,16 +1418,16 @@ async fn while_the_database_is_unreachable_health_says_not_serving_and_calls_say
 /// writes again, so does the node. On a database of its own (made read-only
 /// for new sessions with `ALTER DATABASE`), dropped at the end.
 async fn a_database_that_turns_read_only_answers_retry_later_never_internal() {
-    use sqlx::Connection;
+    use sqlx::{ConnectOptions, Connection};
     use tonic_types::StatusExt;
     let name = format!("plylog_ro_{}", uuid::Uuid::new_v4().simple());
     let base = postgres_url();
-    let (head, tail) = base.split_at(base.find("://").unwrap() + 3);
-    let path_at = tail.find('/').unwrap() + head.len();
-    let query = base[path_at..]
-        .find('?')
-        .map_or("", |q| &base[path_at + q..]);
-    let url = format!("{}/{name}{query}", &base[..path_at]);
+    let url = base
+        .parse::<sqlx::postgres::PgConnectOptions>()
+        .unwrap()
+        .database(&name)
+        .to_url_lossy()
+        .to_string();
     let mut admin = sqlx::PgConnection::connect(&base).await.unwrap();
     let admin_sql = async |admin: &mut sqlx::PgConnection, sql: String| {
         sqlx::query(&sql).execute(admin).await.unwrap();
@@ -1457,13 +1457,15 @@ async fn a_database_that_turns_read_only_answers_retry_later_never_internal() {
     )
     .await;
     admin_sql(&mut admin, sessions(&name)).await;
+    // The same move each time, under its own request id.
+    let centre = |request_id: String| pb::SubmitMoveRequest {
+        request_id,
+        ..move_request("ro", 0, place(1, 1))
+    };
     let mut reasons = Vec::new();
     for attempt in 0..6 {
         let refused = c
-            .submit_move(pb::SubmitMoveRequest {
-                request_id: format!("read-only-{attempt}"),
-                ..move_request("ro", 0, place(1, 1))
-            })
+            .submit_move(centre(format!("read-only-{attempt}")))
             .await
             .expect_err("a read-only database takes no move");
         let reason = refused
@@ -1494,10 +1496,7 @@ async fn a_database_that_turns_read_only_answers_retry_later_never_internal() {
         Duration::from_millis(100),
         async || {
             c.clone()
-                .submit_move(pb::SubmitMoveRequest {
-                    request_id: "read-only-after".into(),
-                    ..move_request("ro", 0, place(1, 1))
-                })
+                .submit_move(centre("read-only-after".into()))
                 .await
                 .ok()
         },
