@@ -84,3 +84,62 @@ pub(super) fn check_request_id(request_id: &str) -> Result<(), FieldError> {
 
 /// Most sequences a GetReplay may list in `position_at`.
 pub(super) const MAX_POSITION_AT: usize = 1000;
+
+/// Checks a StreamAllEvents request against the server's `cells`: at most
+/// one position per cell, known event types (each kept once), a checkpoint
+/// interval of at most [`crate::registry::MAX_CHECKPOINT_INTERVAL`] (0:
+/// the default).
+///
+/// # Errors
+/// [`FieldError`] naming `after`, `event_types` or `checkpoint_interval`
+/// (INVALID_REQUEST).
+pub(super) fn feed_request(
+    req: crate::proto::StreamAllEventsRequest,
+    cells: usize,
+) -> Result<crate::registry::FeedRequest, FieldError> {
+    use crate::proto::event_format::EVENT_TYPES;
+    use crate::registry::{DEFAULT_CHECKPOINT_INTERVAL, MAX_CHECKPOINT_INTERVAL};
+    if req.after.len() > cells {
+        return Err(FieldError::invalid(
+            "after",
+            format!(
+                "after has {} positions but the server has {cells} cell(s): one position per cell",
+                req.after.len()
+            ),
+        ));
+    }
+    let mut event_types = Vec::new();
+    for name in &req.event_types {
+        let known = EVENT_TYPES
+            .iter()
+            .find(|t| **t == name.as_str())
+            .ok_or_else(|| {
+                FieldError::invalid(
+                    "event_types",
+                    format!(
+                        "unknown event type {name:?}: one of {}",
+                        EVENT_TYPES.join(", ")
+                    ),
+                )
+            })?;
+        if !event_types.contains(known) {
+            event_types.push(*known);
+        }
+    }
+    let checkpoint_interval = match req.checkpoint_interval {
+        0 => DEFAULT_CHECKPOINT_INTERVAL,
+        n if n > MAX_CHECKPOINT_INTERVAL => {
+            return Err(FieldError::invalid(
+                "checkpoint_interval",
+                format!("checkpoint_interval is at most {MAX_CHECKPOINT_INTERVAL}"),
+            ));
+        }
+        n => n,
+    };
+    Ok(crate::registry::FeedRequest {
+        after: req.after,
+        follow: req.follow,
+        event_types: (!event_types.is_empty()).then_some(event_types),
+        checkpoint_interval,
+    })
+}

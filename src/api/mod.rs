@@ -46,7 +46,7 @@ use crate::registry::{Answer, CommandReply, Registry, ReplayPositions, Route};
 use crate::rules::Seat;
 use crate::store::ListOrder;
 pub use checks::{MAX_ID_CHARS, check_game_id, check_new_game};
-use checks::{MAX_POSITION_AT, requested_seat, required_seat};
+use checks::{MAX_POSITION_AT, feed_request, requested_seat, required_seat};
 use paging::{page_size, page_token};
 use request::{SeatRequest, request_meta, with_credential};
 pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
@@ -178,6 +178,9 @@ impl GameApi {
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamEventsResponse, Status>> + Send>>;
+
+/// A StreamAllEvents reply as tonic sends it.
+type FeedStream = Pin<Box<dyn Stream<Item = Result<pb::StreamAllEventsResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl GameService for GameApi {
@@ -492,6 +495,21 @@ impl GameService for GameApi {
             (None, Some(local)) => Ok(Response::new(local)),
             (_, first) => Ok(Response::new(self.follow_owners(metadata, req, first))),
         }
+    }
+
+    type StreamAllEventsStream = FeedStream;
+
+    async fn stream_all_events(
+        &self,
+        request: Request<pb::StreamAllEventsRequest>,
+    ) -> Result<Response<FeedStream>, Status> {
+        let req = request.into_inner();
+        let feed = feed_request(req, self.registry.cell_count())?;
+        let items = self.registry.feed(feed).await?;
+        Ok(Response::new(Box::pin(tokio_stream::StreamExt::map(
+            items,
+            |item| item.map_err(to_status),
+        ))))
     }
 
     async fn get_replay(

@@ -173,6 +173,13 @@ pub fn to_status(error: RegistryError) -> Status {
             let metadata = HashMap::from([("last_sequence".to_owned(), last.to_string())]);
             status(Code::OutOfRange, message, reason, metadata)
         }
+        RegistryError::FeedPositionOutOfRange { cell, last, .. } => {
+            let metadata = HashMap::from([
+                ("cell".to_owned(), cell.to_string()),
+                ("last_position".to_owned(), last.to_string()),
+            ]);
+            status(Code::OutOfRange, message, reason, metadata)
+        }
         RegistryError::GameExists { .. } => status(Code::AlreadyExists, message, reason, none()),
         RegistryError::RequestIdReused { .. } => {
             status(Code::AlreadyExists, message, reason, none())

@@ -23,6 +23,29 @@ use crate::engine::Chooser;
 use crate::game::{Event, SeatLimits};
 use crate::rules::{Coord, Forfeit, Move, Played, Roll, RuleSet, Seat};
 
+/// Every name [`event_type`] gives: the GameEvent `kind` oneof's case
+/// names, which a StreamAllEvents filter may name.
+pub const EVENT_TYPES: &[&str] = &[
+    "game_created",
+    "move_played",
+    "move_undone",
+    "turn_passed",
+    "seat_token_reissued",
+    "move_redone",
+    "time_expired",
+    "seat_out",
+    "game_ended",
+    "draw_offered",
+    "draw_accepted",
+    "draw_declined",
+    "takeback_requested",
+    "takeback_accepted",
+    "takeback_declined",
+    "rematch_requested",
+    "round_started",
+    "seat_absent",
+];
+
 /// The GameEvent oneof case name of `event`, stored as the row's type.
 pub fn event_type(event: &Event) -> &'static str {
     match event {
@@ -389,6 +412,31 @@ mod tests {
     use crate::rules::{
         ConnectFourRules, EndReason, Outcome, SnakesLaddersOptions, SnakesLaddersRules,
     };
+
+    #[test]
+    fn the_event_types_are_the_game_events_kind_cases() {
+        use prost::Message;
+        let files =
+            prost_types::FileDescriptorSet::decode(crate::proto::FILE_DESCRIPTOR_SET).unwrap();
+        let event = files
+            .file
+            .iter()
+            .flat_map(|f| &f.message_type)
+            .find(|m| m.name() == "GameEvent")
+            .expect("GameEvent in the descriptor");
+        let kind = event
+            .oneof_decl
+            .iter()
+            .position(|o| o.name() == "kind")
+            .expect("its kind oneof") as i32;
+        let cases: Vec<&str> = event
+            .field
+            .iter()
+            .filter(|f| f.oneof_index == Some(kind))
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(cases, EVENT_TYPES);
+    }
 
     #[test]
     fn every_event_kind_survives_the_round_trip_through_the_wire() {

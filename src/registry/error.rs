@@ -36,6 +36,16 @@ pub enum RegistryError {
         /// The game's last sequence.
         last: u64,
     },
+    /// A feed checkpoint past the end of its cell's feed (StreamAllEvents).
+    #[error("position {at} is beyond cell {cell}'s last feed position {last}")]
+    FeedPositionOutOfRange {
+        /// The cell.
+        cell: usize,
+        /// The position asked to start after.
+        at: u64,
+        /// The cell's last position.
+        last: u64,
+    },
     /// The game id is taken.
     #[error("game {game_id} already exists")]
     GameExists {
@@ -225,7 +235,8 @@ impl RegistryError {
             RegistryError::NotFound { .. } => R::GameNotFound,
             RegistryError::Rejected(rejection) => game_reason(rejection),
             RegistryError::SequenceMismatch { .. } => R::SequenceMismatch,
-            RegistryError::SequenceOutOfRange { .. } => R::SequenceOutOfRange,
+            RegistryError::SequenceOutOfRange { .. }
+            | RegistryError::FeedPositionOutOfRange { .. } => R::SequenceOutOfRange,
             RegistryError::GameExists { .. } => R::GameExists,
             RegistryError::RequestIdReused { .. } => R::RequestIdReused,
             RegistryError::LimitReached { .. } => R::LimitReached,

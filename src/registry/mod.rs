@@ -19,6 +19,8 @@
 //! - `actor/`: the task that owns one game's state and runs its commands one
 //!   at a time (its own `mod.rs` maps its jobs).
 //! - `stream`: StreamEvents, history then live with no gap or duplicate.
+//! - `feed`: StreamAllEvents, every game's events in commit order from a
+//!   checkpoint, one feed per cell.
 //! - `wakes`: the timer queue that brings games back when they are due.
 //! - `residency`: the memory budget and eviction; `presence`: a shared
 //!   store's presence counts; `thinking`: the engine pools; `heavy`: the
@@ -36,6 +38,7 @@ mod clock;
 mod cluster;
 mod create;
 mod error;
+mod feed;
 mod heavy;
 pub mod log;
 pub mod ownership;
@@ -59,6 +62,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use clock::{Clock, ClockSample};
 pub use error::{RegistryError, game_reason};
+pub use feed::{
+    DEFAULT_CHECKPOINT_INTERVAL, FeedRequest, FeedStream, MAX_CHECKPOINT_INTERVAL,
+    POLL as FEED_POLL,
+};
 pub use heavy::HeavyReadSettings;
 pub use ownership::{Ownership, Route};
 pub use requests::{
@@ -66,7 +73,7 @@ pub use requests::{
     REPLAY_PIECE_BUDGET, ReplayPositions, RequestMeta, StreamRequest,
 };
 pub use settings::{GameLimitArgs, RegistrySettings};
-pub use stream::EventStream;
+pub use stream::{EventStream, Traced};
 pub use thinking::Answer;
 pub use thinking::EngineSettings;
 

@@ -40,15 +40,30 @@ pub(super) type Item = Result<pb::StreamEventsResponse, RegistryError>;
 /// [`RegistryError`] as the last item: `NotFound`, `LimitReached`
 /// (`max_streams_per_game`), `ShuttingDown`, `Internal` (an event missing
 /// or corrupt in the store), or the store's own errors.
-pub struct EventStream {
+pub type EventStream = Traced<Item>;
+
+/// A stream of `I` whose every poll runs inside its tracing span, so what
+/// it logs while reading and sending carries the call's fields: the type
+/// of [`EventStream`] and of the feed's stream.
+pub struct Traced<I> {
     span: Span,
-    items: Pin<Box<dyn Stream<Item = Item> + Send>>,
+    items: Pin<Box<dyn Stream<Item = I> + Send>>,
 }
 
-impl Stream for EventStream {
-    type Item = Item;
+impl<I> Traced<I> {
+    /// `items`, polled inside `span`.
+    pub(super) fn new(span: Span, items: impl Stream<Item = I> + Send + 'static) -> Self {
+        Traced {
+            span,
+            items: Box::pin(items),
+        }
+    }
+}
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Item>> {
+impl<I> Stream for Traced<I> {
+    type Item = I;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<I>> {
         let this = &mut *self;
         let _entered = this.span.enter();
         this.items.as_mut().poll_next(cx)
@@ -67,10 +82,7 @@ pub(super) fn open(slot: StreamSlot, request: StreamRequest) -> EventStream {
         from_sequence = request.from_sequence,
         follow = request.follow
     );
-    EventStream {
-        span,
-        items: Box::pin(items(slot, request)),
-    }
+    Traced::new(span, items(slot, request))
 }
 
 fn message(kind: pb::stream_events_response::Kind) -> pb::StreamEventsResponse {

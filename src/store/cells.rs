@@ -29,9 +29,9 @@ use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Append, CreationRecord, DueWake, EventStore, GameLog, GameRecord, LeaseRound, ListOrder,
-    LoadFrom, LogTail, NewGame, PresenceRecord, RestoredGame, SharedPresence, SlotHolder, Snapshot,
-    StoreError, StoredEvent, Wake,
+    Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
+    LeaseRound, ListOrder, LoadFrom, LogTail, NewGame, PresenceRecord, RestoredGame,
+    SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake,
 };
 
 /// The cell of `slot` among `cells`: the slot modulo the cell count, fixed
@@ -337,6 +337,32 @@ impl EventStore for Cells {
             record.cell = cell;
         }
         Ok(records)
+    }
+
+    async fn feed_head(&self, cell: usize) -> Result<u64, StoreError> {
+        match self.cells.get(cell) {
+            Some(store) => store.feed_head(0).await,
+            None => Ok(0),
+        }
+    }
+
+    async fn read_feed(
+        &self,
+        cell: usize,
+        range: FeedRange<'_>,
+    ) -> Result<Vec<FeedEvent>, StoreError> {
+        match self.cells.get(cell) {
+            Some(store) => store.read_feed(0, range).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn feed_signal(&self, cell: usize) -> tokio::sync::watch::Receiver<u64> {
+        match self.cells.get(cell) {
+            Some(store) => store.feed_signal(0),
+            // No cell: a signal that never changes.
+            None => tokio::sync::watch::Sender::new(0).subscribe(),
+        }
     }
 
     async fn find_creation(

@@ -38,9 +38,10 @@ pub use cells::{Cells, cell_of_request, cell_of_slot};
 pub use open::{Database, OpenError, StoreOptions, redacted};
 pub use postgres::PostgresStore;
 pub use records::{
-    Append, CreationRecord, DueWake, Fence, GameLog, GameRecord, LeaseRound, ListOrder, LoadFrom,
-    LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord, RequestRecord,
-    RestoredGame, SharedPresence, SlotHolder, Snapshot, StoredEvent, TokenHash, Wake,
+    Append, CreationRecord, DueWake, FeedEvent, FeedRange, Fence, GameLog, GameRecord, LeaseRound,
+    ListOrder, LoadFrom, LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord,
+    RequestRecord, RestoredGame, SharedPresence, SlotHolder, Snapshot, StoredEvent, TokenHash,
+    Wake,
 };
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -307,6 +308,34 @@ pub trait EventStore: Send + Sync + 'static {
             Ok(Vec::new())
         }
     }
+
+    /// The last position of cell `cell`'s feed (0: no event yet; see
+    /// [`EventStore::read_feed`]). `cell` is below [`EventStore::cell_count`].
+    ///
+    /// # Errors
+    /// Database errors; [`StoreError::Corrupt`] for a negative position.
+    async fn feed_head(&self, cell: usize) -> Result<u64, StoreError>;
+
+    /// Events of cell `cell`'s feed in `range`, in position order. Every
+    /// event has a position in its cell, dense from 1 and in commit order:
+    /// once a position is visible, every lower one is, so a reader that
+    /// goes on from the last position it read never skips an event that
+    /// committed late. `cell` is below [`EventStore::cell_count`].
+    ///
+    /// # Errors
+    /// Database errors; [`StoreError::Corrupt`] for a negative position or
+    /// sequence.
+    async fn read_feed(
+        &self,
+        cell: usize,
+        range: FeedRange<'_>,
+    ) -> Result<Vec<FeedEvent>, StoreError>;
+
+    /// A value that changes (it counts up) after this process commits a
+    /// group of writes to cell `cell`, for feed readers to wait on; writes
+    /// of other processes sharing the store are not signalled (readers poll
+    /// for those). `cell` is below [`EventStore::cell_count`].
+    fn feed_signal(&self, cell: usize) -> tokio::sync::watch::Receiver<u64>;
 
     /// Looks up the game a CreateGame request id created; `game_id` is the
     /// id the request named, if it named one (with [`Cells`], where to

@@ -11,8 +11,8 @@
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
 use super::{
-    CreationRecord, GameLog, GameRecord, ListOrder, LoadFrom, RequestRecord, Snapshot, StoreError,
-    StoredEvent, TokenHash, Wake, clamp,
+    CreationRecord, FeedEvent, FeedRange, GameLog, GameRecord, ListOrder, LoadFrom, RequestRecord,
+    Snapshot, StoreError, StoredEvent, TokenHash, Wake, clamp,
 };
 
 /// Which events of a game to read.
@@ -50,6 +50,22 @@ pub(super) struct EventRow {
     sequence: i64,
     payload: Vec<u8>,
     chain: Vec<u8>,
+}
+
+/// An `events` row as the feed reads it.
+#[derive(FromRow)]
+pub(super) struct FeedRow {
+    position: i64,
+    game_id: String,
+    sequence: i64,
+    event_type: String,
+    payload: Vec<u8>,
+}
+
+/// The feed's last position.
+#[derive(FromRow)]
+pub(super) struct HeadRow {
+    head: i64,
 }
 
 /// A `requests` row.
@@ -138,7 +154,72 @@ where
     WakeRow: for<'r> FromRow<'r, DB::Row>,
     GameIdRow: for<'r> FromRow<'r, DB::Row>,
     SnapshotRow: for<'r> FromRow<'r, DB::Row>,
+    FeedRow: for<'r> FromRow<'r, DB::Row>,
+    HeadRow: for<'r> FromRow<'r, DB::Row>,
 {
+    /// The feed's last position (0: no event yet): on both backends the
+    /// highest position committed, since positions commit in order (see
+    /// the migrations `*_feed_positions.sql`).
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a negative position.
+    pub(super) async fn feed_head<'c, E>(executor: E) -> Result<u64, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let head: HeadRow = sqlx::query_as("SELECT coalesce(max(position), 0) AS head FROM events")
+            .fetch_one(executor)
+            .await?;
+        sequence("events.position", head.head)
+    }
+
+    /// The feed's events in `range`, in position order.
+    ///
+    /// The event type filter is one text of names between commas, matched
+    /// with `LIKE`, which both backends read the same way (they share no
+    /// array type); a name is lower case letters and underscores, and `_`
+    /// (any one character to `LIKE`) cannot make one name match another of
+    /// the names the API accepts (`crate::proto::EVENT_TYPES`).
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a negative position or
+    /// sequence.
+    pub(super) async fn feed<'c, E>(
+        executor: E,
+        range: FeedRange<'_>,
+    ) -> Result<Vec<FeedEvent>, StoreError>
+    where
+        E: Executor<'c, Database = DB>,
+    {
+        let types = range
+            .event_types
+            .map(|types| format!(",{},", types.join(",")))
+            .unwrap_or_default();
+        let rows: Vec<FeedRow> = sqlx::query_as(
+            "SELECT position, game_id, sequence, event_type, payload FROM events \
+             WHERE position > $1 AND position <= $2 \
+             AND ($3 = '' OR $3 LIKE '%,' || event_type || ',%') \
+             ORDER BY position LIMIT $4",
+        )
+        .bind(clamp(range.after))
+        .bind(clamp(range.upto))
+        .bind(types)
+        .bind(i64::from(range.limit))
+        .fetch_all(executor)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(FeedEvent {
+                    position: sequence("events.position", row.position)?,
+                    game_id: row.game_id,
+                    sequence: sequence("events.sequence", row.sequence)?,
+                    event_type: row.event_type,
+                    payload: row.payload,
+                })
+            })
+            .collect()
+    }
+
     /// A game's events, in sequence order.
     ///
     /// # Errors

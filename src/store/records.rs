@@ -60,6 +60,34 @@ pub struct StoredEvent {
     pub chain: Vec<u8>,
 }
 
+/// An event read from the feed (see [`EventStore::read_feed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedEvent {
+    /// Its position in its cell's feed: dense from 1, in commit order.
+    pub position: u64,
+    /// The game it belongs to.
+    pub game_id: String,
+    /// Its sequence in that game's log.
+    pub sequence: u64,
+    /// The GameEvent oneof case, e.g. `"move_played"`.
+    pub event_type: String,
+    /// The encoded `plylog.v1.GameEvent`.
+    pub payload: Vec<u8>,
+}
+
+/// Which events of the feed to read (see [`EventStore::read_feed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedRange<'a> {
+    /// Positions after this one (0: from the first).
+    pub after: u64,
+    /// Positions up to and including this one.
+    pub upto: u64,
+    /// Only events whose `event_type` is one of these; `None`, every event.
+    pub event_types: Option<&'a [&'a str]>,
+    /// At most this many.
+    pub limit: u32,
+}
+
 impl StoredEvent {
     /// Its stored chain value, `None` when it is not 32 bytes.
     pub fn chain_value(&self) -> Option<chain::Chain> {

@@ -13,15 +13,16 @@ use async_trait::async_trait;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use self::events::EventReaders;
 use self::writer::{WriteJob, WriteOp};
 
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, DueWake, EventStore, GameLog, GameRecord, ListOrder, LoadFrom, LogTail,
-    Migration, NewGame, RestoredGame, Snapshot, StoreError, StoredEvent, Wake,
+    Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
+    ListOrder, LoadFrom, LogTail, Migration, NewGame, RestoredGame, Snapshot, StoreError,
+    StoredEvent, Wake,
 };
 
 /// Writes waiting for the writer before callers wait for room.
@@ -130,6 +131,9 @@ pub struct SqliteStore {
     /// `journal_mode` and `synchronous` as the first connection reported
     /// them when it opened.
     durability: Vec<(String, String)>,
+    /// Counts the writer's committed groups (see
+    /// [`EventStore::feed_signal`]).
+    feed: watch::Sender<u64>,
 }
 
 impl SqliteStore {
@@ -162,6 +166,7 @@ impl SqliteStore {
                 readers,
                 events,
                 durability,
+                feed: watch::Sender::new(0),
             });
         }
         let mut migrating = SqliteConnection::connect_with(&connect).await?;
@@ -180,15 +185,18 @@ impl SqliteStore {
             .connect_with(connect.read_only(true).row_buffer_size(READ_ROW_BUFFER))
             .await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        let feed = watch::Sender::new(0);
+        let committed = feed.clone();
         std::thread::Builder::new()
             .name("plylog-sqlite-writer".to_owned())
-            .spawn(move || writer::run(conn, queue))
+            .spawn(move || writer::run(conn, queue, &committed))
             .map_err(|e| StoreError::from(sqlx::Error::Io(e)))?;
         Ok(SqliteStore {
             writes: Some(writes),
             readers,
             events: EventReaders::new(&path, options.readers),
             durability,
+            feed,
         })
     }
 
@@ -368,6 +376,23 @@ impl EventStore for SqliteStore {
     ) -> Result<Vec<GameRecord>, StoreError> {
         let cursor = after.first().copied().unwrap_or(0);
         Reads::games(&self.readers, cursor, order, limit).await
+    }
+
+    // One cell: `cell` is 0.
+    async fn feed_head(&self, _cell: usize) -> Result<u64, StoreError> {
+        Reads::feed_head(&self.readers).await
+    }
+
+    async fn read_feed(
+        &self,
+        _cell: usize,
+        range: FeedRange<'_>,
+    ) -> Result<Vec<FeedEvent>, StoreError> {
+        Reads::feed(&self.readers, range).await
+    }
+
+    fn feed_signal(&self, _cell: usize) -> watch::Receiver<u64> {
+        self.feed.subscribe()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

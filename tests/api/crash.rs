@@ -21,7 +21,7 @@ use plylog_testkit::process;
 use plylog_testkit::seed;
 use plylog_testkit::{
     Client, TestDatabase, bearer, lazy_client, move_request, on_postgres, place,
-    plain_move_request, timed_tic_tac_toe, wait_for, wait_until,
+    plain_move_request, timed_tic_tac_toe, wait_for, wait_until, within,
 };
 use process::{Server, plylog};
 
@@ -228,7 +228,8 @@ impl Load {
 
 /// Checks, against the server on `port`, that every game's log is dense and
 /// its replay equals GetGame, that every acknowledged move is in its log
-/// exactly as acknowledged, and that retrying it returns the recorded reply.
+/// exactly as acknowledged, that the feed holds every event of every log
+/// exactly once, and that retrying it returns the recorded reply.
 /// Returns (events checked, acknowledged events missing or changed).
 async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
     let c = client(port);
@@ -268,6 +269,37 @@ async fn verify(port: u16, games: &[String], acked: &[Ack]) -> (usize, usize) {
         events_checked += events.len();
         logs.insert(game_id.clone(), events);
     }
+    // The feed holds every event of every log exactly once, as the log
+    // holds it, at positions dense from 1: so every acknowledged event
+    // (checked in its log below) is in the feed exactly once.
+    let mut feed = c
+        .clone()
+        .stream_all_events(pb::StreamAllEventsRequest::default())
+        .await
+        .expect("the feed")
+        .into_inner();
+    let mut positions = Vec::new();
+    let mut in_feed: HashMap<(String, u64), usize> = HashMap::new();
+    while let Some(message) = within(feed.message()).await.expect("the feed's messages") {
+        if let Some(pb::stream_all_events_response::Kind::Event(e)) = message.kind {
+            let event = e.event.expect("the event");
+            assert_eq!(
+                logs.get(&event.game_id)
+                    .and_then(|log| log.get(event.sequence as usize - 1)),
+                Some(&event),
+                "feed position {}",
+                e.position
+            );
+            positions.push(e.position);
+            *in_feed.entry((event.game_id, event.sequence)).or_default() += 1;
+        }
+    }
+    assert_eq!(positions, (1..=positions.len() as u64).collect::<Vec<_>>());
+    assert_eq!(positions.len(), events_checked, "events in the feed");
+    assert!(
+        in_feed.values().all(|&n| n == 1),
+        "an event twice in the feed"
+    );
     let mut lost = 0;
     for Ack {
         request,

@@ -23,6 +23,9 @@ mod crash;
 mod create;
 /// Seat tokens and the CreateGame API key.
 mod credentials;
+/// StreamAllEvents: every game's events in commit order from a
+/// checkpoint, filters, checkpoints, refusals.
+mod feed;
 /// 100,000 random and malformed requests.
 mod fuzz;
 /// Exactly-once moves, turn tokens, deadlines, overload, stream resumption

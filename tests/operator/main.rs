@@ -80,6 +80,7 @@ fn main() -> ExitCode {
         verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ended,
         verify_finds_every_changed_bit_of_the_stored_events,
         events_stored_before_the_chain_get_theirs_at_the_next_open,
+        events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order,
         verify_checks_a_games_snapshot_against_its_log,
         read_only_commands_neither_create_nor_migrate_a_database,
         an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
@@ -635,8 +636,10 @@ async fn import_of_a_game_the_database_has_is_refused_unless_skipped(backend: Ba
 /// games table is left as it was.
 async fn insert_behind_the_servers_back(db: &Db, event: &pb::GameEvent) {
     use sqlx::Connection;
+    // The event takes the feed's next position as a server's write would
+    // (see the migrations `*_feed_positions.sql`).
     macro_rules! insert {
-        ($connection:ty) => {{
+        ($connection:ty, $take_position:expr) => {{
             let mut conn = <$connection>::connect(&db.url).await.expect("connects");
             // Linked onto the event before, as a server would: what is
             // wrong with it is its place in the game, not its bytes.
@@ -655,15 +658,21 @@ async fn insert_behind_the_servers_back(db: &Db, event: &pb::GameEvent) {
                 event.sequence,
                 &payload,
             );
+            let (position,): (i64,) = sqlx::query_as($take_position)
+                .fetch_one(&mut conn)
+                .await
+                .expect("a feed position");
             sqlx::query(
                 "INSERT INTO events \
-                 (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
-                 VALUES ($1, $2, 'move_played', 1, $3, 1800000000000, $4)",
+                 (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain, \
+                  position) \
+                 VALUES ($1, $2, 'move_played', 1, $3, 1800000000000, $4, $5)",
             )
             .bind(&event.game_id)
             .bind(event.sequence as i64)
             .bind(payload)
             .bind(chain.to_vec())
+            .bind(position)
             .execute(&mut conn)
             .await
             .expect("row inserted");
@@ -671,8 +680,14 @@ async fn insert_behind_the_servers_back(db: &Db, event: &pb::GameEvent) {
         }};
     }
     match db.backend {
-        Backend::Sqlite => insert!(sqlx::SqliteConnection),
-        Backend::Postgres => insert!(sqlx::PgConnection),
+        Backend::Sqlite => insert!(
+            sqlx::SqliteConnection,
+            "SELECT coalesce(max(position), 0) + 1 FROM events"
+        ),
+        Backend::Postgres => insert!(
+            sqlx::PgConnection,
+            "UPDATE feed_head SET position = position + 1 RETURNING position"
+        ),
     }
 }
 
@@ -810,6 +825,78 @@ async fn events_stored_before_the_chain_get_theirs_at_the_next_open(backend: Bac
         db.plylog(&["verify"]).expect_code(0).stdout,
         "checked 4 games: 0 bad\n"
     );
+}
+
+/// A database from before the feed (its events have no positions) is
+/// numbered by `plylog migrate`: dense from 1, in the order the events were
+/// recorded, each game's in sequence order even where its clock stepped
+/// back, and the next write takes the next position.
+async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order(
+    backend: Backend,
+) {
+    use sqlx::Connection;
+    let db = four_games(backend).await;
+    // Back to the schema before the feed: no positions, the migration not
+    // applied; and game c4's third event recorded before its second (a
+    // clock that stepped back).
+    let before_the_feed = [
+        "DROP INDEX events_position",
+        "ALTER TABLE events DROP COLUMN position",
+        "DELETE FROM _sqlx_migrations WHERE version = 20261207000001",
+        "UPDATE events SET recorded_at_ms = 1000 * sequence",
+        "UPDATE events SET recorded_at_ms = 1500 WHERE game_id = 'c4' AND sequence = 3",
+    ];
+    // The rows as (position, game, sequence), in position order.
+    let query = "SELECT position, game_id, sequence FROM events ORDER BY position";
+    macro_rules! run {
+        ($connection:ty, $extra:expr) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            for sql in before_the_feed.iter().chain($extra) {
+                sqlx::query(sql).execute(&mut conn).await.expect(sql);
+            }
+            conn.close().await.expect("closes");
+        }};
+    }
+    macro_rules! rows {
+        ($connection:ty) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            let rows: Vec<(i64, String, i64)> = sqlx::query_as(query)
+                .fetch_all(&mut conn)
+                .await
+                .expect("positions");
+            conn.close().await.expect("closes");
+            rows
+        }};
+    }
+    match db.backend {
+        Backend::Sqlite => run!(sqlx::SqliteConnection, &[]),
+        Backend::Postgres => run!(sqlx::PgConnection, &["DROP TABLE feed_head"]),
+    }
+    db.plylog(&["migrate"]).expect_code(0);
+    let rows = match db.backend {
+        Backend::Sqlite => rows!(sqlx::SqliteConnection),
+        Backend::Postgres => rows!(sqlx::PgConnection),
+    };
+    let positions: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(positions, (1..=rows.len() as i64).collect::<Vec<_>>());
+    // By time (1 s per sequence), then game id; c4's third event comes
+    // with its second, never before it.
+    let order: Vec<String> = rows.iter().map(|(_, g, s)| format!("{g} {s}")).collect();
+    assert_eq!(
+        order,
+        [
+            "c4 1", "gmk 1", "ttt 1", "undo 1", "c4 2", "c4 3", "ttt 2", "undo 2", "ttt 3",
+            "undo 3", "c4 4", "ttt 4", "undo 4", "ttt 5", "ttt 6"
+        ]
+    );
+    let (server, mut client) = serve(&db, None).await;
+    play_all(&mut client, "gmk", &[place(7, 7)]).await;
+    stop(server);
+    let rows = match db.backend {
+        Backend::Sqlite => rows!(sqlx::SqliteConnection),
+        Backend::Postgres => rows!(sqlx::PgConnection),
+    };
+    assert_eq!(rows.last(), Some(&(16, "gmk".to_owned(), 2)));
 }
 
 /// `plylog verify` reads a game with a snapshot from its first event, and

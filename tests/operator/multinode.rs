@@ -41,7 +41,7 @@ use plylog_testkit::seed;
 use plylog_testkit::wait;
 use plylog_testkit::{
     bearer, create_mnk, get_game, move_request, place, plain_move_request, spawn_app,
-    timed_tic_tac_toe, wait_for,
+    stored_events, timed_tic_tac_toe, wait_for,
 };
 use wait::wait_until;
 
@@ -122,6 +122,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             "multinode::while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later",
             &postgres,
             while_the_database_is_unreachable_health_says_not_serving_and_calls_say_retry_later,
+        ),
+        trial(
+            "multinode::a_feed_reader_waits_for_a_position_an_open_transaction_holds_and_never_skips_it",
+            &postgres,
+            a_feed_reader_waits_for_a_position_an_open_transaction_holds_and_never_skips_it,
         ),
         trial(
             "multinode::a_database_that_turns_read_only_answers_retry_later_never_internal",
@@ -418,9 +423,10 @@ async fn append_behind_the_nodes(
         &payload,
     );
     sqlx::query(
-        "INSERT INTO events \
-         (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
-         VALUES ($1, 2, $2, 1, $3, 0, $4)",
+        "WITH head AS (UPDATE feed_head SET position = position + 1 RETURNING position) \
+         INSERT INTO events \
+         (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain, position) \
+         SELECT $1, 2, $2, 1, $3, 0, $4, position FROM head",
     )
     .bind(game_id)
     .bind(event_type)
@@ -522,33 +528,6 @@ async fn contention_on_one_game_through_two_nodes_is_retryable_never_internal() 
         contended.load(Ordering::Relaxed),
         log.len()
     );
-}
-
-/// Every stored event of game `game_id`, in sequence order, streamed
-/// through `client` without following (each item within 10 s).
-async fn stored_events(client: &Client, game_id: &str) -> Vec<pb::GameEvent> {
-    let mut stream = client
-        .clone()
-        .stream_events(pb::StreamEventsRequest {
-            game_id: game_id.into(),
-            from_sequence: 1,
-            follow: false,
-            round: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
-        .await
-        .expect("a stream item in 10 s")
-        .unwrap()
-    {
-        if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
-            events.push(e);
-        }
-    }
-    events
 }
 
 /// Every event's time of a game, in sequence order, by a replay through
@@ -1513,4 +1492,128 @@ fn postgres_url_authority() -> String {
     let url = postgres_url();
     let authority = url.split("://").nth(1).unwrap().split('/').next().unwrap();
     authority.rsplit('@').next().unwrap().to_owned()
+}
+
+/// The late commit that makes a reader following a sequence skip events
+/// (Marten #1629, #4964): a transaction takes position 3 and stays open
+/// while the node appends. Positions come from `feed_head`'s row lock, so
+/// the node's append cannot take position 4 before position 3 commits, and
+/// a reader following the feed sees 3, then 4, never 4 alone.
+async fn a_feed_reader_waits_for_a_position_an_open_transaction_holds_and_never_skips_it() {
+    use prost::Message;
+    use sqlx::Connection;
+    use tokio_stream::StreamExt;
+    let schema = fresh_postgres_schema().await;
+    let c = client(node(&schema.url).await);
+    c.clone()
+        .create_game(create_mnk("held", 3, 3, 3))
+        .await
+        .unwrap();
+    c.clone()
+        .create_game(create_mnk("other", 3, 3, 3))
+        .await
+        .unwrap();
+    let mut feed = c
+        .clone()
+        .stream_all_events(pb::StreamAllEventsRequest {
+            follow: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Each message of the feed as text, up to a checkpoint at `upto`.
+    let read_until = async |feed: &mut tonic::Streaming<pb::StreamAllEventsResponse>, upto: u64| {
+        let mut seen = Vec::new();
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(30), feed.next())
+                .await
+                .expect("a feed message within 30 s")
+                .expect("the feed open")
+                .unwrap();
+            match message.kind.unwrap() {
+                pb::stream_all_events_response::Kind::Event(e) => {
+                    let event = e.event.unwrap();
+                    seen.push(format!(
+                        "{} {} {}",
+                        e.position, event.game_id, event.sequence
+                    ));
+                }
+                pb::stream_all_events_response::Kind::Checkpoint(c) => {
+                    if c.positions == [upto] {
+                        return seen;
+                    }
+                }
+            }
+        }
+    };
+    assert_eq!(read_until(&mut feed, 2).await, ["1 held 1", "2 other 1"]);
+    // Our transaction takes position 3 for an event of "held" (sequence
+    // 2), written as the node writes one, and stays open.
+    let mut conn = sqlx::PgConnection::connect(&schema.url).await.unwrap();
+    let mut tx = conn.begin().await.unwrap();
+    let position: i64 =
+        sqlx::query_scalar("UPDATE feed_head SET position = position + 1 RETURNING position")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+    assert_eq!(position, 3);
+    let holder: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    let payload = pb::GameEvent {
+        game_id: "held".into(),
+        sequence: 2,
+        kind: Some(pb::game_event::Kind::SeatTokenReissued(
+            pb::SeatTokenReissued { seat: 0 },
+        )),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    sqlx::query(
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, position) \
+         VALUES ('held', 2, 'seat_token_reissued', 1, $1, 0, 3)",
+    )
+    .bind(payload)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    // The node appends a move to "other": its write waits for our lock.
+    let mut mover = c.clone();
+    let moving = tokio::spawn(async move {
+        mover
+            .submit_move(move_request("other", 0, place(1, 1)))
+            .await
+    });
+    let mut watcher = sqlx::PgConnection::connect(&schema.url).await.unwrap();
+    wait_for(
+        "the node's write to wait for our transaction",
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        async || {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+            )
+            .bind(holder)
+            .fetch_one(&mut watcher)
+            .await
+            .unwrap();
+            (waiting > 0).then_some(())
+        },
+    )
+    .await;
+    // Meanwhile the reader has nothing past 2: its next checkpoint (a
+    // heartbeat) is still at 2, with no event before it.
+    assert_eq!(read_until(&mut feed, 2).await, Vec::<String>::new());
+    assert!(
+        !moving.is_finished(),
+        "the move was acknowledged before position 3 committed"
+    );
+    tx.commit().await.unwrap();
+    moving
+        .await
+        .unwrap()
+        .expect("the move, once position 3 committed");
+    assert_eq!(read_until(&mut feed, 4).await, ["3 held 2", "4 other 2"]);
 }

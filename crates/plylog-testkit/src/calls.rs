@@ -227,3 +227,30 @@ pub async fn within<T>(answer: impl std::future::Future<Output = T>) -> T {
         .await
         .expect("an answer within 10 s")
 }
+
+/// Every stored event of game `game_id`, in sequence order, streamed
+/// through `client` without following (each item within 10 s).
+pub async fn stored_events(client: &Client, game_id: &str) -> Vec<pb::GameEvent> {
+    let mut stream = client
+        .clone()
+        .stream_events(pb::StreamEventsRequest {
+            game_id: game_id.into(),
+            from_sequence: 1,
+            follow: false,
+            round: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(item) = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a stream item in 10 s")
+        .unwrap()
+    {
+        if let Some(pb::stream_events_response::Kind::Event(e)) = item.kind {
+            events.push(e);
+        }
+    }
+    events
+}

@@ -33,15 +33,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
-use tokio::sync::{mpsc, oneshot};
+use sqlx::{Connection, PgConnection, PgPool, Postgres};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use self::writer::{WRITE_QUEUE, Write, WriteJob, run_writer, write_all};
 use super::reads::{Events, Reads, Requests};
 use super::{
-    Append, CreationRecord, DueWake, EventStore, GameLog, GameRecord, LeaseRound, ListOrder,
-    LoadFrom, LogTail, Migration, NewEvent, NewGame, PresenceRecord, RestoredGame, SharedPresence,
-    SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
+    Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
+    LeaseRound, ListOrder, LoadFrom, LogTail, Migration, NewGame, PresenceRecord, RestoredGame,
+    SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
 };
 
 /// Schema version stamped on every event row.
@@ -69,6 +69,9 @@ pub struct PostgresStore {
     node: Arc<str>,
     /// The writer task's queue of new games and appends.
     writes: mpsc::Sender<WriteJob>,
+    /// Counts the writer's committed groups (see
+    /// [`EventStore::feed_signal`]).
+    feed: watch::Sender<u64>,
 }
 
 /// The migrations under `migrations/postgres/`, built into the binary.
@@ -150,8 +153,14 @@ impl PostgresStore {
     fn with_writer(pool: PgPool) -> Self {
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         let node: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
-        tokio::spawn(run_writer(pool.clone(), queue));
-        PostgresStore { pool, node, writes }
+        let feed = watch::Sender::new(0);
+        tokio::spawn(run_writer(pool.clone(), queue, feed.clone()));
+        PostgresStore {
+            pool,
+            node,
+            writes,
+            feed,
+        }
     }
 
     /// Applies the migrations the database lacks and says which they were
@@ -240,50 +249,6 @@ async fn has_migrations_table(conn: &mut PgConnection) -> Result<bool, StoreErro
     )
 }
 
-/// Inserts a game's row and its GameCreated event.
-async fn insert_game(tx: &mut Transaction<'_, Postgres>, game: &NewGame) -> Result<(), StoreError> {
-    let (request_id, fingerprint) = game.request.clone().unzip();
-    sqlx::query(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
-         VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&game.game_id)
-    .bind(game.created.recorded_at_ms)
-    .bind(game.status)
-    .bind(request_id)
-    .bind(fingerprint)
-    .bind(super::join_hashes(&game.seat_token_hashes))
-    .bind(game.wake.at_ms)
-    .bind(game.wake.absent_since_ms)
-    .execute(&mut **tx)
-    .await
-    .map_err(|e| classify(e, StoreError::GameExists))?;
-    insert_event(tx, &game.game_id, &game.created)
-        .await
-        .map_err(|e| classify(e, StoreError::GameExists))
-}
-
-async fn insert_event(
-    tx: &mut Transaction<'_, Postgres>,
-    game_id: &str,
-    event: &NewEvent,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(game_id)
-    .bind(event.sequence as i64)
-    .bind(event.event_type)
-    .bind(EVENT_VERSION)
-    .bind(event.payload.as_ref())
-    .bind(event.recorded_at_ms)
-    .bind(&event.chain[..])
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 #[async_trait]
 impl EventStore for PostgresStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
@@ -292,7 +257,12 @@ impl EventStore for PostgresStore {
 
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        insert_game(&mut tx, &game.game).await?;
+        let created = write_all(&mut *tx, &[&game.game], &[])
+            .await
+            .map_err(|e| classify(e, StoreError::GameExists))?;
+        if created.created.is_empty() {
+            return Err(StoreError::GameExists);
+        }
         if !game.events.is_empty() {
             let rest = Append {
                 game_id: game.game.game_id.clone(),
@@ -456,6 +426,23 @@ impl EventStore for PostgresStore {
     ) -> Result<Vec<GameRecord>, StoreError> {
         let cursor = after.first().copied().unwrap_or(0);
         Reads::games(&self.pool, cursor, order, limit).await
+    }
+
+    // One cell: `cell` is 0.
+    async fn feed_head(&self, _cell: usize) -> Result<u64, StoreError> {
+        Reads::feed_head(&self.pool).await
+    }
+
+    async fn read_feed(
+        &self,
+        _cell: usize,
+        range: FeedRange<'_>,
+    ) -> Result<Vec<FeedEvent>, StoreError> {
+        Reads::feed(&self.pool, range).await
+    }
+
+    fn feed_signal(&self, _cell: usize) -> watch::Receiver<u64> {
+        self.feed.subscribe()
     }
 
     async fn find_creation(

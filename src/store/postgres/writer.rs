@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use sqlx::{PgPool, Postgres};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::EVENT_VERSION;
 use crate::store::{Append, NewEvent, NewGame, StoreError, classify};
@@ -37,6 +37,13 @@ pub(super) const WRITE_QUEUE: usize = 4096;
 /// is `fenced`). Then the events of the appends that moved (`$12..$16` and
 /// the chain values `$29`, one element per event), their requests and seat
 /// token hashes are written.
+///
+/// Every event written (the new games' first, then the appends', in order)
+/// takes the feed's next position from `feed_head`, whose row lock the
+/// statement holds until it commits: positions are dense and in commit
+/// order (see the migration `20261207000001_feed_positions`). The lock is
+/// taken last, once the games and leases are locked, and only by a
+/// statement that writes an event.
 ///
 /// The rows returned are the games written, each with `created` or
 /// `moved`, and the fenced appends' games with `fenced`. Nobody is
@@ -165,7 +172,13 @@ where
 /// to 4,675 moves/s against 5,977 to 6,196 with one writer (0.17–0.20 of
 /// the no-op handler against 0.26, measured alternately in one session),
 /// since PostgreSQL's CPU per statement is mostly fixed.
-pub(super) async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<WriteJob>) {
+///
+/// `feed` counts the groups committed, for the feed's readers.
+pub(super) async fn run_writer(
+    pool: PgPool,
+    mut queue: mpsc::Receiver<WriteJob>,
+    feed: watch::Sender<u64>,
+) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         // Two new games with one id in a statement: the insert keeps one,
@@ -175,6 +188,7 @@ pub(super) async fn run_writer(pool: PgPool, mut queue: mpsc::Receiver<WriteJob>
         while !group.is_empty() {
             let later = take_repeated_creates(&mut group);
             commit_and_answer(&pool, &mut group).await;
+            feed.send_modify(|groups| *groups += 1);
             group = later;
         }
     }

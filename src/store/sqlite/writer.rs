@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rusqlite::{Connection, ErrorCode, params};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::store::{
     Append, DueWake, NewEvent, NewGame, RestoredGame, Snapshot, StoreError, Wake, clamp,
@@ -80,8 +80,13 @@ pub(super) fn open(
 /// The writer loop, run on its own thread until the queue closes or a
 /// [`WriteOp::Close`] arrives: takes every queued write (up to
 /// [`MAX_GROUP`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
-/// transaction, commits once, then answers each caller.
-pub(super) fn run(mut conn: Connection, mut queue: mpsc::Receiver<WriteJob>) {
+/// transaction, commits once, then answers each caller and counts the
+/// group in `feed` (for the feed's readers).
+pub(super) fn run(
+    mut conn: Connection,
+    mut queue: mpsc::Receiver<WriteJob>,
+    feed: &watch::Sender<u64>,
+) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.blocking_recv_many(&mut group, MAX_GROUP) > 0 {
         let closing = group
@@ -94,6 +99,7 @@ pub(super) fn run(mut conn: Connection, mut queue: mpsc::Receiver<WriteJob>) {
                     for (job, result) in group.drain(..).zip(results) {
                         let _ = job.reply.send(result);
                     }
+                    feed.send_modify(|groups| *groups += 1);
                 }
                 Err(error) => {
                     tracing::error!(error = %error, writes = group.len(), "group commit failed");
@@ -193,10 +199,13 @@ fn classify(error: rusqlite::Error, on_unique: StoreError) -> StoreError {
     }
 }
 
+/// Inserts `event` at the feed's next position: the writer is the only
+/// one, so the positions it takes are dense and in commit order (a write
+/// rolled back to its savepoint gives its positions back).
 fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain, position) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT coalesce(max(position), 0) + 1 FROM events))",
     )?
     .execute(params![
         game_id,

@@ -1,9 +1,9 @@
 WITH c AS (
     SELECT * FROM unnest($17::text[], $18::bigint[], $19::integer[], $20::text[],
         $21::bytea[], $22::bytea[], $23::text[], $24::bytea[], $27::bigint[],
-        $28::bigint[], $30::bytea[])
+        $28::bigint[], $30::bytea[]) WITH ORDINALITY
       AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type,
-        payload, wake_at_ms, absent_since_ms, chain)),
+        payload, wake_at_ms, absent_since_ms, chain, ord)),
 created AS (
     INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id,
       create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms)
@@ -11,11 +11,6 @@ created AS (
       absent_since_ms FROM c
     ON CONFLICT DO NOTHING
     RETURNING game_id),
-created_events AS (
-    INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms,
-      chain)
-    SELECT c.game_id, 1, c.event_type, $11, c.payload, c.created_at_ms, c.chain
-    FROM c JOIN created ON created.game_id = c.game_id),
 a AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[],
         $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[],
@@ -38,14 +33,28 @@ moved AS (
       AND (a.slot IS NULL OR a.game_id IN (SELECT game_id FROM fenced_in))
     RETURNING g.game_id, a.next, a.request_id, a.fingerprint, a.first_sequence,
       a.last_sequence),
+written AS (
+    SELECT c.game_id, 1::bigint AS sequence, c.event_type, c.payload,
+      c.created_at_ms AS recorded_at_ms, c.chain, 0 AS part, c.ord
+    FROM c JOIN created ON created.game_id = c.game_id
+    UNION ALL
+    SELECT e.game_id, e.sequence, e.event_type, e.payload, e.recorded_at_ms, e.chain, 1, e.ord
+    FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[],
+        $29::bytea[]) WITH ORDINALITY
+      AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain, ord)
+    JOIN moved ON moved.game_id = e.game_id),
+counted AS (
+    SELECT count(*) AS n FROM written),
+head AS (
+    UPDATE feed_head SET position = position + counted.n FROM counted
+    WHERE counted.n > 0
+    RETURNING feed_head.position - counted.n AS before),
 inserted AS (
     INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms,
-      chain)
-    SELECT e.game_id, e.sequence, e.event_type, $11, e.payload, e.recorded_at_ms, e.chain
-    FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[],
-        $29::bytea[])
-      AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain)
-    JOIN moved ON moved.game_id = e.game_id),
+      chain, position)
+    SELECT w.game_id, w.sequence, w.event_type, $11, w.payload, w.recorded_at_ms, w.chain,
+      head.before + row_number() OVER (ORDER BY w.part, w.ord)
+    FROM written w CROSS JOIN head),
 requested AS (
     INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence)
     SELECT game_id, request_id, fingerprint, first_sequence, last_sequence

@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file plylog/v1/game_service.proto.
  */
 export const file_plylog_v1_game_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbHlsb2cvdjEvZ2FtZV9zZXJ2aWNlLnByb3RvEglwbHlsb2cudjEigAIKEUNyZWF0ZUdhbWVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIhCgVydWxlcxgDIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eh4KBXNlYXRzGAQgAygLMg8ucGx5bG9nLnYxLlNlYXQSKgoLdW5kb19wb2xpY3kYBSABKA4yFS5wbHlsb2cudjEuVW5kb1BvbGljeRIsCgx0aW1lX2NvbnRyb2wYBiABKAsyFi5wbHlsb2cudjEuVGltZUNvbnRyb2wSKQoHYWJzZW5jZRgHIAEoCzIYLnBseWxvZy52MS5BYnNlbmNlUG9saWN5IkgKEkNyZWF0ZUdhbWVSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSEwoLc2VhdF90b2tlbnMYAiADKAkiSwoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYCgthdF9zZXF1ZW5jZRgCIAEoBEgAiAEBQg4KDF9hdF9zZXF1ZW5jZSIwCg9HZXRHYW1lUmVzcG9uc2USHQoEZ2FtZRgBIAEoCzIPLnBseWxvZy52MS5HYW1lIksKEExpc3RHYW1lc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEAoIb3JkZXJfYnkYAyABKAki/wEKC0dhbWVTdW1tYXJ5Eg8KB2dhbWVfaWQYASABKAkSIQoFcnVsZXMYAiABKAsyEi5wbHlsb2cudjEuUnVsZVNldBIeCgVzZWF0cxgDIAMoCzIPLnBseWxvZy52MS5TZWF0EiUKBnN0YXR1cxgEIAEoDjIVLnBseWxvZy52MS5HYW1lU3RhdHVzEhUKDWxhc3Rfc2VxdWVuY2UYBSABKAQSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUwoRTGlzdEdhbWVzUmVzcG9uc2USJQoFZ2FtZXMYASADKAsyFi5wbHlsb2cudjEuR2FtZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIswBChFTdWJtaXRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIdCgRtb3ZlGAMgASgLMg8ucGx5bG9nLnYxLk1vdmUSEgoKcmVxdWVzdF9pZBgEIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgBiAEBEiEKBHZpZXcYBiABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlkKElN1Ym1pdE1vdmVSZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSKnAQoLVW5kb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgBiAEBEiEKBHZpZXcYBSABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlMKDFVuZG9SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSKnAQoLUmVkb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgBiAEBEiEKBHZpZXcYBSABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlMKDFJlZG9SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSLSAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIhCgZhY3Rpb24YAyABKA4yES5wbHlsb2cudjEuQWN0aW9uEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJbChRTdWJtaXRBY3Rpb25SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSK6AQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESDgoGcm90YXRlGAMgASgIEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJWCg9SZW1hdGNoUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUiWgoXUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCUIHCgVfc2VhdCJzChhSZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUSEgoKc2VhdF90b2tlbhgDIAEoCSJrChNTdHJlYW1FdmVudHNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9zZXF1ZW5jZRgCIAEoBBIOCgZmb2xsb3cYAyABKAgSEgoFcm91bmQYBCABKA1IAIgBAUIICgZfcm91bmQiHAoIQ2F1Z2h0VXASEAoIc2VxdWVuY2UYASABKAQiSgoJSGVhcnRiZWF0EhAKCHNlcXVlbmNlGAEgASgEEisKB3NlbnRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpoBChRTdHJlYW1FdmVudHNSZXNwb25zZRIlCgVldmVudBgBIAEoCzIULnBseWxvZy52MS5HYW1lRXZlbnRIABIoCgljYXVnaHRfdXAYAiABKAsyEy5wbHlsb2cudjEuQ2F1Z2h0VXBIABIpCgloZWFydGJlYXQYAyABKAsyFC5wbHlsb2cudjEuSGVhcnRiZWF0SABCBgoEa2luZCLQAQoQR2V0UmVwbGF5UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhIKBXJvdW5kGAQgASgNSACIAQESGwoOcG9zaXRpb25fZXZlcnkYBSABKA1IAYgBARITCgtwb3NpdGlvbl9hdBgGIAMoBBIhCgR2aWV3GAcgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QggKBl9yb3VuZEIRCg9fcG9zaXRpb25fZXZlcnkiWAoKUmVwbGF5U3RlcBIjCgVldmVudBgBIAEoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSJQoIcG9zaXRpb24YAiABKAsyEy5wbHlsb2cudjEuUG9zaXRpb24icQoRR2V0UmVwbGF5UmVzcG9uc2USHQoEZ2FtZRgBIAEoCzIPLnBseWxvZy52MS5HYW1lEiQKBXN0ZXBzGAIgAygLMhUucGx5bG9nLnYxLlJlcGxheVN0ZXASFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIk8KFUxpc3RMZWdhbE1vdmVzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIp4BChZMaXN0TGVnYWxNb3Zlc1Jlc3BvbnNlEhkKDHNlYXRfdG9fbW92ZRgBIAEoDUgAiAEBEh4KBW1vdmVzGAIgAygLMg8ucGx5bG9nLnYxLk1vdmUSEAoIc2VxdWVuY2UYAyABKAQSDQoFdG90YWwYBCABKA0SFwoPbmV4dF9wYWdlX3Rva2VuGAUgASgJQg8KDV9zZWF0X3RvX21vdmUiggEKDkFuYWx5c2lzVGFyZ2V0EhEKB2dhbWVfaWQYASABKAlIABIpCgVzZXR1cBgCIAEoCzIYLnBseWxvZy52MS5Qb3NpdGlvblNldHVwSAASGAoLYXRfc2VxdWVuY2UYAyABKARIAYgBAUIICgZzb3VyY2VCDgoMX2F0X3NlcXVlbmNlImEKDVBvc2l0aW9uU2V0dXASIQoFcnVsZXMYASABKAsyEi5wbHlsb2cudjEuUnVsZVNldBINCgVzZWF0cxgCIAEoDRIeCgVtb3ZlcxgDIAMoCzIPLnBseWxvZy52MS5Nb3ZlIjAKDkFuYWx5c2lzQnVkZ2V0Eg0KBW5vZGVzGAEgASgEEg8KB3RpbWVfbXMYAiABKAQiuwEKElN1Z2dlc3RNb3ZlUmVxdWVzdBIpCgZ0YXJnZXQYASABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNUYXJnZXQSIQoGZW5naW5lGAIgASgOMhEucGx5bG9nLnYxLkVuZ2luZRIQCghzdHJlbmd0aBgDIAEoDRIRCgRzZWVkGAQgASgESACIAQESKQoGYnVkZ2V0GAUgASgLMhkucGx5bG9nLnYxLkFuYWx5c2lzQnVkZ2V0QgcKBV9zZWVkIqcBChNTdWdnZXN0TW92ZVJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoEbW92ZRgCIAEoCzIPLnBseWxvZy52MS5Nb3ZlEh8KBXNjb3JlGAMgASgLMhAucGx5bG9nLnYxLlNjb3JlEiEKBmVuZ2luZRgEIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSDQoFbm9kZXMYBSABKAQSEAoIc2VxdWVuY2UYBiABKAQivwEKFkFuYWx5emVQb3NpdGlvblJlcXVlc3QSKQoGdGFyZ2V0GAEgASgLMhkucGx5bG9nLnYxLkFuYWx5c2lzVGFyZ2V0EiEKBmVuZ2luZRgCIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSEAoIc3RyZW5ndGgYAyABKA0SEQoEc2VlZBgEIAEoBEgAiAEBEikKBmJ1ZGdldBgFIAEoCzIZLnBseWxvZy52MS5BbmFseXNpc0J1ZGdldEIHCgVfc2VlZCJLCglNb3ZlU2NvcmUSHQoEbW92ZRgBIAEoCzIPLnBseWxvZy52MS5Nb3ZlEh8KBXNjb3JlGAIgASgLMhAucGx5bG9nLnYxLlNjb3JlIrEBChdBbmFseXplUG9zaXRpb25SZXNwb25zZRIMCgRzZWF0GAEgASgNEh8KBXNjb3JlGAIgASgLMhAucGx5bG9nLnYxLlNjb3JlEiMKBW1vdmVzGAMgAygLMhQucGx5bG9nLnYxLk1vdmVTY29yZRIhCgZlbmdpbmUYBCABKA4yES5wbHlsb2cudjEuRW5naW5lEg0KBW5vZGVzGAUgASgEEhAKCHNlcXVlbmNlGAYgASgEKusICgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABISCg5HQU1FX05PVF9GT1VORBABEhEKDUlOVkFMSURfUlVMRVMQAhIRCg1JTlZBTElEX1NFQVRTEAMSEwoPSU5WQUxJRF9SRVFVRVNUEAQSEQoNT1VUX09GX0JPVU5EUxAFEhMKD1dST05HX01PVkVfS0lORBAGEhEKDUNFTExfT0NDVVBJRUQQBxIPCgtDT0xVTU5fRlVMTBAIEhEKDU5PVF9ZT1VSX1RVUk4QCRINCglHQU1FX09WRVIQChITCg9OT1RISU5HX1RPX1VORE8QCxIVChFTRVFVRU5DRV9NSVNNQVRDSBAMEg8KC0dBTUVfRVhJU1RTEA0SFQoRUkVRVUVTVF9JRF9SRVVTRUQQDhIZChVTRVFVRU5DRV9PVVRfT0ZfUkFOR0UQDxIOCgpPVkVSTE9BREVEEBASEQoNU0hVVFRJTkdfRE9XThAREhIKDklOVEVSTkFMX0VSUk9SEBISFgoSSU5WQUxJRF9QQUdFX1RPS0VOEBMSCwoHTk9fRkxJUBAUEhAKDENPTFVNTl9FTVBUWRAVEhEKDU5PVF9ZT1VSX0RJU0MQFhIRCg1VTkRPX0RJU0FCTEVEEBcSEgoOTk9UX0xBU1RfTU9WRVIQGBIXChNTRUFUX1RPS0VOX1JFUVVJUkVEEBkSFgoSU0VBVF9UT0tFTl9JTlZBTElEEBoSFAoQQVBJX0tFWV9SRVFVSVJFRBAbEhMKD0FQSV9LRVlfSU5WQUxJRBAcEhEKDUxJTUlUX1JFQUNIRUQQHRIVChFSRVFVRVNUX1RPT19MQVJHRRAeEhUKEVNUT1JFX1VOQVZBSUxBQkxFEB8SEgoOTk9fU0VBVF9UT0tFTlMQIBIdChlTRUFUX1RPS0VOX1NFQ1JFVF9NSVNTSU5HECESGgoWQVBJX0tFWV9OT1RfQ09ORklHVVJFRBAiEhQKEFNXQVBfTk9UX0FMTE9XRUQQIxITCg9OT1RISU5HX1RPX1JFRE8QJBIUChBDT05TRU5UX1JFUVVJUkVEECUSGAoUVEFLRUJBQ0tfTk9UX0FMTE9XRUQQJhIUChBOT19QRU5ESU5HX09GRkVSECcSEgoOQUxSRUFEWV9BR1JFRUQQKBISCg5BQk9SVF9UT09fTEFURRApEgwKCFNFQVRfT1VUECoSEAoMVElNRV9FWFBJUkVEECsSGAoUSU5WQUxJRF9USU1FX0NPTlRST0wQLBITCg9SRU1BVENIX1BFTkRJTkcQLRIYChRQUkVTRU5DRV9VTkFWQUlMQUJMRRAuEg8KC1NFQVRfSVNfQk9UEC8SFgoSRU5HSU5FX1VOU1VQUE9SVEVEEDASHQoZQU5BTFlTSVNfQlVER0VUX0VYSEFVU1RFRBAxEhQKEEFQUEVORF9DT05URU5ERUQQMhIPCgtMT0dfQ09SUlVQVBA3Eg0KCU5PVF9PV05FUhA4Kk4KCEdhbWVWaWV3EhkKFUdBTUVfVklFV19VTlNQRUNJRklFRBAAEhMKD0dBTUVfVklFV19CQVNJQxABEhIKDkdBTUVfVklFV19GVUxMEAIq4wEKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIRCg1BQ1RJT05fUkVTSUdOEAESEAoMQUNUSU9OX0FCT1JUEAISFQoRQUNUSU9OX09GRkVSX0RSQVcQAxIWChJBQ1RJT05fQUNDRVBUX0RSQVcQBBIXChNBQ1RJT05fREVDTElORV9EUkFXEAUSGwoXQUNUSU9OX1JFUVVFU1RfVEFLRUJBQ0sQBhIaChZBQ1RJT05fQUNDRVBUX1RBS0VCQUNLEAcSGwoXQUNUSU9OX0RFQ0xJTkVfVEFLRUJBQ0sQCDKpCAoLR2FtZVNlcnZpY2USSQoKQ3JlYXRlR2FtZRIcLnBseWxvZy52MS5DcmVhdGVHYW1lUmVxdWVzdBodLnBseWxvZy52MS5DcmVhdGVHYW1lUmVzcG9uc2USQAoHR2V0R2FtZRIZLnBseWxvZy52MS5HZXRHYW1lUmVxdWVzdBoaLnBseWxvZy52MS5HZXRHYW1lUmVzcG9uc2USRgoJTGlzdEdhbWVzEhsucGx5bG9nLnYxLkxpc3RHYW1lc1JlcXVlc3QaHC5wbHlsb2cudjEuTGlzdEdhbWVzUmVzcG9uc2USSQoKU3VibWl0TW92ZRIcLnBseWxvZy52MS5TdWJtaXRNb3ZlUmVxdWVzdBodLnBseWxvZy52MS5TdWJtaXRNb3ZlUmVzcG9uc2USNwoEVW5kbxIWLnBseWxvZy52MS5VbmRvUmVxdWVzdBoXLnBseWxvZy52MS5VbmRvUmVzcG9uc2USNwoEUmVkbxIWLnBseWxvZy52MS5SZWRvUmVxdWVzdBoXLnBseWxvZy52MS5SZWRvUmVzcG9uc2USTwoMU3VibWl0QWN0aW9uEh4ucGx5bG9nLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHy5wbHlsb2cudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USQAoHUmVtYXRjaBIZLnBseWxvZy52MS5SZW1hdGNoUmVxdWVzdBoaLnBseWxvZy52MS5SZW1hdGNoUmVzcG9uc2USUQoMU3RyZWFtRXZlbnRzEh4ucGx5bG9nLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHy5wbHlsb2cudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UwARJGCglHZXRSZXBsYXkSGy5wbHlsb2cudjEuR2V0UmVwbGF5UmVxdWVzdBocLnBseWxvZy52MS5HZXRSZXBsYXlSZXNwb25zZRJVCg5MaXN0TGVnYWxNb3ZlcxIgLnBseWxvZy52MS5MaXN0TGVnYWxNb3Zlc1JlcXVlc3QaIS5wbHlsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXNwb25zZRJbChBSZWlzc3VlU2VhdFRva2VuEiIucGx5bG9nLnYxLlJlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0GiMucGx5bG9nLnYxLlJlaXNzdWVTZWF0VG9rZW5SZXNwb25zZRJMCgtTdWdnZXN0TW92ZRIdLnBseWxvZy52MS5TdWdnZXN0TW92ZVJlcXVlc3QaHi5wbHlsb2cudjEuU3VnZ2VzdE1vdmVSZXNwb25zZRJYCg9BbmFseXplUG9zaXRpb24SIS5wbHlsb2cudjEuQW5hbHl6ZVBvc2l0aW9uUmVxdWVzdBoiLnBseWxvZy52MS5BbmFseXplUG9zaXRpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_plylog_v1_game]);
+  fileDesc("ChxwbHlsb2cvdjEvZ2FtZV9zZXJ2aWNlLnByb3RvEglwbHlsb2cudjEigAIKEUNyZWF0ZUdhbWVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIhCgVydWxlcxgDIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eh4KBXNlYXRzGAQgAygLMg8ucGx5bG9nLnYxLlNlYXQSKgoLdW5kb19wb2xpY3kYBSABKA4yFS5wbHlsb2cudjEuVW5kb1BvbGljeRIsCgx0aW1lX2NvbnRyb2wYBiABKAsyFi5wbHlsb2cudjEuVGltZUNvbnRyb2wSKQoHYWJzZW5jZRgHIAEoCzIYLnBseWxvZy52MS5BYnNlbmNlUG9saWN5IkgKEkNyZWF0ZUdhbWVSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSEwoLc2VhdF90b2tlbnMYAiADKAkiSwoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYCgthdF9zZXF1ZW5jZRgCIAEoBEgAiAEBQg4KDF9hdF9zZXF1ZW5jZSIwCg9HZXRHYW1lUmVzcG9uc2USHQoEZ2FtZRgBIAEoCzIPLnBseWxvZy52MS5HYW1lIksKEExpc3RHYW1lc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEAoIb3JkZXJfYnkYAyABKAki/wEKC0dhbWVTdW1tYXJ5Eg8KB2dhbWVfaWQYASABKAkSIQoFcnVsZXMYAiABKAsyEi5wbHlsb2cudjEuUnVsZVNldBIeCgVzZWF0cxgDIAMoCzIPLnBseWxvZy52MS5TZWF0EiUKBnN0YXR1cxgEIAEoDjIVLnBseWxvZy52MS5HYW1lU3RhdHVzEhUKDWxhc3Rfc2VxdWVuY2UYBSABKAQSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUwoRTGlzdEdhbWVzUmVzcG9uc2USJQoFZ2FtZXMYASADKAsyFi5wbHlsb2cudjEuR2FtZVN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIswBChFTdWJtaXRNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIdCgRtb3ZlGAMgASgLMg8ucGx5bG9nLnYxLk1vdmUSEgoKcmVxdWVzdF9pZBgEIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgBiAEBEiEKBHZpZXcYBiABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlkKElN1Ym1pdE1vdmVSZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSKnAQoLVW5kb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgBiAEBEiEKBHZpZXcYBSABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlMKDFVuZG9SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSKnAQoLUmVkb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgBiAEBEiEKBHZpZXcYBSABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCBwoFX3NlYXRCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlMKDFJlZG9SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSLSAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIhCgZhY3Rpb24YAyABKA4yES5wbHlsb2cudjEuQWN0aW9uEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJbChRTdWJtaXRBY3Rpb25SZXNwb25zZRIkCgZldmVudHMYASADKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50Eh0KBGdhbWUYAiABKAsyDy5wbHlsb2cudjEuR2FtZSK6AQoOUmVtYXRjaFJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESDgoGcm90YXRlGAMgASgIEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJWCg9SZW1hdGNoUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUiWgoXUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCUIHCgVfc2VhdCJzChhSZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUSEgoKc2VhdF90b2tlbhgDIAEoCSJrChNTdHJlYW1FdmVudHNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNZnJvbV9zZXF1ZW5jZRgCIAEoBBIOCgZmb2xsb3cYAyABKAgSEgoFcm91bmQYBCABKA1IAIgBAUIICgZfcm91bmQiHAoIQ2F1Z2h0VXASEAoIc2VxdWVuY2UYASABKAQiSgoJSGVhcnRiZWF0EhAKCHNlcXVlbmNlGAEgASgEEisKB3NlbnRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpoBChRTdHJlYW1FdmVudHNSZXNwb25zZRIlCgVldmVudBgBIAEoCzIULnBseWxvZy52MS5HYW1lRXZlbnRIABIoCgljYXVnaHRfdXAYAiABKAsyEy5wbHlsb2cudjEuQ2F1Z2h0VXBIABIpCgloZWFydGJlYXQYAyABKAsyFC5wbHlsb2cudjEuSGVhcnRiZWF0SABCBgoEa2luZCJpChZTdHJlYW1BbGxFdmVudHNSZXF1ZXN0Eg0KBWFmdGVyGAEgAygEEg4KBmZvbGxvdxgCIAEoCBITCgtldmVudF90eXBlcxgDIAMoCRIbChNjaGVja3BvaW50X2ludGVydmFsGAQgASgNIlAKCUZlZWRFdmVudBIMCgRjZWxsGAEgASgNEhAKCHBvc2l0aW9uGAIgASgEEiMKBWV2ZW50GAMgASgLMhQucGx5bG9nLnYxLkdhbWVFdmVudCJjCg5GZWVkQ2hlY2twb2ludBIRCglwb3NpdGlvbnMYASADKAQSEQoJY2F1Z2h0X3VwGAIgASgIEisKB3NlbnRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInkKF1N0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlEiUKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkZlZWRFdmVudEgAEi8KCmNoZWNrcG9pbnQYAiABKAsyGS5wbHlsb2cudjEuRmVlZENoZWNrcG9pbnRIAEIGCgRraW5kItABChBHZXRSZXBsYXlSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEgoFcm91bmQYBCABKA1IAIgBARIbCg5wb3NpdGlvbl9ldmVyeRgFIAEoDUgBiAEBEhMKC3Bvc2l0aW9uX2F0GAYgAygEEiEKBHZpZXcYByABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCCAoGX3JvdW5kQhEKD19wb3NpdGlvbl9ldmVyeSJYCgpSZXBsYXlTdGVwEiMKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIlCghwb3NpdGlvbhgCIAEoCzITLnBseWxvZy52MS5Qb3NpdGlvbiJxChFHZXRSZXBsYXlSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSJAoFc3RlcHMYAiADKAsyFS5wbHlsb2cudjEuUmVwbGF5U3RlcBIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiTwoVTGlzdExlZ2FsTW92ZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkingEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USGQoMc2VhdF90b19tb3ZlGAEgASgNSACIAQESHgoFbW92ZXMYAiADKAsyDy5wbHlsb2cudjEuTW92ZRIQCghzZXF1ZW5jZRgDIAEoBBINCgV0b3RhbBgEIAEoDRIXCg9uZXh0X3BhZ2VfdG9rZW4YBSABKAlCDwoNX3NlYXRfdG9fbW92ZSKCAQoOQW5hbHlzaXNUYXJnZXQSEQoHZ2FtZV9pZBgBIAEoCUgAEikKBXNldHVwGAIgASgLMhgucGx5bG9nLnYxLlBvc2l0aW9uU2V0dXBIABIYCgthdF9zZXF1ZW5jZRgDIAEoBEgBiAEBQggKBnNvdXJjZUIOCgxfYXRfc2VxdWVuY2UiYQoNUG9zaXRpb25TZXR1cBIhCgVydWxlcxgBIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eg0KBXNlYXRzGAIgASgNEh4KBW1vdmVzGAMgAygLMg8ucGx5bG9nLnYxLk1vdmUiMAoOQW5hbHlzaXNCdWRnZXQSDQoFbm9kZXMYASABKAQSDwoHdGltZV9tcxgCIAEoBCK7AQoSU3VnZ2VzdE1vdmVSZXF1ZXN0EikKBnRhcmdldBgBIAEoCzIZLnBseWxvZy52MS5BbmFseXNpc1RhcmdldBIhCgZlbmdpbmUYAiABKA4yES5wbHlsb2cudjEuRW5naW5lEhAKCHN0cmVuZ3RoGAMgASgNEhEKBHNlZWQYBCABKARIAIgBARIpCgZidWRnZXQYBSABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNCdWRnZXRCBwoFX3NlZWQipwEKE1N1Z2dlc3RNb3ZlUmVzcG9uc2USDAoEc2VhdBgBIAEoDRIdCgRtb3ZlGAIgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAyABKAsyEC5wbHlsb2cudjEuU2NvcmUSIQoGZW5naW5lGAQgASgOMhEucGx5bG9nLnYxLkVuZ2luZRINCgVub2RlcxgFIAEoBBIQCghzZXF1ZW5jZRgGIAEoBCK/AQoWQW5hbHl6ZVBvc2l0aW9uUmVxdWVzdBIpCgZ0YXJnZXQYASABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNUYXJnZXQSIQoGZW5naW5lGAIgASgOMhEucGx5bG9nLnYxLkVuZ2luZRIQCghzdHJlbmd0aBgDIAEoDRIRCgRzZWVkGAQgASgESACIAQESKQoGYnVkZ2V0GAUgASgLMhkucGx5bG9nLnYxLkFuYWx5c2lzQnVkZ2V0QgcKBV9zZWVkIksKCU1vdmVTY29yZRIdCgRtb3ZlGAEgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUisQEKF0FuYWx5emVQb3NpdGlvblJlc3BvbnNlEgwKBHNlYXQYASABKA0SHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUSIwoFbW92ZXMYAyADKAsyFC5wbHlsb2cudjEuTW92ZVNjb3JlEiEKBmVuZ2luZRgEIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSDQoFbm9kZXMYBSABKAQSEAoIc2VxdWVuY2UYBiABKAQq6wgKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEhIKDkdBTUVfTk9UX0ZPVU5EEAESEQoNSU5WQUxJRF9SVUxFUxACEhEKDUlOVkFMSURfU0VBVFMQAxITCg9JTlZBTElEX1JFUVVFU1QQBBIRCg1PVVRfT0ZfQk9VTkRTEAUSEwoPV1JPTkdfTU9WRV9LSU5EEAYSEQoNQ0VMTF9PQ0NVUElFRBAHEg8KC0NPTFVNTl9GVUxMEAgSEQoNTk9UX1lPVVJfVFVSThAJEg0KCUdBTUVfT1ZFUhAKEhMKD05PVEhJTkdfVE9fVU5ETxALEhUKEVNFUVVFTkNFX01JU01BVENIEAwSDwoLR0FNRV9FWElTVFMQDRIVChFSRVFVRVNUX0lEX1JFVVNFRBAOEhkKFVNFUVVFTkNFX09VVF9PRl9SQU5HRRAPEg4KCk9WRVJMT0FERUQQEBIRCg1TSFVUVElOR19ET1dOEBESEgoOSU5URVJOQUxfRVJST1IQEhIWChJJTlZBTElEX1BBR0VfVE9LRU4QExILCgdOT19GTElQEBQSEAoMQ09MVU1OX0VNUFRZEBUSEQoNTk9UX1lPVVJfRElTQxAWEhEKDVVORE9fRElTQUJMRUQQFxISCg5OT1RfTEFTVF9NT1ZFUhAYEhcKE1NFQVRfVE9LRU5fUkVRVUlSRUQQGRIWChJTRUFUX1RPS0VOX0lOVkFMSUQQGhIUChBBUElfS0VZX1JFUVVJUkVEEBsSEwoPQVBJX0tFWV9JTlZBTElEEBwSEQoNTElNSVRfUkVBQ0hFRBAdEhUKEVJFUVVFU1RfVE9PX0xBUkdFEB4SFQoRU1RPUkVfVU5BVkFJTEFCTEUQHxISCg5OT19TRUFUX1RPS0VOUxAgEh0KGVNFQVRfVE9LRU5fU0VDUkVUX01JU1NJTkcQIRIaChZBUElfS0VZX05PVF9DT05GSUdVUkVEECISFAoQU1dBUF9OT1RfQUxMT1dFRBAjEhMKD05PVEhJTkdfVE9fUkVETxAkEhQKEENPTlNFTlRfUkVRVUlSRUQQJRIYChRUQUtFQkFDS19OT1RfQUxMT1dFRBAmEhQKEE5PX1BFTkRJTkdfT0ZGRVIQJxISCg5BTFJFQURZX0FHUkVFRBAoEhIKDkFCT1JUX1RPT19MQVRFECkSDAoIU0VBVF9PVVQQKhIQCgxUSU1FX0VYUElSRUQQKxIYChRJTlZBTElEX1RJTUVfQ09OVFJPTBAsEhMKD1JFTUFUQ0hfUEVORElORxAtEhgKFFBSRVNFTkNFX1VOQVZBSUxBQkxFEC4SDwoLU0VBVF9JU19CT1QQLxIWChJFTkdJTkVfVU5TVVBQT1JURUQQMBIdChlBTkFMWVNJU19CVURHRVRfRVhIQVVTVEVEEDESFAoQQVBQRU5EX0NPTlRFTkRFRBAyEg8KC0xPR19DT1JSVVBUEDcSDQoJTk9UX09XTkVSEDgqTgoIR2FtZVZpZXcSGQoVR0FNRV9WSUVXX1VOU1BFQ0lGSUVEEAASEwoPR0FNRV9WSUVXX0JBU0lDEAESEgoOR0FNRV9WSUVXX0ZVTEwQAirjAQoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9SRVNJR04QARIQCgxBQ1RJT05fQUJPUlQQAhIVChFBQ1RJT05fT0ZGRVJfRFJBVxADEhYKEkFDVElPTl9BQ0NFUFRfRFJBVxAEEhcKE0FDVElPTl9ERUNMSU5FX0RSQVcQBRIbChdBQ1RJT05fUkVRVUVTVF9UQUtFQkFDSxAGEhoKFkFDVElPTl9BQ0NFUFRfVEFLRUJBQ0sQBxIbChdBQ1RJT05fREVDTElORV9UQUtFQkFDSxAIMoUJCgtHYW1lU2VydmljZRJJCgpDcmVhdGVHYW1lEhwucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh0ucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXNwb25zZRJACgdHZXRHYW1lEhkucGx5bG9nLnYxLkdldEdhbWVSZXF1ZXN0GhoucGx5bG9nLnYxLkdldEdhbWVSZXNwb25zZRJGCglMaXN0R2FtZXMSGy5wbHlsb2cudjEuTGlzdEdhbWVzUmVxdWVzdBocLnBseWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJJCgpTdWJtaXRNb3ZlEhwucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh0ucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXNwb25zZRI3CgRVbmRvEhYucGx5bG9nLnYxLlVuZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlVuZG9SZXNwb25zZRI3CgRSZWRvEhYucGx5bG9nLnYxLlJlZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlJlZG9SZXNwb25zZRJPCgxTdWJtaXRBY3Rpb24SHi5wbHlsb2cudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnBseWxvZy52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJACgdSZW1hdGNoEhkucGx5bG9nLnYxLlJlbWF0Y2hSZXF1ZXN0GhoucGx5bG9nLnYxLlJlbWF0Y2hSZXNwb25zZRJRCgxTdHJlYW1FdmVudHMSHi5wbHlsb2cudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBofLnBseWxvZy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABEloKD1N0cmVhbUFsbEV2ZW50cxIhLnBseWxvZy52MS5TdHJlYW1BbGxFdmVudHNSZXF1ZXN0GiIucGx5bG9nLnYxLlN0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlMAESRgoJR2V0UmVwbGF5EhsucGx5bG9nLnYxLkdldFJlcGxheVJlcXVlc3QaHC5wbHlsb2cudjEuR2V0UmVwbGF5UmVzcG9uc2USVQoOTGlzdExlZ2FsTW92ZXMSIC5wbHlsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiEucGx5bG9nLnYxLkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USWwoQUmVpc3N1ZVNlYXRUb2tlbhIiLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVxdWVzdBojLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USTAoLU3VnZ2VzdE1vdmUSHS5wbHlsb2cudjEuU3VnZ2VzdE1vdmVSZXF1ZXN0Gh4ucGx5bG9nLnYxLlN1Z2dlc3RNb3ZlUmVzcG9uc2USWAoPQW5hbHl6ZVBvc2l0aW9uEiEucGx5bG9nLnYxLkFuYWx5emVQb3NpdGlvblJlcXVlc3QaIi5wbHlsb2cudjEuQW5hbHl6ZVBvc2l0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_plylog_v1_game]);
 
 /**
  * The request of CreateGame.
@@ -972,6 +972,174 @@ export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@_
   messageDesc(file_plylog_v1_game_service, 22);
 
 /**
+ * The request of StreamAllEvents.
+ *
+ * @generated from message plylog.v1.StreamAllEventsRequest
+ */
+export type StreamAllEventsRequest = Message<"plylog.v1.StreamAllEventsRequest"> & {
+  /**
+   * Where to start: per cell, the last position already handled (the
+   * `positions` of a FeedCheckpoint, or the position of the last
+   * FeedEvent handled in its cell); the stream sends what comes after
+   * (exclusive). Empty: from the beginning; a cell with no entry starts
+   * from its beginning. More entries than the server has cells is
+   * INVALID_ARGUMENT, and so is a position past a cell's last.
+   *
+   * @generated from field: repeated uint64 after = 1;
+   */
+  after: bigint[];
+
+  /**
+   * Keep the stream open once caught up and send new events as they
+   * commit. When false the stream ends right after the first checkpoint
+   * that is caught up.
+   *
+   * @generated from field: bool follow = 2;
+   */
+  follow: boolean;
+
+  /**
+   * Only events of these types: the names of GameEvent's `kind` cases,
+   * e.g. "game_created", "move_played", "game_ended". Empty: every event.
+   * An unknown name is INVALID_ARGUMENT.
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * A checkpoint comes at least every this many positions scanned, so a
+   * filtered reader that skips many events still learns how far it has
+   * read; 0 means 1,000; at most 100,000 (more is INVALID_ARGUMENT).
+   *
+   * @generated from field: uint32 checkpoint_interval = 4;
+   */
+  checkpointInterval: number;
+};
+
+/**
+ * Describes the message plylog.v1.StreamAllEventsRequest.
+ * Use `create(StreamAllEventsRequestSchema)` to create a new message.
+ */
+export const StreamAllEventsRequestSchema: GenMessage<StreamAllEventsRequest> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 23);
+
+/**
+ * An event of the feed.
+ *
+ * @generated from message plylog.v1.FeedEvent
+ */
+export type FeedEvent = Message<"plylog.v1.FeedEvent"> & {
+  /**
+   * The cell (PostgreSQL database) of the event's game, from 0; always 0
+   * with one database.
+   *
+   * @generated from field: uint32 cell = 1;
+   */
+  cell: number;
+
+  /**
+   * The event's position in its cell's feed: dense from 1, in commit order.
+   *
+   * @generated from field: uint64 position = 2;
+   */
+  position: bigint;
+
+  /**
+   * The event, as StreamEvents sends it.
+   *
+   * @generated from field: plylog.v1.GameEvent event = 3;
+   */
+  event?: GameEvent | undefined;
+};
+
+/**
+ * Describes the message plylog.v1.FeedEvent.
+ * Use `create(FeedEventSchema)` to create a new message.
+ */
+export const FeedEventSchema: GenMessage<FeedEvent> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 24);
+
+/**
+ * How far a feed has been read: resume with StreamAllEventsRequest.after set
+ * to `positions`.
+ *
+ * @generated from message plylog.v1.FeedCheckpoint
+ */
+export type FeedCheckpoint = Message<"plylog.v1.FeedCheckpoint"> & {
+  /**
+   * Per cell (index = cell), the last position scanned: every event at or
+   * below it that matches the stream's filter has been sent, and none
+   * above it.
+   *
+   * @generated from field: repeated uint64 positions = 1;
+   */
+  positions: bigint[];
+
+  /**
+   * Every cell's stored events had been read when it was sent: what
+   * follows commits after the stream caught up.
+   *
+   * @generated from field: bool caught_up = 2;
+   */
+  caughtUp: boolean;
+
+  /**
+   * The server's clock when it was sent.
+   *
+   * @generated from field: google.protobuf.Timestamp sent_at = 3;
+   */
+  sentAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message plylog.v1.FeedCheckpoint.
+ * Use `create(FeedCheckpointSchema)` to create a new message.
+ */
+export const FeedCheckpointSchema: GenMessage<FeedCheckpoint> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 25);
+
+/**
+ * One message of StreamAllEvents.
+ *
+ * @generated from message plylog.v1.StreamAllEventsResponse
+ */
+export type StreamAllEventsResponse = Message<"plylog.v1.StreamAllEventsResponse"> & {
+  /**
+   * Exactly one is set.
+   *
+   * @generated from oneof plylog.v1.StreamAllEventsResponse.kind
+   */
+  kind: {
+    /**
+     * An event, in position order within its cell, each exactly once.
+     *
+     * @generated from field: plylog.v1.FeedEvent event = 1;
+     */
+    value: FeedEvent;
+    case: "event";
+  } | {
+    /**
+     * A checkpoint: after every checkpoint_interval positions scanned,
+     * when the stream catches up, and on a followed stream that has sent
+     * nothing for the server's heartbeat interval (15 seconds by default),
+     * so it doubles as a heartbeat.
+     *
+     * @generated from field: plylog.v1.FeedCheckpoint checkpoint = 2;
+     */
+    value: FeedCheckpoint;
+    case: "checkpoint";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message plylog.v1.StreamAllEventsResponse.
+ * Use `create(StreamAllEventsResponseSchema)` to create a new message.
+ */
+export const StreamAllEventsResponseSchema: GenMessage<StreamAllEventsResponse> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 26);
+
+/**
  * The request of GetReplay.
  *
  * @generated from message plylog.v1.GetReplayRequest
@@ -1049,7 +1217,7 @@ export type GetReplayRequest = Message<"plylog.v1.GetReplayRequest"> & {
  * Use `create(GetReplayRequestSchema)` to create a new message.
  */
 export const GetReplayRequestSchema: GenMessage<GetReplayRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 23);
+  messageDesc(file_plylog_v1_game_service, 27);
 
 /**
  * One event and, when asked for (GetReplayRequest.position_every and
@@ -1078,7 +1246,7 @@ export type ReplayStep = Message<"plylog.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 24);
+  messageDesc(file_plylog_v1_game_service, 28);
 
 /**
  * The reply of GetReplay.
@@ -1113,7 +1281,7 @@ export type GetReplayResponse = Message<"plylog.v1.GetReplayResponse"> & {
  * Use `create(GetReplayResponseSchema)` to create a new message.
  */
 export const GetReplayResponseSchema: GenMessage<GetReplayResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 25);
+  messageDesc(file_plylog_v1_game_service, 29);
 
 /**
  * The request of ListLegalMoves.
@@ -1149,7 +1317,7 @@ export type ListLegalMovesRequest = Message<"plylog.v1.ListLegalMovesRequest"> &
  * Use `create(ListLegalMovesRequestSchema)` to create a new message.
  */
 export const ListLegalMovesRequestSchema: GenMessage<ListLegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 26);
+  messageDesc(file_plylog_v1_game_service, 30);
 
 /**
  * The reply of ListLegalMoves.
@@ -1198,7 +1366,7 @@ export type ListLegalMovesResponse = Message<"plylog.v1.ListLegalMovesResponse">
  * Use `create(ListLegalMovesResponseSchema)` to create a new message.
  */
 export const ListLegalMovesResponseSchema: GenMessage<ListLegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 27);
+  messageDesc(file_plylog_v1_game_service, 31);
 
 /**
  * Where an analysis looks: a game's position, or one set up from rules and
@@ -1245,7 +1413,7 @@ export type AnalysisTarget = Message<"plylog.v1.AnalysisTarget"> & {
  * Use `create(AnalysisTargetSchema)` to create a new message.
  */
 export const AnalysisTargetSchema: GenMessage<AnalysisTarget> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 28);
+  messageDesc(file_plylog_v1_game_service, 32);
 
 /**
  * A position given by its rules and the moves that lead to it.
@@ -1282,7 +1450,7 @@ export type PositionSetup = Message<"plylog.v1.PositionSetup"> & {
  * Use `create(PositionSetupSchema)` to create a new message.
  */
 export const PositionSetupSchema: GenMessage<PositionSetup> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 29);
+  messageDesc(file_plylog_v1_game_service, 33);
 
 /**
  * How much an analysis may search.
@@ -1313,7 +1481,7 @@ export type AnalysisBudget = Message<"plylog.v1.AnalysisBudget"> & {
  * Use `create(AnalysisBudgetSchema)` to create a new message.
  */
 export const AnalysisBudgetSchema: GenMessage<AnalysisBudget> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 30);
+  messageDesc(file_plylog_v1_game_service, 34);
 
 /**
  * The request of SuggestMove.
@@ -1363,7 +1531,7 @@ export type SuggestMoveRequest = Message<"plylog.v1.SuggestMoveRequest"> & {
  * Use `create(SuggestMoveRequestSchema)` to create a new message.
  */
 export const SuggestMoveRequestSchema: GenMessage<SuggestMoveRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 31);
+  messageDesc(file_plylog_v1_game_service, 35);
 
 /**
  * The reply of SuggestMove.
@@ -1419,7 +1587,7 @@ export type SuggestMoveResponse = Message<"plylog.v1.SuggestMoveResponse"> & {
  * Use `create(SuggestMoveResponseSchema)` to create a new message.
  */
 export const SuggestMoveResponseSchema: GenMessage<SuggestMoveResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 32);
+  messageDesc(file_plylog_v1_game_service, 36);
 
 /**
  * The request of AnalyzePosition.
@@ -1469,7 +1637,7 @@ export type AnalyzePositionRequest = Message<"plylog.v1.AnalyzePositionRequest">
  * Use `create(AnalyzePositionRequestSchema)` to create a new message.
  */
 export const AnalyzePositionRequestSchema: GenMessage<AnalyzePositionRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 33);
+  messageDesc(file_plylog_v1_game_service, 37);
 
 /**
  * A legal move with its value.
@@ -1497,7 +1665,7 @@ export type MoveScore = Message<"plylog.v1.MoveScore"> & {
  * Use `create(MoveScoreSchema)` to create a new message.
  */
 export const MoveScoreSchema: GenMessage<MoveScore> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 34);
+  messageDesc(file_plylog_v1_game_service, 38);
 
 /**
  * The reply of AnalyzePosition.
@@ -1554,7 +1722,7 @@ export type AnalyzePositionResponse = Message<"plylog.v1.AnalyzePositionResponse
  * Use `create(AnalyzePositionResponseSchema)` to create a new message.
  */
 export const AnalyzePositionResponseSchema: GenMessage<AnalyzePositionResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 35);
+  messageDesc(file_plylog_v1_game_service, 39);
 
 /**
  * Stable, machine-readable reasons for rejections. The name of the value is
@@ -2273,6 +2441,28 @@ export const GameService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamEventsRequestSchema;
     output: typeof StreamEventsResponseSchema;
+  },
+  /**
+   * Every game's events in commit order, each with its position in the
+   * feed, from after a checkpoint: the stored events first, then (with
+   * follow) new ones as they commit, with no gap and no repeat, as
+   * KurrentDB's subscription to $all. With several PostgreSQL cells the
+   * feed is one per cell, and a checkpoint holds one position per cell:
+   * order holds per game always and across games within a cell, across
+   * cells only by time. Reading needs no seat token.
+   * Errors: INVALID_ARGUMENT (INVALID_REQUEST) for an unknown event type, a
+   * checkpoint_interval over 100,000 or more positions than cells;
+   * OUT_OF_RANGE (SEQUENCE_OUT_OF_RANGE) for a position past its cell's
+   * last; UNAVAILABLE (SHUTTING_DOWN) when the server stops while the stream
+   * is open; RESOURCE_EXHAUSTED (LIMIT_REACHED) when max_streams streams are
+   * open.
+   *
+   * @generated from rpc plylog.v1.GameService.StreamAllEvents
+   */
+  streamAllEvents: {
+    methodKind: "server_streaming";
+    input: typeof StreamAllEventsRequestSchema;
+    output: typeof StreamAllEventsResponseSchema;
   },
   /**
    * Returns every event of a game's log with the position after it, a page

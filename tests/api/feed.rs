@@ -1,0 +1,313 @@
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use plylog::proto::{self as pb, stream_all_events_response::Kind};
+use tonic::{Code, Streaming};
+
+use plylog_testkit::*;
+
+/// A game on a 15x15 board with k = 15: no move wins, so any number of
+/// moves up to 225 plays.
+fn open_board() -> pb::RuleSet {
+    mnk(15, 15, 15)
+}
+
+/// Move `ply` (from 0) of an [`open_board`] game, row-major.
+fn cell(ply: u32) -> pb::Move {
+    place((ply / 15) as i32, (ply % 15) as i32)
+}
+
+fn feed_request(after: &[u64], follow: bool, event_types: &[&str]) -> pb::StreamAllEventsRequest {
+    pb::StreamAllEventsRequest {
+        after: after.to_vec(),
+        follow,
+        event_types: event_types.iter().map(|t| (*t).to_owned()).collect(),
+        checkpoint_interval: 0,
+    }
+}
+
+async fn open(
+    client: &mut Client,
+    request: pb::StreamAllEventsRequest,
+) -> Streaming<pb::StreamAllEventsResponse> {
+    within(client.stream_all_events(request))
+        .await
+        .expect("the feed opens")
+        .into_inner()
+}
+
+/// The next message of a feed; fails the test if none comes within 10 s
+/// (a followed feed sends a checkpoint every 200 ms when quiet).
+async fn next(feed: &mut Streaming<pb::StreamAllEventsResponse>) -> Option<Kind> {
+    within(feed.message())
+        .await
+        .expect("a feed message")
+        .map(|m| m.kind.expect("a kind"))
+}
+
+/// Every message of a feed that is not followed, up to its end.
+async fn read_to_end(feed: &mut Streaming<pb::StreamAllEventsResponse>) -> Vec<Kind> {
+    let mut all = Vec::new();
+    while let Some(kind) = next(feed).await {
+        all.push(kind);
+    }
+    all
+}
+
+fn events(messages: &[Kind]) -> Vec<&pb::FeedEvent> {
+    messages
+        .iter()
+        .filter_map(|k| match k {
+            Kind::Event(e) => Some(e),
+            Kind::Checkpoint(_) => None,
+        })
+        .collect()
+}
+
+/// `(game, sequence)` of a feed event.
+fn key(event: &pb::FeedEvent) -> (String, u64) {
+    let e = event.event.as_ref().expect("the event");
+    (e.game_id.clone(), e.sequence)
+}
+
+/// Reads a followed feed until it has sent `count` events, returning them
+/// with every checkpoint seen; fails the test after 60 s.
+async fn follow_until(
+    feed: &mut Streaming<pb::StreamAllEventsResponse>,
+    count: usize,
+) -> (Vec<pb::FeedEvent>, Vec<pb::FeedCheckpoint>) {
+    let mut seen = Vec::new();
+    let mut checkpoints = Vec::new();
+    let reading = async {
+        while seen.len() < count {
+            match next(feed).await.expect("a followed feed stays open") {
+                Kind::Event(e) => seen.push(e),
+                Kind::Checkpoint(c) => checkpoints.push(c),
+            }
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(60), reading)
+        .await
+        .is_err()
+    {
+        panic!("{count} events never came; saw {}", seen.len());
+    }
+    (seen, checkpoints)
+}
+
+#[tokio::test]
+async fn the_feed_numbers_every_event_densely_and_starts_after_its_checkpoint() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    for game in ["a", "b", "c"] {
+        create(c, game, open_board()).await;
+    }
+    play_all(c, "b", &[cell(0), cell(1)]).await;
+    play_all(c, "a", &[cell(0)]).await;
+    play_all(c, "c", &[cell(0), cell(1), cell(2)]).await;
+    let all = read_to_end(&mut open(c, feed_request(&[], false, &[])).await).await;
+    let feed = events(&all);
+    // Three creations and six moves, at positions 1..=9 in the order they
+    // were acknowledged (each call waited for the one before).
+    assert_eq!(
+        feed.iter().map(|e| e.position).collect::<Vec<_>>(),
+        (1..=9).collect::<Vec<_>>()
+    );
+    let order: Vec<(String, u64)> = feed.iter().map(|e| key(e)).collect();
+    let expected: Vec<(String, u64)> = [
+        ("a", 1),
+        ("b", 1),
+        ("c", 1),
+        ("b", 2),
+        ("b", 3),
+        ("a", 2),
+        ("c", 2),
+        ("c", 3),
+        ("c", 4),
+    ]
+    .iter()
+    .map(|(g, s)| ((*g).to_owned(), *s))
+    .collect();
+    assert_eq!(order, expected);
+    assert!(feed.iter().all(|e| e.cell == 0));
+    // The last message is a caught-up checkpoint at the last position.
+    let Some(Kind::Checkpoint(last)) = all.last() else {
+        panic!("the feed ends with a checkpoint: {:?}", all.last());
+    };
+    assert_eq!(
+        (last.positions.as_slice(), last.caught_up),
+        (&[9][..], true)
+    );
+    // Exclusive start: after position 4, the fifth event comes first.
+    let rest = read_to_end(&mut open(c, feed_request(&[4], false, &[])).await).await;
+    let rest: Vec<(String, u64)> = events(&rest).iter().map(|e| key(e)).collect();
+    assert_eq!(rest, expected[4..]);
+    // After the last position: nothing but the caught-up checkpoint.
+    let none = read_to_end(&mut open(c, feed_request(&[9], false, &[])).await).await;
+    assert!(events(&none).is_empty(), "{none:?}");
+}
+
+#[tokio::test]
+async fn readers_following_while_many_writers_append_see_each_event_once_in_order() {
+    let server = TestServer::start().await;
+    let c = &mut server.client.clone();
+    let games = 8_u32;
+    let moves = 25_u32;
+    // Some history first, so readers starting at the beginning and in the
+    // middle both catch up, then go live.
+    for g in 0..games {
+        create(c, &format!("g{g}"), open_board()).await;
+    }
+    let history = u64::from(games);
+    let mut from_start = open(c, feed_request(&[], true, &[])).await;
+    let mut from_middle = open(c, feed_request(&[history / 2], true, &[])).await;
+    let writers: Vec<_> = (0..games)
+        .map(|g| {
+            let mut client = server.client.clone();
+            tokio::spawn(async move {
+                for ply in 0..moves {
+                    play(&mut client, &format!("g{g}"), ply % 2, cell(ply))
+                        .await
+                        .expect("move accepted");
+                }
+            })
+        })
+        .collect();
+    let total = (history + u64::from(games * moves)) as usize;
+    let (start, _) = follow_until(&mut from_start, total).await;
+    let (middle, _) = follow_until(&mut from_middle, total - (history / 2) as usize).await;
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    for (seen, first) in [(&start, 1), (&middle, history / 2 + 1)] {
+        // Dense, in order, nothing repeated: positions first..first+len.
+        let positions: Vec<u64> = seen.iter().map(|e| e.position).collect();
+        assert_eq!(
+            positions,
+            (first..first + seen.len() as u64).collect::<Vec<_>>()
+        );
+        let unique: HashSet<(String, u64)> = seen.iter().map(key).collect();
+        assert_eq!(unique.len(), seen.len(), "an event came twice");
+    }
+    // The feed, grouped by game, is each game's own StreamEvents.
+    let mut by_game: BTreeMap<String, Vec<pb::GameEvent>> = BTreeMap::new();
+    for e in start {
+        let event = e.event.unwrap();
+        by_game
+            .entry(event.game_id.clone())
+            .or_default()
+            .push(event);
+    }
+    assert_eq!(by_game.len(), games as usize);
+    for (game, feed_events) in by_game {
+        let own = stored_events(c, &game).await;
+        assert_eq!(feed_events, own, "game {game}");
+    }
+    // Nothing more arrives on the followed feed: checkpoints only.
+    match next(&mut from_start).await {
+        Some(Kind::Checkpoint(c)) => assert_eq!(c.positions, [total as u64]),
+        other => panic!("after the last event, a checkpoint: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_filtered_reader_gets_checkpoints_while_it_skips_and_none_ahead_of_a_match() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "busy", open_board()).await;
+    play_all(c, "busy", &(0..12).map(cell).collect::<Vec<_>>()).await;
+    let mut feed = open(
+        c,
+        pb::StreamAllEventsRequest {
+            checkpoint_interval: 5,
+            ..feed_request(&[], true, &["game_created"])
+        },
+    )
+    .await;
+    // Catching up over 13 positions, of which only the creation matches:
+    // a checkpoint after every five positions scanned, the last caught up.
+    let mut catching_up = Vec::new();
+    loop {
+        match next(&mut feed).await.expect("open") {
+            Kind::Event(e) => catching_up.push(format!("event {}", e.position)),
+            Kind::Checkpoint(c) => {
+                catching_up.push(format!("checkpoint {:?} {}", c.positions, c.caught_up));
+                if c.caught_up {
+                    break;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        catching_up,
+        [
+            "event 1",
+            "checkpoint [5] false",
+            "checkpoint [10] false",
+            "checkpoint [13] true"
+        ]
+    );
+    // An idle filtered tail: moves that match nothing still move the
+    // checkpoint on, to the last position.
+    play_all(c, "busy", &(12..15).map(cell).collect::<Vec<_>>()).await;
+    let mut scanned = 13;
+    while scanned != 16 {
+        match next(&mut feed).await.expect("open") {
+            Kind::Checkpoint(c) => scanned = c.positions[0],
+            Kind::Event(e) => panic!("a move does not match: {e:?}"),
+        }
+    }
+    // A new game matches: no checkpoint reaches it before it is sent.
+    create(c, "late", open_board()).await;
+    let (late, checkpoints) = follow_until(&mut feed, 1).await;
+    assert_eq!(
+        (late[0].position, key(&late[0])),
+        (17, ("late".to_owned(), 1))
+    );
+    assert!(
+        checkpoints.iter().all(|c| c.positions[0] < 17),
+        "{checkpoints:?}"
+    );
+}
+
+#[tokio::test]
+async fn bad_feed_requests_are_refused_with_the_field_at_fault() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "g", open_board()).await;
+    for (request, code, reason_is) in [
+        (
+            feed_request(&[], false, &["move_made"]),
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            feed_request(&[0, 0], false, &[]),
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        (
+            pb::StreamAllEventsRequest {
+                checkpoint_interval: 100_001,
+                ..feed_request(&[], false, &[])
+            },
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        ),
+        // One event stored: position 2 is past the end.
+        (
+            feed_request(&[2], false, &[]),
+            Code::OutOfRange,
+            "SEQUENCE_OUT_OF_RANGE",
+        ),
+    ] {
+        let status = within(c.stream_all_events(request.clone()))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (status.code(), reason(&status).as_str()),
+            (code, reason_is),
+            "{request:?}: {status:?}"
+        );
+    }
+}
