@@ -22,6 +22,15 @@ static GAME_EVENT: LazyLock<MessageDescriptor> = LazyLock::new(|| {
         .expect("the descriptor set has plylog.v1.GameEvent")
 });
 
+/// The descriptor of `plylog.v1.StreamAllEventsResponse`, for `plylog
+/// feed`'s lines.
+static FEED_MESSAGE: LazyLock<MessageDescriptor> = LazyLock::new(|| {
+    GAME_EVENT
+        .parent_pool()
+        .get_message_by_name("plylog.v1.StreamAllEventsResponse")
+        .expect("the descriptor set has plylog.v1.StreamAllEventsResponse")
+});
+
 /// The stored event `payload` (an encoded GameEvent) as one line of JSON,
 /// without the newline, every [`is_disruptive`] character in it escaped
 /// ([`escape_disruptive`]).
@@ -30,8 +39,23 @@ static GAME_EVENT: LazyLock<MessageDescriptor> = LazyLock::new(|| {
 /// A payload that is not an encoded GameEvent, or holds a value JSON
 /// cannot show (a timestamp past the year 9999).
 pub(super) fn to_line(payload: &[u8]) -> Result<String, String> {
-    let event = DynamicMessage::decode(GAME_EVENT.clone(), payload).map_err(|e| e.to_string())?;
-    serde_json::to_string(&event)
+    line_of(&GAME_EVENT, payload)
+}
+
+/// A StreamAllEvents message as one line of JSON, as [`to_line`] writes an
+/// event: `{"event":{"position":"7","event":{...}}}` or
+/// `{"checkpoint":{...}}`.
+///
+/// # Errors
+/// As [`to_line`].
+pub(super) fn feed_line(message: &pb::StreamAllEventsResponse) -> Result<String, String> {
+    line_of(&FEED_MESSAGE, &message.encode_to_vec())
+}
+
+/// `bytes`, an encoded message of `descriptor`, as one line of JSON.
+fn line_of(descriptor: &MessageDescriptor, bytes: &[u8]) -> Result<String, String> {
+    let message = DynamicMessage::decode(descriptor.clone(), bytes).map_err(|e| e.to_string())?;
+    serde_json::to_string(&message)
         .map(escape_disruptive)
         .map_err(|e| e.to_string())
 }

@@ -1,7 +1,8 @@
 //! The operator's commands: `plylog games`, `show`, `export`, `import`,
 //! `verify` and `migrate`, which work on a database URL (SQLite or
 //! PostgreSQL) with no server running, through the same store, log
-//! decoding and replay the server uses.
+//! decoding and replay the server uses; and `plylog feed`, a client of a
+//! running server's event feed.
 //!
 //! # Map
 //! - [`Command`]: the subcommands, as clap parses them; [`run`] runs one
@@ -10,7 +11,7 @@
 //!   command opens its store: read-only (nothing created, migrated or
 //!   written) or for writing.
 //! - One file per command: [`games`], [`show`], [`export`], [`import`],
-//!   [`verify`], [`migrate`]; `json` holds the one JSON form of an event
+//!   [`verify`], [`migrate`], [`feed`]; `json` holds the one JSON form of an event
 //!   that export writes and import reads.
 //!
 //! Exit codes: 0 done, 1 `verify` found a bad log, 2 a usage error (clap),
@@ -23,6 +24,7 @@
 //! the check may.
 
 pub mod export;
+pub mod feed;
 pub mod games;
 pub mod import;
 mod json;
@@ -64,6 +66,10 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Apply the database migrations this build has and exit.
     Migrate(migrate::MigrateArgs),
+    /// Print every game's events from a running server's feed
+    /// (StreamAllEvents) as JSON lines, from after a checkpoint, optionally
+    /// following it; resumable with a checkpoint file.
+    Feed(feed::FeedArgs),
 }
 
 /// What a command found, when it could do its work.
@@ -104,6 +110,24 @@ pub enum OpsError {
     /// Reading the input or writing the output failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The server refused or ended a call (`plylog feed`): its code and
+    /// message.
+    #[error("the server answered {code:?}: {message}")]
+    Server {
+        /// The gRPC status code.
+        code: tonic::Code,
+        /// The status message.
+        message: String,
+    },
+}
+
+impl From<tonic::Status> for OpsError {
+    fn from(status: tonic::Status) -> Self {
+        OpsError::Server {
+            code: status.code(),
+            message: status.message().to_owned(),
+        }
+    }
 }
 
 /// `--database-url`, which every command takes.
@@ -183,6 +207,7 @@ pub async fn run(command: Command) -> ExitCode {
         Command::Import(args) => import::run(&args, &mut out).await,
         Command::Verify(args) => verify::run(&args, &mut out).await,
         Command::Migrate(args) => migrate::run(&args, &mut out).await,
+        Command::Feed(args) => feed::run(&args, &mut out).await,
     }
     .and_then(|finding| {
         out.flush()?;

@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         verify_finds_every_changed_bit_of_the_stored_events,
         events_stored_before_the_chain_get_theirs_at_the_next_open,
         events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order,
+        feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint_file,
         verify_checks_a_games_snapshot_against_its_log,
         read_only_commands_neither_create_nor_migrate_a_database,
         an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
@@ -897,6 +898,57 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
         Backend::Postgres => rows!(sqlx::PgConnection),
     };
     assert_eq!(rows.last(), Some(&(16, "gmk".to_owned(), 2)));
+}
+
+/// `plylog feed` prints the server's feed as JSON lines and keeps its
+/// place in a checkpoint file: a second run prints only what came after
+/// the first, and a filtered run only what matches.
+async fn feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint_file(
+    backend: Backend,
+) {
+    let db = four_games(backend).await;
+    let (server, mut client) = serve(&db, None).await;
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let checkpoint = db.dir.path().join("feed.checkpoint");
+    let checkpoint_arg = checkpoint.display().to_string();
+    let feed = |more: &[&str]| {
+        let args = [&["feed", "--url", url.as_str()][..], more].concat();
+        run(&args, None).expect_code(0).stdout
+    };
+    // Each line's position and (game, sequence).
+    let lines = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .map(|line| {
+                let message: serde_json::Value = serde_json::from_str(line).expect("JSON");
+                let event = &message["event"];
+                format!(
+                    "{} {} {}",
+                    event["position"].as_str().expect("a position"),
+                    event["event"]["gameId"].as_str().expect("a game"),
+                    event["event"]["sequence"].as_str().expect("a sequence")
+                )
+            })
+            .collect()
+    };
+    let first = lines(&feed(&["--checkpoint-file", &checkpoint_arg]));
+    assert_eq!(first.len(), 15);
+    assert_eq!(first[0], "1 ttt 1");
+    assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "15\n");
+    play_all(&mut client, "gmk", &[place(7, 7)]).await;
+    let second = lines(&feed(&["--checkpoint-file", &checkpoint_arg]));
+    assert_eq!(second, ["16 gmk 2"]);
+    assert_eq!(std::fs::read_to_string(&checkpoint).unwrap(), "16\n");
+    let created = lines(&feed(&["--event-type", "game_created"]));
+    assert_eq!(created, ["1 ttt 1", "7 c4 1", "11 gmk 1", "12 undo 1"]);
+    let refused = run(&["feed", "--url", &url, "--after", "17"], None).expect_code(3);
+    assert!(
+        refused
+            .stderr
+            .starts_with("plylog: the server answered OutOfRange: position 17"),
+        "{refused:?}"
+    );
+    stop(server);
 }
 
 /// `plylog verify` reads a game with a snapshot from its first event, and
