@@ -205,7 +205,7 @@ impl Metrics {
             Family::new_with_constructor(first_move_buckets as fn() -> Histogram);
         c.register_with_unit(
             "first_move",
-            "Time from a game's creation (or a rematch round's start) to its first move, by kind: a long tail means games nobody plays",
+            "Time from a game's creation (or from when its players were matched, when CreateGame gave matched_at; or a rematch round's start) to its first move, by kind: a long tail means games nobody plays",
             Unit::Seconds,
             first_move.clone(),
         );

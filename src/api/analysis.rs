@@ -104,6 +104,7 @@ impl GameApi {
                 undo_policy: 0,
                 time_control: None,
                 absence: None,
+                matched_at: None,
             },
             settings.max_cells,
             settings.seat_limits,

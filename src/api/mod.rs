@@ -229,6 +229,7 @@ impl GameService for GameApi {
                 undo_policy: req.undo_policy,
                 time_control: time_control.as_ref(),
                 absence: req.absence.as_ref(),
+                matched_at: req.matched_at.as_ref(),
             },
             settings.max_cells,
             settings.seat_limits,

@@ -287,6 +287,7 @@ impl Import<'_> {
                     undo_policy: created.undo_policy,
                     time_control: created.time_control.as_ref(),
                     absence: created.absence.as_ref(),
+                    matched_at: created.matched_at.as_ref(),
                 },
                 limits.max_cells,
                 limits.seat_limits(),

@@ -119,6 +119,7 @@ pub fn event_to_proto(
             undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
             time_control: config.time_control().map(time_control_to_proto),
             absence: config.absence().map(absence_to_proto),
+            matched_at: config.matched_at().map(timestamp),
         }),
         Event::MovePlayed {
             seat,
@@ -213,6 +214,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                     undo_policy: created.undo_policy,
                     time_control: created.time_control.as_ref(),
                     absence: created.absence.as_ref(),
+                    matched_at: created.matched_at.as_ref(),
                 },
                 u64::MAX,
                 limits,
@@ -466,7 +468,8 @@ mod tests {
             SeatLimits::default(),
         )
         .unwrap()
-        .with_undo_policy(UndoPolicy::AnySeat);
+        .with_undo_policy(UndoPolicy::AnySeat)
+        .with_matched_at(-1_500);
         let mut state = GameState::new(config.clone(), 0);
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {

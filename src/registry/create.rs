@@ -14,6 +14,49 @@ use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
 use crate::store::{NewEvent, NewGame, TokenHash};
 
+/// How long before the creation the players may have been matched
+/// (CreateGame's `matched_at`): 24 hours, in milliseconds.
+pub(super) const MATCHED_AT_MAX_AGE_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// How far after the server's clock a `matched_at` is read as the creation
+/// (another service's clock running ahead): 60 seconds, in milliseconds.
+pub(super) const MATCHED_AT_MAX_AHEAD_MS: i64 = 60 * 1000;
+
+/// `config` with its `matched_at` checked against the creation time
+/// `created_ms`: one up to [`MATCHED_AT_MAX_AHEAD_MS`] after it is read as
+/// `created_ms`.
+///
+/// # Errors
+/// [`RegistryError::MatchedAtOutOfRange`] for one more than
+/// [`MATCHED_AT_MAX_AGE_MS`] before `created_ms` or more than
+/// [`MATCHED_AT_MAX_AHEAD_MS`] after it.
+fn bound_matched_at(config: GameConfig, created_ms: i64) -> Result<GameConfig, RegistryError> {
+    let Some(matched_at) = config.matched_at() else {
+        return Ok(config);
+    };
+    if matched_at < created_ms - MATCHED_AT_MAX_AGE_MS {
+        return Err(RegistryError::MatchedAtOutOfRange {
+            why: format!(
+                "matched_at is {} s before the server's clock: at most 24 hours",
+                (created_ms - matched_at) / 1000
+            ),
+        });
+    }
+    if matched_at > created_ms + MATCHED_AT_MAX_AHEAD_MS {
+        return Err(RegistryError::MatchedAtOutOfRange {
+            why: format!(
+                "matched_at is {} s after the server's clock: it must be in the past",
+                (matched_at - created_ms) / 1000
+            ),
+        });
+    }
+    Ok(if matched_at > created_ms {
+        config.with_matched_at(created_ms)
+    } else {
+        config
+    })
+}
+
 impl Registry {
     /// Creates a game, with a token for each seat when `seat_tokens` (see
     /// [`crate::tokens`]), or returns the game an earlier identical request
@@ -22,7 +65,8 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
     /// [`RegistryError::NoTokenSecret`] when tokens are asked for and the
-    /// server has no secret, store failures.
+    /// server has no secret, [`RegistryError::MatchedAtOutOfRange`], store
+    /// failures.
     pub async fn create(
         &self,
         game_id: Option<String>,
@@ -41,6 +85,7 @@ impl Registry {
             });
         }
         let recorded_at_ms = self.settings().clock.now_ms();
+        let config = bound_matched_at(config, recorded_at_ms)?;
         let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms, &request));
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),

@@ -46,6 +46,12 @@ pub enum RegistryError {
         /// The cell's last position.
         last: u64,
     },
+    /// CreateGame's `matched_at` is too far from the server's clock.
+    #[error("{why}")]
+    MatchedAtOutOfRange {
+        /// How far, in a sentence.
+        why: String,
+    },
     /// The game id is taken.
     #[error("game {game_id} already exists")]
     GameExists {
@@ -237,6 +243,7 @@ impl RegistryError {
             RegistryError::SequenceMismatch { .. } => R::SequenceMismatch,
             RegistryError::SequenceOutOfRange { .. }
             | RegistryError::FeedPositionOutOfRange { .. } => R::SequenceOutOfRange,
+            RegistryError::MatchedAtOutOfRange { .. } => R::InvalidRequest,
             RegistryError::GameExists { .. } => R::GameExists,
             RegistryError::RequestIdReused { .. } => R::RequestIdReused,
             RegistryError::LimitReached { .. } => R::LimitReached,

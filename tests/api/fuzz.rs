@@ -195,6 +195,12 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                 grace: time_control(rng).per_move,
                 on_absence: rng.random_range(-1..4),
             }),
+            // Anywhere from long before now to long after it.
+            matched_at: rng.random_bool(0.2).then(|| prost_types::Timestamp {
+                seconds: [i64::MIN, -1, 0, 1_800_000_000, 300_000_000_000, i64::MAX]
+                    [rng.random_range(0..6)],
+                nanos: rng.random_range(-1..1_000_000_001),
+            }),
         }
         .encode_to_vec(),
         "GetGame" => pb::GetGameRequest {

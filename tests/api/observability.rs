@@ -164,3 +164,63 @@ async fn a_stream_counts_with_its_final_code_and_a_path_nobody_serves_mints_no_l
         "a caller's path is never a label"
     );
 }
+
+/// CreateGame's `matched_at`: the first-move metric measures from when a
+/// matchmaking service matched the players, the GameCreated event keeps
+/// it, and a time too far from the server's clock is refused (a little
+/// ahead reads as the creation).
+#[tokio::test]
+async fn time_to_the_first_move_counts_from_the_match_when_create_game_gives_it() {
+    let clock = Clock::manual(T);
+    let server = TestServer::start_with(RegistrySettings {
+        clock: clock.clone(),
+        ..settings()
+    })
+    .await;
+    let mut client = server.client.clone();
+    let matched = |game_id: &str, at_ms: i64| pb::CreateGameRequest {
+        matched_at: Some(plylog::proto::convert::timestamp(at_ms)),
+        ..create_request(game_id, mnk(3, 3, 3))
+    };
+    // Matched 5 s before the creation, first move 2 s after it: 7 s.
+    let game = create_from(&mut client, matched("matched", T - 5_000)).await;
+    assert_eq!(game.game_id, "matched");
+    clock.advance(2_000);
+    play(&mut client, "matched", 0, place(0, 0)).await.unwrap();
+    let metrics = server.scrape().await;
+    assert_eq!(
+        value(&metrics, "plylog_first_move_seconds_sum{kind=\"mnk\"}"),
+        7.0
+    );
+    assert_eq!(matched_at_of(&client, "matched").await, Some(T - 5_000));
+    // 30 s ahead of the server's clock: read as the creation.
+    create_from(&mut client, matched("ahead", T + 2_000 + 30_000)).await;
+    assert_eq!(matched_at_of(&client, "ahead").await, Some(T + 2_000));
+    // More than 24 hours before, or more than a minute ahead: refused.
+    for (game_id, at_ms) in [
+        ("old", T + 2_000 - 24 * 3_600_000 - 1_000),
+        ("future", T + 2_000 + 61_000),
+    ] {
+        let refused = client
+            .create_game(matched(game_id, at_ms))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (refused.code(), reason(&refused).as_str()),
+            (tonic::Code::InvalidArgument, "INVALID_REQUEST"),
+            "{game_id}: {refused:?}"
+        );
+        assert!(refused.message().contains("matched_at"), "{refused:?}");
+    }
+}
+
+/// The `matched_at` of game `game_id`'s GameCreated event, Unix epoch
+/// milliseconds.
+async fn matched_at_of(client: &Client, game_id: &str) -> Option<i64> {
+    match stored_events(client, game_id).await[0].kind.clone() {
+        Some(pb::game_event::Kind::GameCreated(created)) => created
+            .matched_at
+            .map(|at| plylog::proto::convert::timestamp_ms(Some(&at))),
+        other => panic!("a GameCreated first: {other:?}"),
+    }
+}

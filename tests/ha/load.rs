@@ -47,7 +47,7 @@ pub(crate) enum Kind {
 /// A request as sent (with its request id).
 #[derive(Debug, Clone)]
 pub(crate) enum Sent {
-    Create(pb::CreateGameRequest),
+    Create(Box<pb::CreateGameRequest>),
     Move(pb::SubmitMoveRequest),
 }
 
@@ -91,7 +91,7 @@ async fn call(
 ) -> Result<Vec<u8>, tonic::Status> {
     match sent {
         Sent::Create(request) => client
-            .create_game(request.clone())
+            .create_game((**request).clone())
             .await
             .map(|r| r.into_inner().encode_to_vec()),
         Sent::Move(request) => client
@@ -286,7 +286,7 @@ impl Load {
         } else {
             game_id.to_owned()
         };
-        match self.send(rng, &key, Sent::Create(request)).await? {
+        match self.send(rng, &key, Sent::Create(Box::new(request))).await? {
             Ok(reply) => {
                 let game = pb::CreateGameResponse::decode(reply.as_slice())
                     .ok()?

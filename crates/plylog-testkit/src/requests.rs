@@ -64,6 +64,7 @@ pub fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameReques
         undo_policy: pb::UndoPolicy::Unspecified as i32,
         time_control: None,
         absence: None,
+        matched_at: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub async fn write_created(
             undo_policy: pb::UndoPolicy::LastMover as i32,
             time_control: None,
             absence: None,
+            matched_at: None,
         })),
     };
     store

@@ -30,6 +30,27 @@ pub struct WireConfig<'a> {
     pub time_control: Option<&'a pb::TimeControl>,
     /// The disconnect policy, absent when none.
     pub absence: Option<&'a pb::AbsencePolicy>,
+    /// When the players were matched, absent when not said.
+    pub matched_at: Option<&'a prost_types::Timestamp>,
+}
+
+/// `matched_at` as Unix epoch milliseconds.
+///
+/// # Errors
+/// [`FieldError`] naming `matched_at` (INVALID_REQUEST) for nanos outside
+/// 0 to 999,999,999 or a time outside the years 0001 to 9999 (protobuf's
+/// Timestamp range).
+fn matched_at_ms(at: &prost_types::Timestamp) -> Result<i64, FieldError> {
+    /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, as protobuf bounds a
+    /// Timestamp.
+    const SECONDS: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
+    if !SECONDS.contains(&at.seconds) || !(0..1_000_000_000).contains(&at.nanos) {
+        return Err(FieldError::invalid(
+            "matched_at",
+            "matched_at is not a valid timestamp (years 0001 to 9999, nanos below one second)",
+        ));
+    }
+    Ok(at.seconds * 1000 + i64::from(at.nanos) / 1_000_000)
 }
 
 /// Checks wire rules, seats, undo policy and time control together: a
@@ -53,6 +74,7 @@ pub fn config_from_proto(
         undo_policy,
         time_control,
         absence,
+        matched_at,
     } = wire;
     let undo_policy = match enum_field(undo_policy, "undo_policy", ErrorReason::InvalidRequest)? {
         pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover => UndoPolicy::LastMover,
@@ -94,6 +116,10 @@ pub fn config_from_proto(
         Some(tc) => config
             .with_time_control(time_control_from_proto(tc)?, shortest_ms)
             .map_err(invalid)?,
+    };
+    let config = match matched_at {
+        None => config,
+        Some(at) => config.with_matched_at(matched_at_ms(at)?),
     };
     match absence {
         None => Ok(config),

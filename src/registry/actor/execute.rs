@@ -403,7 +403,7 @@ impl Actor {
         let kind = crate::metrics::kind(self.state.config().rules());
         let elapsed = at - self.state.started_at();
         if fresh && self.state.anyone_moved() {
-            metrics.first_move(kind, elapsed);
+            metrics.first_move(kind, at - self.state.waiting_since());
         }
         if let (false, Some(reason)) = (was_over, self.state.end_reason()) {
             metrics.game_finished(

@@ -1,5 +1,6 @@
 //! A game's fixed configuration: its rule set and its seats.
 
+use super::Millis;
 use crate::engine::{Bot, MAX_STRENGTH};
 use crate::rules::{MAX_SEATS, RuleSet, Seat};
 
@@ -293,6 +294,7 @@ pub struct GameConfig {
     undo_policy: UndoPolicy,
     time_control: Option<TimeControl>,
     absence: Option<AbsencePolicy>,
+    matched_at: Option<Millis>,
 }
 
 impl GameConfig {
@@ -423,7 +425,25 @@ impl GameConfig {
             undo_policy: UndoPolicy::default(),
             time_control: None,
             absence: None,
+            matched_at: None,
         })
+    }
+
+    /// The same game, its players matched at `matched_at` (Unix epoch
+    /// milliseconds, by a matchmaking service): the time its first move is
+    /// measured from ([`crate::game::GameState::waiting_since`]). The
+    /// caller bounds it against the creation time.
+    pub fn with_matched_at(self, matched_at: Millis) -> Self {
+        GameConfig {
+            matched_at: Some(matched_at),
+            ..self
+        }
+    }
+
+    /// When a matchmaking service matched the players (Unix epoch
+    /// milliseconds); `None` when not given.
+    pub fn matched_at(&self) -> Option<Millis> {
+        self.matched_at
     }
 
     /// The same game with `policy` deciding who may undo.

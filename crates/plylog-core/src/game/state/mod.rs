@@ -255,6 +255,17 @@ impl GameState {
         self.started_at
     }
 
+    /// Since when the round's seats have been waiting for its first move,
+    /// Unix epoch milliseconds: for round 0, when a matchmaking service
+    /// matched the players ([`crate::game::GameConfig::matched_at`]) if it
+    /// said, else as [`GameState::started_at`].
+    pub fn waiting_since(&self) -> Millis {
+        match (self.round, self.config.matched_at()) {
+            (0, Some(matched_at)) => matched_at,
+            _ => self.started_at,
+        }
+    }
+
     /// Whether any seat has played a move this round (undone moves count:
     /// they were played).
     pub fn anyone_moved(&self) -> bool {
