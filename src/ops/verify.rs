@@ -10,15 +10,28 @@
 //! replay: its status (in play, won, drawn, no result), its last sequence
 //! and its creation time. One line per problem, `game <id>: ...`, then a
 //! summary; exit code 1 when any game is bad.
+//!
+//! Checking every game (none named), it then reads each cell's event feed
+//! (see [`EventStore::read_feed`]): positions dense from 1, each game's
+//! events in sequence order, and as many events in the feed as in the
+//! games' logs (an event without a position is never sent to a feed
+//! reader). One line per problem, `feed of cell <n>: ...`, and a line
+//! counting them; exit code 1 when there is any.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use super::{DatabaseArgs, Finding, Games, OpsError, count};
 use crate::game::escape_disruptive;
 use crate::proto::{self as pb, convert};
 use crate::registry::{log, snapshot};
-use crate::store::{EventStore, GameRecord, LoadFrom, StoreError};
+use crate::store::{EventStore, FeedRange, GameRecord, LoadFrom, StoreError};
+
+/// Feed events read per query by the feed check.
+const FEED_PAGE: u32 = 10_000;
+
+/// Problems the feed check names per cell; the rest are only counted.
+const FEED_PROBLEMS: u64 = 20;
 
 /// `plylog verify`: check games' logs.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,23 +53,37 @@ pub struct VerifyArgs {
 /// others are checked); store and output failures.
 pub async fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<Finding, OpsError> {
     let store = args.database.open_to_read().await?;
-    let checked = check_all(args, store.as_ref(), out).await;
+    let result = async {
+        let (checked, bad, events) = check_all(args, store.as_ref(), out).await?;
+        let feed_problems = if args.games.is_empty() {
+            check_feeds(store.as_ref(), &events, out).await?
+        } else {
+            0
+        };
+        Ok::<_, OpsError>((checked, bad, feed_problems))
+    }
+    .await;
     store.close().await;
-    let (checked, bad) = checked?;
+    let (checked, bad, feed_problems) = result?;
     writeln!(out, "checked {}: {bad} bad", count(checked, "game"))?;
-    Ok(if bad > 0 {
+    if feed_problems > 0 {
+        writeln!(out, "the event feed: {}", count(feed_problems, "problem"))?;
+    }
+    Ok(if bad > 0 || feed_problems > 0 {
         Finding::Problems
     } else {
         Finding::Clean
     })
 }
 
-/// The games checked and the bad ones among them.
+/// The games checked, the bad ones among them, and the events read of
+/// them in each cell.
 async fn check_all(
     args: &VerifyArgs,
     store: &dyn EventStore,
     out: &mut impl Write,
-) -> Result<(u64, u64), OpsError> {
+) -> Result<(u64, u64, HashMap<usize, u64>), OpsError> {
+    let mut events = HashMap::new();
     let mut unseen: HashSet<&str> = args.games.iter().map(String::as_str).collect();
     let (mut checked, mut bad) = (0, 0);
     let mut games = Games::of(store);
@@ -65,7 +92,8 @@ async fn check_all(
             continue;
         }
         checked += 1;
-        let problems = check(store, &record).await?;
+        let (problems, read) = check(store, &record).await?;
+        *events.entry(record.cell).or_default() += read;
         for problem in &problems {
             writeln!(
                 out,
@@ -81,21 +109,26 @@ async fn check_all(
         .find(|game| unseen.contains(game.as_str()))
     {
         Some(missing) => Err(OpsError::NoGame(missing.clone())),
-        None => Ok((checked, bad)),
+        None => Ok((checked, bad, events)),
     }
 }
 
-/// What is wrong with one game, in words; empty when it is good.
-async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String>, OpsError> {
+/// What is wrong with one game, in words (empty when it is good), and
+/// how many of its events it read.
+async fn check(
+    store: &dyn EventStore,
+    record: &GameRecord,
+) -> Result<(Vec<String>, u64), OpsError> {
     let stored = match store.load(&record.game_id, LoadFrom::Start).await {
         Ok(Some(stored)) => stored,
         Ok(None) => {
-            return Ok(vec![
-                "the games table lists it, but no event of it is stored".into(),
-            ]);
+            return Ok((
+                vec!["the games table lists it, but no event of it is stored".into()],
+                0,
+            ));
         }
         Err(StoreError::Corrupt(why)) => {
-            return Ok(vec![format!("a row does not read back: {why}")]);
+            return Ok((vec![format!("a row does not read back: {why}")], 0));
         }
         Err(other) => return Err(other.into()),
     };
@@ -143,6 +176,79 @@ async fn check(store: &dyn EventStore, record: &GameRecord) -> Result<Vec<String
             "the games table says the last event is {}, the log ends at {last}",
             record.last_sequence
         ));
+    }
+    Ok((problems, stored.events.len() as u64))
+}
+
+/// Checks each cell's event feed against `events`, the events read of the
+/// games of each cell, writing a line per problem (up to
+/// [`FEED_PROBLEMS`] a cell) on `out`; returns how many it found.
+///
+/// # Errors
+/// Store and output failures.
+async fn check_feeds(
+    store: &dyn EventStore,
+    events: &HashMap<usize, u64>,
+    out: &mut impl Write,
+) -> Result<u64, OpsError> {
+    let mut problems = 0;
+    for cell in 0..store.cell_count() {
+        let mut found = Vec::new();
+        let head = store.feed_head(cell).await?;
+        let mut last = 0;
+        let mut in_feed = 0_u64;
+        // Each game's last sequence seen in the feed.
+        let mut games: HashMap<String, u64> = HashMap::new();
+        loop {
+            let range = FeedRange {
+                after: last,
+                upto: head,
+                event_types: None,
+                limit: FEED_PAGE,
+            };
+            let page = match store.read_feed(cell, range).await {
+                Ok(page) => page,
+                Err(StoreError::Corrupt(why)) => {
+                    found.push(format!("a row does not read back: {why}"));
+                    break;
+                }
+                Err(other) => return Err(other.into()),
+            };
+            let Some(end) = page.last().map(|event| event.position) else {
+                break;
+            };
+            for event in page {
+                if event.position != last + 1 {
+                    found.push(format!(
+                        "positions {} to {} are missing",
+                        last + 1,
+                        event.position - 1
+                    ));
+                }
+                last = event.position;
+                in_feed += 1;
+                let before = games.insert(event.game_id.clone(), event.sequence);
+                if let Some(before) = before.filter(|&before| before >= event.sequence) {
+                    found.push(format!(
+                        "game {}: sequence {} at position {} comes after sequence {before}",
+                        escape_disruptive(&event.game_id),
+                        event.sequence,
+                        event.position
+                    ));
+                }
+            }
+            last = end;
+        }
+        let logged = events.get(&cell).copied().unwrap_or(0);
+        if in_feed != logged {
+            found.push(format!(
+                "the games' logs hold {logged} events, the feed {in_feed} (an event without a position is never sent)"
+            ));
+        }
+        for problem in found.iter().take(FEED_PROBLEMS as usize) {
+            writeln!(out, "feed of cell {cell}: {problem}")?;
+        }
+        problems += found.len() as u64;
     }
     Ok(problems)
 }

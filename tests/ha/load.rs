@@ -286,7 +286,10 @@ impl Load {
         } else {
             game_id.to_owned()
         };
-        match self.send(rng, &key, Sent::Create(Box::new(request))).await? {
+        match self
+            .send(rng, &key, Sent::Create(Box::new(request)))
+            .await?
+        {
             Ok(reply) => {
                 let game = pb::CreateGameResponse::decode(reply.as_slice())
                     .ok()?

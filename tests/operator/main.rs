@@ -82,6 +82,7 @@ fn main() -> ExitCode {
         events_stored_before_the_chain_get_theirs_at_the_next_open,
         events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order,
         feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint_file,
+        verify_finds_a_gap_in_the_feed_a_game_out_of_order_and_an_event_without_a_position,
         verify_checks_a_games_snapshot_against_its_log,
         read_only_commands_neither_create_nor_migrate_a_database,
         an_imported_game_keeps_its_players_seat_tokens_under_the_same_secret,
@@ -949,6 +950,82 @@ async fn feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint
         "{refused:?}"
     );
     stop(server);
+}
+
+/// `plylog verify` reads the event feed too: a missing position, a game's
+/// events out of sequence order, and (SQLite, whose column may be NULL) an
+/// event without a position, which no feed reader would ever get.
+async fn verify_finds_a_gap_in_the_feed_a_game_out_of_order_and_an_event_without_a_position(
+    backend: Backend,
+) {
+    use sqlx::Connection;
+    let db = four_games(backend).await;
+    async fn change(db: &Db, statements: &[&str]) {
+        macro_rules! run_sql {
+            ($connection:ty) => {{
+                let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+                for sql in statements {
+                    sqlx::query(sql).execute(&mut conn).await.expect(sql);
+                }
+                conn.close().await.expect("closes");
+            }};
+        }
+        match db.backend {
+            Backend::Sqlite => run_sql!(sqlx::SqliteConnection),
+            Backend::Postgres => run_sql!(sqlx::PgConnection),
+        }
+    }
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(0).stdout,
+        "checked 4 games: 0 bad\n"
+    );
+    // The last event moved 100 positions on: a gap.
+    change(
+        &db,
+        &["UPDATE events SET position = 115 WHERE position = 15"],
+    )
+    .await;
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(1).stdout,
+        "feed of cell 0: positions 15 to 114 are missing\n\
+         checked 4 games: 0 bad\n\
+         the event feed: 1 problem\n"
+    );
+    // Back, and ttt's events 2 and 3 (positions 2 and 3) swapped.
+    change(
+        &db,
+        &[
+            "UPDATE events SET position = 15 WHERE position = 115",
+            "UPDATE events SET position = -2 WHERE position = 2",
+            "UPDATE events SET position = 2 WHERE position = 3",
+            "UPDATE events SET position = 3 WHERE position = -2",
+        ],
+    )
+    .await;
+    assert_eq!(
+        db.plylog(&["verify"]).expect_code(1).stdout,
+        "feed of cell 0: game ttt: sequence 2 at position 3 comes after sequence 3\n\
+         checked 4 games: 0 bad\n\
+         the event feed: 1 problem\n"
+    );
+    if backend == Backend::Sqlite {
+        change(
+            &db,
+            &[
+                "UPDATE events SET position = -2 WHERE position = 2",
+                "UPDATE events SET position = 2 WHERE position = 3",
+                "UPDATE events SET position = 3 WHERE position = -2",
+                "UPDATE events SET position = NULL WHERE position = 15",
+            ],
+        )
+        .await;
+        assert_eq!(
+            db.plylog(&["verify"]).expect_code(1).stdout,
+            "feed of cell 0: the games' logs hold 15 events, the feed 14 (an event without a position is never sent)\n\
+             checked 4 games: 0 bad\n\
+             the event feed: 1 problem\n"
+        );
+    }
 }
 
 /// `plylog verify` reads a game with a snapshot from its first event, and
