@@ -14,7 +14,8 @@
 //!   turns its result into the exit code.
 //! - [`play`]: boardgame.io's benchmark workload (each slot plays random
 //!   3×3 tic-tac-toe games to the end, repeat) against a URL, then the same
-//!   closed-loop client against the no-op handler.
+//!   closed-loop client against the no-op handler; [`feed`]: the feed
+//!   reader `play --feed-reader` measures it with.
 //! - [`follow`]: one big game, many StreamEvents followers, one writer; the
 //!   time from the writer's acknowledgement to each follower's receipt.
 //! - [`cold`]: an in-process server fills a database with long games, a
@@ -31,6 +32,7 @@
 //! line on standard error.
 
 pub mod cold;
+pub mod feed;
 pub mod follow;
 pub mod forward;
 pub mod noop;

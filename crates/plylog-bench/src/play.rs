@@ -21,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::feed::{FeedRead, FeedReader};
 use super::noop::{self, NoOpServer};
 use super::{
     BenchError, Summary, Tally, Window, connect, connections_for, create_mnk, last_sequence,
@@ -61,6 +62,12 @@ pub struct PlayArgs {
     /// Do not measure the no-op handler (no ratio is printed).
     #[arg(long)]
     no_baseline: bool,
+    /// Measure the workload a second time with a feed reader beside it (a
+    /// StreamAllEvents follower in this process, from the feed's end), and
+    /// say whether it kept up: how far behind the feed's end it was when
+    /// the workload stopped, and how long it then took to reach it.
+    #[arg(long)]
+    feed_reader: bool,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -118,6 +125,27 @@ pub async fn run(args: &PlayArgs, out: &mut impl Write) -> Result<(), BenchError
         load_before,
         load_after: load_average(),
     };
+    let with_reader = if args.feed_reader {
+        let channel = connect(&args.url, 1).await?.remove(0);
+        let reader = FeedReader::start(channel).await?;
+        let load_before = load_average();
+        let window = Window::after(warmup, length);
+        let (tally, games) = workload(&args.url, slots, seed, args.request_ids, window).await?;
+        let read = reader.finish().await?;
+        Some((
+            Measured {
+                target: "plylog, feed reader",
+                tally,
+                games: Some(games),
+                secs: window.length().as_secs_f64(),
+                load_before,
+                load_after: load_average(),
+            },
+            read,
+        ))
+    } else {
+        None
+    };
     let baseline = if args.no_baseline {
         None
     } else {
@@ -139,11 +167,15 @@ pub async fn run(args: &PlayArgs, out: &mut impl Write) -> Result<(), BenchError
         .as_ref()
         .map(|noop| plylog.calls_per_sec() / noop.calls_per_sec())
         .filter(|ratio| ratio.is_finite());
-    let targets: Vec<&Measured> = std::iter::once(&plylog).chain(&baseline).collect();
+    let targets: Vec<&Measured> = std::iter::once(&plylog)
+        .chain(with_reader.as_ref().map(|(measured, _)| measured))
+        .chain(&baseline)
+        .collect();
+    let read = with_reader.as_ref().map(|(_, read)| *read);
     if args.json {
-        write_json(out, args, seed, &targets, ratio)?;
+        write_json(out, args, seed, &targets, ratio, read)?;
     } else {
-        write_table(out, &targets, ratio)?;
+        write_table(out, &targets, ratio, read)?;
     }
     if plylog.tally.latencies.is_empty() {
         return Err(BenchError::Failed(format!(
@@ -155,12 +187,17 @@ pub async fn run(args: &PlayArgs, out: &mut impl Write) -> Result<(), BenchError
 }
 
 /// The table: one row per target, then each target's load averages,
-/// games and errors, then the ratio line.
+/// games and errors, then the ratio line, and the feed reader's line.
 fn write_table(
     out: &mut impl Write,
     targets: &[&Measured],
     ratio: Option<f64>,
+    read: Option<FeedRead>,
 ) -> std::io::Result<()> {
+    let baseline = targets
+        .iter()
+        .find(|target| target.games.is_none())
+        .map(|noop| noop.calls_per_sec());
     writeln!(
         out,
         "{:<20} {:>12} {:>10} {:>10} {:>8}",
@@ -173,10 +210,13 @@ fn write_table(
                 .as_ref()
                 .map_or_else(|| "-".to_owned(), |s| millis(pick(s)))
         };
-        let ratio = match (index, ratio) {
-            (0, Some(ratio)) => format!("{ratio:.3}"),
-            (_, Some(_)) => "1".to_owned(),
-            (_, None) => "-".to_owned(),
+        let ratio = match (index, ratio, baseline) {
+            (0, Some(ratio), _) => format!("{ratio:.3}"),
+            (_, Some(_), Some(noop)) if target.games.is_some() => {
+                format!("{:.3}", target.calls_per_sec() / noop)
+            }
+            (_, Some(_), _) => "1".to_owned(),
+            (_, None, _) => "-".to_owned(),
         };
         writeln!(
             out,
@@ -208,6 +248,20 @@ fn write_table(
     if let Some(ratio) = ratio {
         writeln!(out, "ratio plylog / no-op (calls/s): {ratio:.3}")?;
     }
+    if let Some(read) = read {
+        let [without, with] = [targets[0], targets[1]].map(Measured::calls_per_sec);
+        writeln!(
+            out,
+            "feed reader: {} events; {} positions behind the feed's end when the workload stopped, {}; calls/s with it / without: {:.3}",
+            read.events,
+            read.behind,
+            read.caught_up_after.map_or_else(
+                || "not caught up within 30 s".to_owned(),
+                |after| format!("caught up {} ms later", after.as_millis())
+            ),
+            with / without
+        )?;
+    }
     Ok(())
 }
 
@@ -220,6 +274,7 @@ fn write_json(
     seed: u64,
     targets: &[&Measured],
     ratio: Option<f64>,
+    read: Option<FeedRead>,
 ) -> std::io::Result<()> {
     let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
     let targets: Vec<_> = targets
@@ -253,6 +308,11 @@ fn write_json(
         "requestIds": args.request_ids,
         "targets": targets,
         "ratio": ratio,
+        "feedReader": read.map(|read| json!({
+            "events": read.events,
+            "behind": read.behind,
+            "caughtUpAfterMs": read.caught_up_after.map(|after| after.as_secs_f64() * 1e3),
+        })),
     });
     writeln!(out, "{report}")
 }

@@ -147,6 +147,40 @@ fn bench_play_json_is_one_object_with_both_targets() {
 }
 
 #[test]
+fn bench_play_with_a_feed_reader_measures_twice_and_says_the_reader_caught_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&dir);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let (ok, stdout, stderr) = bench(&[
+        "play",
+        "--url",
+        &url,
+        "--secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--slots",
+        "4",
+        "--feed-reader",
+        "--no-baseline",
+        "--json",
+    ]);
+    assert!(ok, "exit 0: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let targets = report["targets"].as_array().expect("targets");
+    assert_eq!(targets[1]["target"], "plylog, feed reader", "{report}");
+    let reader = &report["feedReader"];
+    // Every event of the second run (4 slots, a game created per slot at
+    // least, and its moves) came to the reader, and it reached the end.
+    assert!(
+        reader["events"].as_u64().is_some_and(|n| n >= 8),
+        "{report}"
+    );
+    assert!(reader["caughtUpAfterMs"].as_f64().is_some(), "{report}");
+    server.kill();
+}
+
+#[test]
 fn bench_play_against_nothing_fails_with_one_line() {
     let (ok, _, stderr) = bench(&["play", "--url", "http://127.0.0.1:1", "--secs", "1"]);
     assert!(!ok);
