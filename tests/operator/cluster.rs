@@ -839,6 +839,65 @@ async fn two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once() {
         all.sort();
         assert_eq!(sorted, all, "{order_by}: every game listed");
     }
+    // The feed: one per cell, each dense from 1 and holding its own games'
+    // events (a creation and a move each), ending with a checkpoint of both
+    // cells' positions; resuming one position back in cell 0 sends one
+    // event.
+    let feed = |after: Vec<u64>| {
+        let mut node = nodes[1].clone();
+        async move {
+            let mut stream = node
+                .stream_all_events(pb::StreamAllEventsRequest {
+                    after,
+                    ..Default::default()
+                })
+                .await
+                .expect("the feed")
+                .into_inner();
+            let mut messages = Vec::new();
+            while let Some(message) = stream.message().await.expect("the feed's messages") {
+                messages.push(message.kind.expect("a kind"));
+            }
+            messages
+        }
+    };
+    let messages = feed(Vec::new()).await;
+    let mut in_cell = [Vec::new(), Vec::new()];
+    for message in &messages {
+        if let pb::stream_all_events_response::Kind::Event(e) = message {
+            let game = &e.event.as_ref().expect("the event").game_id;
+            let cell = plylog::store::cell_of_slot(slot_of(game, SLOTS), 2);
+            assert_eq!(e.cell as usize, cell, "{game} in its slot's cell's feed");
+            in_cell[cell].push(e.position);
+        }
+    }
+    for (cell, positions) in in_cell.iter().enumerate() {
+        assert_eq!(
+            *positions,
+            (1..=positions.len() as u64).collect::<Vec<_>>(),
+            "cell {cell}'s feed"
+        );
+    }
+    assert_eq!(in_cell[0].len() + in_cell[1].len(), 80);
+    let ends = [in_cell[0].len() as u64, in_cell[1].len() as u64];
+    match messages.last() {
+        Some(pb::stream_all_events_response::Kind::Checkpoint(last)) => {
+            assert_eq!(
+                (last.positions.as_slice(), last.caught_up),
+                (&ends[..], true)
+            );
+        }
+        other => panic!("the feed ends with a checkpoint: {other:?}"),
+    }
+    let resumed = feed(vec![ends[0] - 1, ends[1]]).await;
+    let events: Vec<(u32, u64)> = resumed
+        .iter()
+        .filter_map(|m| match m {
+            pb::stream_all_events_response::Kind::Event(e) => Some((e.cell, e.position)),
+            pb::stream_all_events_response::Kind::Checkpoint(_) => None,
+        })
+        .collect();
+    assert_eq!(events, [(0, ends[0])]);
     // The operator's commands read every cell.
     let games = plylog()
         .args([
