@@ -16,7 +16,7 @@ use super::BenchError;
 
 /// How long the reader may take to reach the feed's end once the workload
 /// has stopped before the bench says it did not keep up.
-const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
+pub const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
 
 /// A feed reader following the feed in a task of its own.
 pub struct FeedReader {
