@@ -31,8 +31,10 @@ use crate::store::{Snapshot, StoredEvent};
 /// in it, its rules and positions included) must bump it, so a snapshot
 /// written by an older build is replayed past, not misread; the
 /// golden-bytes test below fails on such a change as a reminder. 3: the
-/// checksum, and the chain value in place of the event payload's hash.
-pub const FORMAT: u32 = 3;
+/// checksum, and the chain value in place of the event payload's hash. 4:
+/// the game's configuration keeps when its players were matched
+/// (CreateGame's `matched_at`).
+pub const FORMAT: u32 = 4;
 
 /// What follows the format version and the checksum: `S` is `&GameState`
 /// when encoding and `GameState` when decoding.
@@ -319,7 +321,7 @@ mod tests {
         other[0] = 9;
         assert_eq!(
             why(&with(other, at), &events),
-            "format 9, this build reads 3"
+            "format 9, this build reads 4"
         );
         // Any byte after the version changes the checksum or the bytes it
         // covers.
@@ -439,7 +441,7 @@ mod tests {
         let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
         let bytes = encode(&state, 1_764_547_200_000, [7; 32]);
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(FORMAT, 3);
+        assert_eq!(FORMAT, 4);
         assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
     }
 
@@ -502,10 +504,10 @@ mod tests {
     }
 
     const GOLDEN: &str = concat!(
-        "03f963a3a31b664c3e26c24bc49efcb587d1373911a3cb59c3435ce86ba1012c",
-        "678090acf3da6607070707070707070707070707070707070707070707070707",
+        "04ec5fea2b26653932392d860abdf7c30f6d88245c58db97455004e379421162",
+        "cc8090acf3da6607070707070707070707070707070707070707070707070707",
         "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
-        "0303090000000000010000000101010004000102010102000000000000000400",
-        "d40f0200000201000000d00f00000000000000",
+        "0003030900000000000100000001010100040001020101020000000000000004",
+        "00d40f0200000201000000d00f00000000000000",
     );
 }
