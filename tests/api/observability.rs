@@ -19,14 +19,20 @@ fn value(metrics: &HashMap<String, f64>, series: &str) -> f64 {
         .unwrap_or_else(|| panic!("{series} missing; the scrape has {metrics:#?}"))
 }
 
-#[tokio::test]
-async fn a_scripted_game_shows_in_the_three_signals_and_the_call_counts() {
+/// A test server whose clock is a manual one at [`T`], and that clock.
+async fn on_the_test_clock() -> (TestServer, Clock) {
     let clock = Clock::manual(T);
     let server = TestServer::start_with(RegistrySettings {
         clock: clock.clone(),
         ..settings()
     })
     .await;
+    (server, clock)
+}
+
+#[tokio::test]
+async fn a_scripted_game_shows_in_the_three_signals_and_the_call_counts() {
+    let (server, clock) = on_the_test_clock().await;
     let mut client = server.client.clone();
     create(&mut client, "scripted", mnk(3, 3, 3)).await;
     // Nobody moves for 7 s: the first-move histogram sees 7 s.
@@ -171,12 +177,7 @@ async fn a_stream_counts_with_its_final_code_and_a_path_nobody_serves_mints_no_l
 /// ahead reads as the creation).
 #[tokio::test]
 async fn time_to_the_first_move_counts_from_the_match_when_create_game_gives_it() {
-    let clock = Clock::manual(T);
-    let server = TestServer::start_with(RegistrySettings {
-        clock: clock.clone(),
-        ..settings()
-    })
-    .await;
+    let (server, clock) = on_the_test_clock().await;
     let mut client = server.client.clone();
     let matched = |game_id: &str, at_ms: i64| pb::CreateGameRequest {
         matched_at: Some(plylog::proto::convert::timestamp(at_ms)),

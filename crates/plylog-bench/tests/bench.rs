@@ -85,25 +85,33 @@ fn server_on(url: String, seat_tokens: bool) -> Server {
     }
 }
 
+/// `bench play` against `url` with `slots` slots for one second, no
+/// warm-up, and `more` arguments.
+fn play_a_second(url: &str, slots: &str, more: &[&str]) -> (bool, String, String) {
+    let args = [
+        &[
+            "play",
+            "--url",
+            url,
+            "--secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--slots",
+            slots,
+        ][..],
+        more,
+    ]
+    .concat();
+    bench(&args)
+}
+
 #[test]
 fn bench_play_measures_the_server_and_the_no_op_handler_and_prints_their_ratio() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(&dir);
     let url = format!("http://127.0.0.1:{}", server.port);
-    let (ok, stdout, stderr) = bench(&[
-        "play",
-        "--url",
-        &url,
-        "--secs",
-        "1",
-        "--warmup-secs",
-        "0",
-        "--slots",
-        "2",
-        "--seed",
-        "7",
-        "--request-ids",
-    ]);
+    let (ok, stdout, stderr) = play_a_second(&url, "2", &["--seed", "7", "--request-ids"]);
     assert!(ok, "exit 0: {stderr}");
     assert!(stdout.contains("seed 7"), "the seed is printed: {stdout}");
     for row in ["plylog SubmitMove", "no-op Health/Check", "load average"] {
@@ -123,18 +131,7 @@ fn bench_play_json_is_one_object_with_both_targets() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(&dir);
     let url = format!("http://127.0.0.1:{}", server.port);
-    let (ok, stdout, stderr) = bench(&[
-        "play",
-        "--url",
-        &url,
-        "--secs",
-        "1",
-        "--warmup-secs",
-        "0",
-        "--slots",
-        "1",
-        "--json",
-    ]);
+    let (ok, stdout, stderr) = play_a_second(&url, "1", &["--json"]);
     assert!(ok, "exit 0: {stderr}");
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     assert_eq!(report["targets"].as_array().map(Vec::len), Some(2));
@@ -151,20 +148,8 @@ fn bench_play_with_a_feed_reader_measures_twice_and_says_the_reader_caught_up() 
     let dir = tempfile::tempdir().unwrap();
     let server = server(&dir);
     let url = format!("http://127.0.0.1:{}", server.port);
-    let (ok, stdout, stderr) = bench(&[
-        "play",
-        "--url",
-        &url,
-        "--secs",
-        "1",
-        "--warmup-secs",
-        "0",
-        "--slots",
-        "4",
-        "--feed-reader",
-        "--no-baseline",
-        "--json",
-    ]);
+    let (ok, stdout, stderr) =
+        play_a_second(&url, "4", &["--feed-reader", "--no-baseline", "--json"]);
     assert!(ok, "exit 0: {stderr}");
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     let targets = report["targets"].as_array().expect("targets");
