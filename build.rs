@@ -32,6 +32,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ".plylog.v1.StreamEventsResponse",
             "crate::proto::stream::StreamEventsResponse",
         )
+        // Maps (labels) as BTreeMap: encoded in key order, so one request
+        // always encodes to the same bytes (its idempotency fingerprint).
+        .btree_map(".")
         .build_client(true)
         .build_server(true)
         .compile_fds(descriptors)?;

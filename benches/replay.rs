@@ -166,6 +166,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
             status: 1,
             seat_token_hashes: Vec::new(),
             wake: Default::default(),
+            tags: Vec::new(),
         })
         .await
         .expect("creates");

@@ -24,8 +24,19 @@ use prometheus_client::registry::{Registry as Collection, Unit};
 
 use crate::rules::{EndReason, Outcome, RuleSet};
 
-/// A game kind: the `RuleSet` field the game was created with (`mnk`,
-/// `connect_four`, `gomoku`, `wild`, `othello`, `snakes_ladders`, `hex`).
+/// Every name [`kind`] gives.
+pub const KINDS: [&str; 7] = [
+    "mnk",
+    "connect_four",
+    "gomoku",
+    "wild",
+    "othello",
+    "snakes_ladders",
+    "hex",
+];
+
+/// A game kind: the `RuleSet` field the game was created with (one of
+/// [`KINDS`]).
 pub fn kind(rules: &RuleSet) -> &'static str {
     match rules {
         RuleSet::Mnk(_) => "mnk",

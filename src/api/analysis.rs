@@ -105,6 +105,7 @@ impl GameApi {
                 time_control: None,
                 absence: None,
                 matched_at: None,
+                labels: &std::collections::BTreeMap::new(),
             },
             settings.max_cells,
             settings.seat_limits,

@@ -27,6 +27,7 @@ mod analysis;
 pub mod auth;
 mod checks;
 pub mod codec;
+mod filter;
 pub mod forward;
 mod paging;
 mod request;
@@ -230,6 +231,7 @@ impl GameService for GameApi {
                 time_control: time_control.as_ref(),
                 absence: req.absence.as_ref(),
                 matched_at: req.matched_at.as_ref(),
+                labels: &req.labels,
             },
             settings.max_cells,
             settings.seat_limits,
@@ -299,14 +301,15 @@ impl GameService for GameApi {
             .collect::<Vec<_>>()
             .join(" ");
         let cells = self.registry.cell_count();
+        let list_filter = filter::list_filter(&req.filter)?;
         let (order, after) = match order_by.as_str() {
             "" | "created_at" | "created_at asc" => (
                 ListOrder::OldestFirst,
-                paging::cell_cursors(&req.page_token, cells, false)?,
+                paging::cell_cursors(&req.page_token, cells, false, &list_filter)?,
             ),
             "created_at desc" => (
                 ListOrder::NewestFirst,
-                paging::cell_cursors(&req.page_token, cells, true)?,
+                paging::cell_cursors(&req.page_token, cells, true, &list_filter)?,
             ),
             _ => {
                 return Err(FieldError::new(
@@ -317,10 +320,14 @@ impl GameService for GameApi {
                 .into());
             }
         };
-        let (games, next) = self.registry.list(&after, order, limit as u32).await?;
+        let (games, next) = self
+            .registry
+            .list(&after, order, &list_filter, limit as u32)
+            .await?;
         let next_page_token = next
             .map(|cursors| {
-                paging::cell_cursors_token(&cursors, matches!(order, ListOrder::NewestFirst))
+                let newest_first = matches!(order, ListOrder::NewestFirst);
+                paging::cell_cursors_token(&cursors, newest_first, &list_filter)
             })
             .unwrap_or_default();
         Ok(Response::new(pb::ListGamesResponse {

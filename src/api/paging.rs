@@ -3,6 +3,7 @@
 
 use super::pb;
 use crate::proto::convert::FieldError;
+use crate::store::ListFilter;
 
 /// A page size as AIP-158 reads it: 0 is `default`, a size over `max` is
 /// clamped to `max`, a negative one is INVALID_ARGUMENT.
@@ -27,28 +28,62 @@ pub(super) fn invalid_page_token() -> FieldError {
 }
 
 /// ListGames' page token: one cursor per cell, in cell order, separated by
-/// `~` (one cell: just `<cursor>`), then `.1` when newest first; as
-/// [`cell_cursors`] reads it. `cursors` has one entry per cell.
-pub(super) fn cell_cursors_token(cursors: &[i64], newest_first: bool) -> String {
+/// `~` (one cell: just `<cursor>`), then `.1` when newest first, then
+/// `_<8 hex digits>` naming the filter when there is one (see
+/// [`filter_mark`]); as [`cell_cursors`] reads it. `cursors` has one entry
+/// per cell.
+pub(super) fn cell_cursors_token(
+    cursors: &[i64],
+    newest_first: bool,
+    filter: &ListFilter,
+) -> String {
     let cells: Vec<String> = cursors.iter().map(i64::to_string).collect();
     let mut token = cells.join("~");
     if newest_first {
         token.push_str(".1");
     }
+    if let Some(mark) = filter_mark(filter) {
+        token.push('_');
+        token.push_str(&mark);
+    }
     token
+}
+
+/// What a page token carries of the filter it pages through: the first
+/// 4 bytes of the SHA-256 of the filter's parsed form, in hex, so that a
+/// token is refused with another filter (AIP-158); `None` for no filter.
+fn filter_mark(filter: &ListFilter) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    if filter.is_empty() {
+        return None;
+    }
+    let digest = Sha256::digest(format!("{filter:?}").as_bytes());
+    Some(digest[..4].iter().fold(String::new(), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    }))
 }
 
 /// The cursors (one per cell of `cells`; all 0 for an empty token) of a
 /// ListGames page token written by [`cell_cursors_token`] for the same
-/// order and cell count.
+/// order, filter and cell count.
 pub(super) fn cell_cursors(
     token: &str,
     cells: usize,
     newest_first: bool,
+    filter: &ListFilter,
 ) -> Result<Vec<i64>, FieldError> {
     if token.is_empty() {
         return Ok(vec![0; cells]);
     }
+    let token = match filter_mark(filter) {
+        Some(mark) => token
+            .strip_suffix(mark.as_str())
+            .and_then(|rest| rest.strip_suffix('_'))
+            .ok_or_else(invalid_page_token)?,
+        None => token,
+    };
     let cursors = if newest_first {
         token.strip_suffix(".1").ok_or_else(invalid_page_token)?
     } else {

@@ -288,6 +288,7 @@ impl Import<'_> {
                     time_control: created.time_control.as_ref(),
                     absence: created.absence.as_ref(),
                     matched_at: created.matched_at.as_ref(),
+                    labels: &created.labels,
                 },
                 limits.max_cells,
                 limits.seat_limits(),
@@ -404,6 +405,7 @@ impl Import<'_> {
                     at_ms: state.to_move().map(|_| 0),
                     absent_since_ms: None,
                 },
+                tags: crate::proto::event_format::game_tags(state.config()),
             },
             events: events.collect(),
         };

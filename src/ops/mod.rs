@@ -41,7 +41,8 @@ use crate::proto::convert;
 use crate::registry::log;
 use crate::rules::{Outcome, Seat};
 use crate::store::{
-    Database, EventStore, GameRecord, ListOrder, LoadFrom, OpenError, StoreError, StoreOptions,
+    Database, EventStore, GameRecord, ListFilter, ListOrder, LoadFrom, OpenError, StoreError,
+    StoreOptions,
 };
 
 /// Games read from the store per page.
@@ -338,7 +339,13 @@ impl<'a> Games<'a> {
             let size = if self.careful > 0 { 1 } else { PAGE };
             match self
                 .store
-                .list_cell(self.cell, self.cursor, ListOrder::OldestFirst, size)
+                .list_cell(
+                    self.cell,
+                    self.cursor,
+                    ListOrder::OldestFirst,
+                    &ListFilter::default(),
+                    size,
+                )
                 .await
             {
                 Ok(page) => {
@@ -361,7 +368,13 @@ impl<'a> Games<'a> {
                         through += 1;
                         match self
                             .store
-                            .list_cell(self.cell, through, ListOrder::OldestFirst, 1)
+                            .list_cell(
+                                self.cell,
+                                through,
+                                ListOrder::OldestFirst,
+                                &ListFilter::default(),
+                                1,
+                            )
                             .await
                         {
                             Ok(_) => break,

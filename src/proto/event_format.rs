@@ -20,8 +20,42 @@ use super::convert::{
 };
 use super::{self as pb, ErrorReason};
 use crate::engine::Chooser;
-use crate::game::{Event, SeatLimits};
+use crate::game::{Event, GameConfig, SeatLimits};
 use crate::rules::{Coord, Forfeit, Move, Played, Roll, RuleSet, Seat};
+use crate::store::GameTag;
+
+/// The tags a game of `config` is listed by (see [`GameTag`]): its kind
+/// ([`crate::metrics::kind`]), each distinct player id, each label; in
+/// order, without repeats.
+pub fn game_tags(config: &GameConfig) -> Vec<GameTag> {
+    let kind = GameTag::Kind(crate::metrics::kind(config.rules()).to_owned());
+    let players = config
+        .seats()
+        .iter()
+        .map(|seat| GameTag::Player(seat.player_id.clone()));
+    let labels = config
+        .labels()
+        .iter()
+        .map(|(key, value)| GameTag::Label(key.clone(), value.clone()));
+    let mut tags: Vec<GameTag> = std::iter::once(kind).chain(players).chain(labels).collect();
+    tags.sort();
+    tags.dedup();
+    tags
+}
+
+/// [`game_tags`] of a stored GameCreated event (sequence 1).
+///
+/// # Errors
+/// Words saying why: bytes that do not decode, another event, or a
+/// configuration that does not read back.
+pub fn created_tags(payload: &[u8]) -> Result<Vec<GameTag>, String> {
+    let wire = <pb::GameEvent as prost::Message>::decode(payload).map_err(|e| e.to_string())?;
+    match event_from_proto(&wire) {
+        Ok(Event::GameCreated(config)) => Ok(game_tags(&config)),
+        Ok(_) => Err("its first event is not a GameCreated".to_owned()),
+        Err(e) => Err(format!("{}: {}", e.field, e.why)),
+    }
+}
 
 /// Every name [`event_type`] gives: the GameEvent `kind` oneof's case
 /// names, which a StreamAllEvents filter may name.
@@ -120,6 +154,7 @@ pub fn event_to_proto(
             time_control: config.time_control().map(time_control_to_proto),
             absence: config.absence().map(absence_to_proto),
             matched_at: config.matched_at().map(timestamp),
+            labels: config.labels().clone(),
         }),
         Event::MovePlayed {
             seat,
@@ -215,6 +250,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                     time_control: created.time_control.as_ref(),
                     absence: created.absence.as_ref(),
                     matched_at: created.matched_at.as_ref(),
+                    labels: &created.labels,
                 },
                 u64::MAX,
                 limits,
@@ -469,7 +505,8 @@ mod tests {
         )
         .unwrap()
         .with_undo_policy(UndoPolicy::AnySeat)
-        .with_matched_at(-1_500);
+        .with_matched_at(-1_500)
+        .with_labels([("tournament".to_owned(), "spring cup".to_owned())].into());
         let mut state = GameState::new(config.clone(), 0);
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {

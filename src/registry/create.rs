@@ -127,6 +127,7 @@ impl Registry {
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: seat_token_hashes.clone(),
             wake,
+            tags: crate::proto::event_format::game_tags(&config),
         };
         match store.create(new_game).await {
             Ok(()) => {

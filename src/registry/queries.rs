@@ -9,7 +9,7 @@ use super::{heavy, log, replay, snapshot};
 use crate::game::GameState;
 use crate::proto::convert::View;
 use crate::proto::{self as pb, convert};
-use crate::store::{ListOrder, LoadFrom};
+use crate::store::{ListFilter, ListOrder, LoadFrom};
 
 impl Registry {
     /// The game at its latest position, or right after event `at`, as
@@ -282,10 +282,10 @@ impl Registry {
             })
     }
 
-    /// Up to `limit` games in `order`, in each cell after the game at its
-    /// cursor in `after` (one per cell, [`EventStore::cell_count`]; 0:
-    /// from the first), and the cursors to page on from (`None`: the last
-    /// page).
+    /// Up to `limit` games that meet `filter`, in `order`, in each cell
+    /// after the game at its cursor in `after` (one per cell,
+    /// [`EventStore::cell_count`]; 0: from the first), and the cursors to
+    /// page on from (`None`: the last page).
     ///
     /// # Errors
     /// A corrupt creation event, store failures.
@@ -295,9 +295,10 @@ impl Registry {
         &self,
         after: &[i64],
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<(Vec<pb::GameSummary>, Option<Vec<i64>>), RegistryError> {
-        let records = self.inner.store.list(after, order, limit).await?;
+        let records = self.inner.store.list(after, order, filter, limit).await?;
         let full = records.len() == limit as usize;
         let mut cursors = after.to_vec();
         cursors.resize(self.inner.store.cell_count().max(after.len()), 0);
@@ -340,5 +341,6 @@ fn summary_of(record: crate::store::GameRecord) -> Result<pb::GameSummary, Regis
         last_sequence: record.last_sequence,
         created_at: Some(convert::timestamp(record.created_at_ms)),
         updated_at: record.last_event_at_ms.map(convert::timestamp),
+        labels: created.labels,
     })
 }

@@ -33,8 +33,8 @@ use crate::store::{Snapshot, StoredEvent};
 /// golden-bytes test below fails on such a change as a reminder. 3: the
 /// checksum, and the chain value in place of the event payload's hash. 4:
 /// the game's configuration keeps when its players were matched
-/// (CreateGame's `matched_at`).
-pub const FORMAT: u32 = 4;
+/// (CreateGame's `matched_at`). 5: and its labels.
+pub const FORMAT: u32 = 5;
 
 /// What follows the format version and the checksum: `S` is `&GameState`
 /// when encoding and `GameState` when decoding.
@@ -321,7 +321,7 @@ mod tests {
         other[0] = 9;
         assert_eq!(
             why(&with(other, at), &events),
-            "format 9, this build reads 4"
+            "format 9, this build reads 5"
         );
         // Any byte after the version changes the checksum or the bytes it
         // covers.
@@ -441,7 +441,7 @@ mod tests {
         let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
         let bytes = encode(&state, 1_764_547_200_000, [7; 32]);
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(FORMAT, 4);
+        assert_eq!(FORMAT, 5);
         assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
     }
 
@@ -504,10 +504,10 @@ mod tests {
     }
 
     const GOLDEN: &str = concat!(
-        "04ec5fea2b26653932392d860abdf7c30f6d88245c58db97455004e379421162",
-        "cc8090acf3da6607070707070707070707070707070707070707070707070707",
+        "0525c0a572d5a93f5142453dc25248f63ee86a8ba5c0b1e93d72dcc48c2e5657",
+        "248090acf3da6607070707070707070707070707070707070707070707070707",
         "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
-        "0003030900000000000100000001010100040001020101020000000000000004",
-        "00d40f0200000201000000d00f00000000000000",
+        "0000030309000000000001000000010101000400010201010200000000000000",
+        "0400d40f0200000201000000d00f00000000000000",
     );
 }

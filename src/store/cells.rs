@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
-    LeaseRound, ListOrder, LoadFrom, LogTail, NewGame, PresenceRecord, RestoredGame,
+    LeaseRound, ListFilter, ListOrder, LoadFrom, LogTail, NewGame, PresenceRecord, RestoredGame,
     SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake,
 };
 
@@ -284,11 +284,12 @@ impl EventStore for Cells {
         &self,
         after: &[i64],
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
         let pages = self.cells.iter().enumerate().map(|(index, cell)| {
             let cursor = after.get(index).copied().unwrap_or(0);
-            async move { cell.list(&[cursor], order, limit).await }
+            async move { cell.list(&[cursor], order, filter, limit).await }
         });
         let mut heads = Vec::with_capacity(self.cells.len());
         for (index, page) in join_all(pages).await.into_iter().enumerate() {
@@ -327,12 +328,13 @@ impl EventStore for Cells {
         cell: usize,
         cursor: i64,
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
         let Some(store) = self.cells.get(cell) else {
             return Ok(Vec::new());
         };
-        let mut records = store.list(&[cursor], order, limit).await?;
+        let mut records = store.list(&[cursor], order, filter, limit).await?;
         for record in &mut records {
             record.cell = cell;
         }

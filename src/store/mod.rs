@@ -38,10 +38,10 @@ pub use cells::{Cells, cell_of_request, cell_of_slot};
 pub use open::{Database, OpenError, StoreOptions, redacted};
 pub use postgres::PostgresStore;
 pub use records::{
-    Append, CreationRecord, DueWake, FeedEvent, FeedRange, Fence, GameLog, GameRecord, LeaseRound,
-    ListOrder, LoadFrom, LogTail, Migration, NewEvent, NewGame, PRESENCE_TTL, PresenceRecord,
-    RequestRecord, RestoredGame, SharedPresence, SlotHolder, Snapshot, StoredEvent, TokenHash,
-    Wake,
+    Append, CreationRecord, DueWake, FeedEvent, FeedRange, Fence, GameLog, GameRecord, GameTag,
+    LeaseRound, ListFilter, ListOrder, LoadFrom, LogTail, Migration, NewEvent, NewGame,
+    PRESENCE_TTL, PresenceRecord, RequestRecord, RestoredGame, SharedPresence, SlotHolder,
+    Snapshot, StoredEvent, TokenHash, Wake,
 };
 pub use sqlite::{SqliteOptions, SqliteStore};
 
@@ -275,10 +275,11 @@ pub trait EventStore: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Lists up to `limit` games in `order`, in each cell starting after
-    /// the game whose [`GameRecord::cursor`] is that cell's entry of
-    /// `after` (0, or no entry: from the first in that order). A store of
-    /// one cell reads `after[0]`; [`Cells`] merges its cells' lists.
+    /// Lists up to `limit` games that meet `filter`, in `order`, in each
+    /// cell starting after the game whose [`GameRecord::cursor`] is that
+    /// cell's entry of `after` (0, or no entry: from the first in that
+    /// order). A store of one cell reads `after[0]`; [`Cells`] merges its
+    /// cells' lists.
     ///
     /// # Errors
     /// Database errors.
@@ -286,12 +287,13 @@ pub trait EventStore: Send + Sync + 'static {
         &self,
         after: &[i64],
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError>;
 
-    /// Lists up to `limit` games of cell `cell` only (see [`Cells`]), in
-    /// `order`, after the game whose cursor is `cursor` (0: from the
-    /// first); a store of one cell has only cell 0.
+    /// Lists up to `limit` games of cell `cell` only (see [`Cells`]) that
+    /// meet `filter`, in `order`, after the game whose cursor is `cursor`
+    /// (0: from the first); a store of one cell has only cell 0.
     ///
     /// # Errors
     /// Database errors.
@@ -300,10 +302,11 @@ pub trait EventStore: Send + Sync + 'static {
         cell: usize,
         cursor: i64,
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
         if cell == 0 {
-            self.list(&[cursor], order, limit).await
+            self.list(&[cursor], order, filter, limit).await
         } else {
             Ok(Vec::new())
         }

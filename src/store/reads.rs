@@ -11,8 +11,8 @@
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
 
 use super::{
-    CreationRecord, FeedEvent, FeedRange, GameLog, GameRecord, ListOrder, LoadFrom, RequestRecord,
-    Snapshot, StoreError, StoredEvent, TokenHash, Wake, clamp,
+    CreationRecord, FeedEvent, FeedRange, GameLog, GameRecord, GameTag, ListFilter, ListOrder,
+    LoadFrom, RequestRecord, Snapshot, StoreError, StoredEvent, TokenHash, Wake, clamp,
 };
 
 /// Which events of a game to read.
@@ -119,6 +119,14 @@ pub(super) struct GameIdRow {
     game_id: String,
 }
 
+/// A game whose tags are not stored yet, with its first event's payload.
+#[derive(FromRow)]
+pub(super) struct UntaggedRow {
+    pk: i64,
+    game_id: String,
+    payload: Vec<u8>,
+}
+
 /// The earliest wake of any game.
 #[derive(FromRow)]
 pub(super) struct WakeRow {
@@ -134,6 +142,94 @@ pub(super) fn sequence(column: &str, value: i64) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt(format!("{column} is {value}, not a sequence")))
 }
 
+/// The SQL of [`Reads::games`] and its values: `texts` bound first, then
+/// `numbers`, in the order of their `$n`.
+#[derive(Debug)]
+struct ListQuery {
+    sql: String,
+    texts: Vec<String>,
+    numbers: Vec<i64>,
+}
+
+impl ListQuery {
+    /// Up to `limit` games that meet `filter`, in `order`, after the game
+    /// whose cursor is `cursor` (0: from the first in that order).
+    ///
+    /// Each condition is served from an index: with a tag, the scan runs
+    /// along the first tag's rows of `game_tags` (whose key is the tag,
+    /// then the cursor) and each other tag is one key lookup; a status
+    /// alone runs along `games_status` (status, then the cursor); a time
+    /// bound reads the games it lets through off `games_created` or
+    /// `games_updated` (`pk IN (...)`, which both backends read in key
+    /// order); otherwise the scan runs along `games` by cursor.
+    fn new(cursor: i64, order: ListOrder, filter: &ListFilter, limit: u32) -> Self {
+        let newest_first = matches!(order, ListOrder::NewestFirst);
+        // Cursor 0 starts from the first in the order: newest first, the
+        // highest.
+        let cursor = if newest_first && cursor == 0 {
+            i64::MAX
+        } else {
+            cursor
+        };
+        let texts: Vec<String> = filter.tags.iter().map(GameTag::encode).collect();
+        let mut numbers = Vec::new();
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            format!("${n}")
+        };
+        // A game's row and its first event (its rules and seats).
+        let mut sql = String::from(
+            "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload, \
+             g.updated_at_ms AS last_event_at_ms FROM ",
+        );
+        let key = if texts.is_empty() {
+            sql.push_str("games g");
+            "g.pk"
+        } else {
+            let at = next();
+            sql.push_str(&format!(
+                "game_tags t JOIN games g ON g.pk = t.game_pk AND t.tag = {at}"
+            ));
+            "t.game_pk"
+        };
+        sql.push_str(" JOIN events e ON e.game_id = g.game_id AND e.sequence = 1");
+        for _ in texts.iter().skip(1) {
+            let at = next();
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM game_tags o WHERE o.tag = {at} AND o.game_pk = g.pk)"
+            ));
+        }
+        let comparison = if newest_first { "<" } else { ">" };
+        sql.push_str(&format!(" WHERE {key} {comparison} {}", next()));
+        numbers.push(cursor);
+        if let Some(status) = filter.status {
+            sql.push_str(&format!(" AND g.status = {}", next()));
+            numbers.push(i64::from(status));
+        }
+        for (column, from) in [
+            ("created_at_ms", filter.created_from_ms),
+            ("updated_at_ms", filter.updated_from_ms),
+        ] {
+            if let Some(from) = from {
+                sql.push_str(&format!(
+                    " AND g.pk IN (SELECT pk FROM games WHERE {column} >= {})",
+                    next()
+                ));
+                numbers.push(from);
+            }
+        }
+        let order = if newest_first { " DESC" } else { "" };
+        sql.push_str(&format!(" ORDER BY {key}{order} LIMIT {}", next()));
+        numbers.push(i64::from(limit));
+        ListQuery {
+            sql,
+            texts,
+            numbers,
+        }
+    }
+}
+
 /// The reads, for any database `DB` that binds text and 64-bit integers and
 /// decodes the rows above (SQLite and PostgreSQL). Each runs on the
 /// executor it is given (a pool, or a transaction's connection), whose
@@ -146,6 +242,7 @@ where
     for<'a> DB::Arguments<'a>: IntoArguments<'a, DB>,
     for<'q> String: Encode<'q, DB> + Type<DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Type<DB>,
     EventRow: for<'r> FromRow<'r, DB::Row>,
     RequestRow: for<'r> FromRow<'r, DB::Row>,
     GameRow: for<'r> FromRow<'r, DB::Row>,
@@ -153,6 +250,7 @@ where
     LoadRow: for<'r> FromRow<'r, DB::Row>,
     WakeRow: for<'r> FromRow<'r, DB::Row>,
     GameIdRow: for<'r> FromRow<'r, DB::Row>,
+    UntaggedRow: for<'r> FromRow<'r, DB::Row>,
     SnapshotRow: for<'r> FromRow<'r, DB::Row>,
     FeedRow: for<'r> FromRow<'r, DB::Row>,
     HeadRow: for<'r> FromRow<'r, DB::Row>,
@@ -468,7 +566,9 @@ where
         Ok((super::split_hashes(row.seat_token_hashes)?, wake))
     }
 
-    /// Up to `limit` games created after `cursor`, in creation order.
+    /// Up to `limit` games that meet `filter`, in `order`, after the game
+    /// whose cursor is `cursor` (0: from the first in that order), each
+    /// condition served from an index (see [`ListQuery::new`]).
     ///
     /// # Errors
     /// Store failures; [`StoreError::Corrupt`] for a negative sequence.
@@ -476,37 +576,21 @@ where
         executor: E,
         cursor: i64,
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError>
     where
         E: Executor<'c, Database = DB>,
     {
-        // A game's first event (its rules and seats) and its last (when it
-        // was last active).
-        macro_rules! select {
-            () => {
-                "SELECT g.pk, g.game_id, g.created_at_ms, g.last_sequence, g.status, e.payload, \
-                 l.recorded_at_ms AS last_event_at_ms \
-                 FROM games g JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
-                 LEFT JOIN events l ON l.game_id = g.game_id AND l.sequence = g.last_sequence"
-            };
+        let listing = ListQuery::new(cursor, order, filter, limit);
+        let mut query = sqlx::query_as::<DB, GameRow>(&listing.sql);
+        for text in listing.texts {
+            query = query.bind(text);
         }
-        let (query, cursor) = match order {
-            ListOrder::OldestFirst => (
-                concat!(select!(), " WHERE g.pk > $1 ORDER BY g.pk LIMIT $2"),
-                cursor,
-            ),
-            // Cursor 0 starts from the newest.
-            ListOrder::NewestFirst => (
-                concat!(select!(), " WHERE g.pk < $1 ORDER BY g.pk DESC LIMIT $2"),
-                if cursor == 0 { i64::MAX } else { cursor },
-            ),
-        };
-        let rows: Vec<GameRow> = sqlx::query_as(query)
-            .bind(cursor)
-            .bind(i64::from(limit))
-            .fetch_all(executor)
-            .await?;
+        for number in listing.numbers {
+            query = query.bind(number);
+        }
+        let rows = query.fetch_all(executor).await?;
         rows.into_iter()
             .map(|row| {
                 Ok(GameRecord {
@@ -521,6 +605,70 @@ where
                 })
             })
             .collect()
+    }
+
+    /// Writes the tags of the games stored before tags were (see the
+    /// migration `20261208000001_game_listing`), a page of games per
+    /// transaction on `conn`, each game's tags read from its GameCreated
+    /// event ([`crate::proto::event_format::created_tags`]). Run after the
+    /// migrations, before the store serves; a fill cut short is finished
+    /// by the next. Nodes opening one database at once may both tag a
+    /// game: they write the same rows. Says in the log how many games it
+    /// tagged, if any.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for a first event that is
+    /// not a GameCreated.
+    pub(super) async fn fill_tags(conn: &mut DB::Connection) -> Result<(), StoreError>
+    where
+        for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+        DB::Connection: sqlx::Connection<Database = DB>,
+    {
+        /// Games tagged per transaction.
+        const PAGE: i64 = 500;
+        let mut tagged = 0;
+        loop {
+            let games: Vec<UntaggedRow> = sqlx::query_as(
+                "SELECT g.pk, g.game_id, e.payload FROM games g \
+                 JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
+                 WHERE NOT g.tagged ORDER BY g.pk LIMIT $1",
+            )
+            .bind(PAGE)
+            .fetch_all(&mut *conn)
+            .await?;
+            if games.is_empty() {
+                break;
+            }
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            for game in &games {
+                let tags = crate::proto::event_format::created_tags(&game.payload)
+                    .map_err(|why| StoreError::Corrupt(format!("game {}: {why}", game.game_id)))?;
+                for tag in tags {
+                    sqlx::query(
+                        "INSERT INTO game_tags (tag, game_pk) VALUES ($1, $2) \
+                         ON CONFLICT DO NOTHING",
+                    )
+                    .bind(tag.encode())
+                    .bind(game.pk)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                sqlx::query("UPDATE games SET tagged = $1 WHERE pk = $2")
+                    .bind(true)
+                    .bind(game.pk)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            tagged += games.len();
+        }
+        if tagged > 0 {
+            tracing::info!(
+                games = tagged,
+                "listing tags written for games stored before them"
+            );
+        }
+        Ok(())
     }
 
     /// The game a CreateGame request id created, if any.
@@ -559,6 +707,89 @@ mod tests {
     use crate::store::{EventStore, NewEvent, NewGame, SqliteOptions, SqliteStore};
     use sqlx::Connection;
 
+    /// SQLite's plan for `filter`, a line per step.
+    async fn plan(
+        conn: &mut sqlx::SqliteConnection,
+        order: ListOrder,
+        filter: &ListFilter,
+    ) -> Vec<String> {
+        let listing = ListQuery::new(0, order, filter, 50);
+        let explain = format!("EXPLAIN QUERY PLAN {}", listing.sql);
+        let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&explain);
+        for text in listing.texts {
+            query = query.bind(text);
+        }
+        for number in listing.numbers {
+            query = query.bind(number);
+        }
+        let rows = query.fetch_all(&mut *conn).await.unwrap();
+        rows.into_iter().map(|(_, _, _, detail)| detail).collect()
+    }
+
+    #[tokio::test]
+    async fn every_list_filter_is_served_from_an_index_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plans.db");
+        let store = SqliteStore::open(&SqliteOptions::new(path.display().to_string()))
+            .await
+            .unwrap();
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let kind = GameTag::Kind("mnk".into());
+        let player = GameTag::Player("alice".into());
+        let cases = [
+            (ListFilter::default(), "USING INTEGER PRIMARY KEY (rowid"),
+            (
+                ListFilter {
+                    status: Some(1),
+                    ..ListFilter::default()
+                },
+                "USING INDEX games_status (status=? AND pk",
+            ),
+            (
+                ListFilter {
+                    tags: vec![kind.clone(), player],
+                    status: Some(2),
+                    ..ListFilter::default()
+                },
+                "USING PRIMARY KEY (tag=? AND game_pk",
+            ),
+            (
+                ListFilter {
+                    created_from_ms: Some(5),
+                    ..ListFilter::default()
+                },
+                "INDEX games_created (created_at_ms>?)",
+            ),
+            (
+                ListFilter {
+                    updated_from_ms: Some(5),
+                    tags: vec![kind],
+                    ..ListFilter::default()
+                },
+                "INDEX games_updated (updated_at_ms>?)",
+            ),
+        ];
+        for (filter, expected) in cases {
+            for order in [ListOrder::OldestFirst, ListOrder::NewestFirst] {
+                let steps = plan(&mut conn, order, &filter).await;
+                // No step reads a whole table, nor sorts what it read.
+                assert!(
+                    steps
+                        .iter()
+                        .all(|s| !s.starts_with("SCAN") && !s.contains("TEMP B-TREE")),
+                    "{filter:?} {order:?}: {steps:#?}"
+                );
+                assert!(
+                    steps.iter().any(|s| s.contains(expected)),
+                    "{filter:?} {order:?}: {steps:#?}"
+                );
+            }
+        }
+        store.close().await;
+    }
+
     #[tokio::test]
     async fn a_negative_sequence_in_a_real_file_reads_back_as_a_corrupt_row() {
         let dir = tempfile::tempdir().unwrap();
@@ -580,10 +811,15 @@ mod tests {
                 status: 1,
                 seat_token_hashes: Vec::new(),
                 wake: Default::default(),
+                tags: Vec::new(),
             })
             .await
             .unwrap();
-        let listed = store.list(&[0], ListOrder::OldestFirst, 10).await.unwrap();
+        let every = ListFilter::default();
+        let listed = store
+            .list(&[0], ListOrder::OldestFirst, &every, 10)
+            .await
+            .unwrap();
         assert_eq!((listed.len(), listed[0].last_sequence), (1, 1));
         let mut raw = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
             .await
@@ -593,7 +829,7 @@ mod tests {
             .await
             .unwrap();
         let error = store
-            .list(&[0], ListOrder::OldestFirst, 10)
+            .list(&[0], ListOrder::OldestFirst, &every, 10)
             .await
             .unwrap_err();
         assert_eq!(

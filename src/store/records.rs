@@ -126,6 +126,56 @@ pub struct NewGame {
     /// When the new game is next due (its first turn's deadline, a bot to
     /// move first, ...).
     pub wake: Wake,
+    /// What the game is found by in listings ([`ListFilter::tags`]): its
+    /// kind, its players and its labels, as its GameCreated event says.
+    pub tags: Vec<GameTag>,
+}
+
+/// A fact about a game that listings filter on, fixed at its creation
+/// (stored as its [`GameTag::encode`]d text, one row per tag, indexed).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GameTag {
+    /// The game's kind: the `RuleSet` field it was created with
+    /// ([`crate::metrics::kind`]).
+    Kind(String),
+    /// A player sits at it (a seat's `player_id`).
+    Player(String),
+    /// It has the label `key` = `value`.
+    Label(String, String),
+}
+
+impl GameTag {
+    /// The stored text: `kind:<kind>`, `player:<player id>` or
+    /// `label:<key>=<value>` (a label key has no `=`).
+    pub fn encode(&self) -> String {
+        match self {
+            GameTag::Kind(kind) => format!("kind:{kind}"),
+            GameTag::Player(player_id) => format!("player:{player_id}"),
+            GameTag::Label(key, value) => format!("label:{key}={value}"),
+        }
+    }
+}
+
+/// Which games [`EventStore::list`] lists: those that meet every condition
+/// given (the default lists every game).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ListFilter {
+    /// Only games whose `plylog.v1.GameStatus` is this.
+    pub status: Option<i32>,
+    /// Only games that have every one of these tags.
+    pub tags: Vec<GameTag>,
+    /// Only games created at or after this time (Unix epoch milliseconds).
+    pub created_from_ms: Option<i64>,
+    /// Only games whose last event was recorded at or after this time
+    /// (Unix epoch milliseconds).
+    pub updated_from_ms: Option<i64>,
+}
+
+impl ListFilter {
+    /// Whether it lists every game.
+    pub fn is_empty(&self) -> bool {
+        *self == ListFilter::default()
+    }
 }
 
 /// When a game next needs the server with no client asking: what the

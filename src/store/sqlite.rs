@@ -21,8 +21,8 @@ use self::writer::{WriteJob, WriteOp};
 use super::reads::{Events, Reads, Requests};
 use super::{
     Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
-    ListOrder, LoadFrom, LogTail, Migration, NewGame, RestoredGame, Snapshot, StoreError,
-    StoredEvent, Wake,
+    ListFilter, ListOrder, LoadFrom, LogTail, Migration, NewGame, RestoredGame, Snapshot,
+    StoreError, StoredEvent, Wake,
 };
 
 /// Writes waiting for the writer before callers wait for room.
@@ -172,6 +172,7 @@ impl SqliteStore {
         let mut migrating = SqliteConnection::connect_with(&connect).await?;
         MIGRATOR.run(&mut migrating).await?;
         Reads::<sqlx::Sqlite>::fill_chains(&mut migrating).await?;
+        Reads::<sqlx::Sqlite>::fill_tags(&mut migrating).await?;
         let path = connect.get_filename().to_owned();
         if path.to_str().is_some_and(|p| p.starts_with("file:")) {
             return Err(StoreError::Unsupported(
@@ -216,6 +217,7 @@ impl SqliteStore {
         let missing = super::pending(&mut conn, &MIGRATOR, has_table).await?;
         MIGRATOR.run(&mut conn).await?;
         Reads::<sqlx::Sqlite>::fill_chains(&mut conn).await?;
+        Reads::<sqlx::Sqlite>::fill_tags(&mut conn).await?;
         conn.close().await?;
         Ok(missing)
     }
@@ -372,10 +374,11 @@ impl EventStore for SqliteStore {
         &self,
         after: &[i64],
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
         let cursor = after.first().copied().unwrap_or(0);
-        Reads::games(&self.readers, cursor, order, limit).await
+        Reads::games(&self.readers, cursor, order, filter, limit).await
     }
 
     // One cell: `cell` is 0.

@@ -253,6 +253,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
                 page_size: 2,
                 page_token: token,
                 order_by: String::new(),
+                filter: String::new(),
             })
             .await
             .unwrap()
@@ -275,6 +276,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
             page_size: 2,
             page_token: "zzz".into(),
             order_by: String::new(),
+            filter: String::new(),
         })
         .await;
     assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -285,6 +287,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
                 page_size: 2,
                 page_token: forged.into(),
                 order_by: String::new(),
+                filter: String::new(),
             })
             .await;
         assert_rejected(bad, Code::InvalidArgument, "INVALID_PAGE_TOKEN");
@@ -295,6 +298,7 @@ async fn games_are_listed_oldest_first_a_page_at_a_time() {
             page_size: -1,
             page_token: String::new(),
             order_by: String::new(),
+            filter: String::new(),
         })
         .await;
     let status = assert_rejected(bad, Code::InvalidArgument, "INVALID_REQUEST");
@@ -314,6 +318,7 @@ async fn games_are_listed_newest_first_when_asked_with_their_last_activity() {
         page_size: 2,
         page_token: token,
         order_by: order_by.into(),
+        filter: String::new(),
     };
     let mut seen = Vec::new();
     let mut tokens = Vec::new();
@@ -407,6 +412,7 @@ async fn an_oversized_page_size_is_clamped_to_the_maximum_not_refused() {
             page_size: 1_000_000,
             page_token: String::new(),
             order_by: String::new(),
+            filter: String::new(),
         })
         .await
         .expect("clamped")

@@ -201,6 +201,13 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                     [rng.random_range(0..6)],
                 nanos: rng.random_range(-1..1_000_000_001),
             }),
+            labels: (0..[0, 1, 3, 17][rng.random_range(0..4)])
+                .map(|i| {
+                    let key = ["team", "Team", "", "a-b_9", "x.y", "k"][rng.random_range(0..6)];
+                    let value = ["", "gold", "red\u{1b}", "ü", "v=w"][rng.random_range(0..5)];
+                    (format!("{key}{i}"), value.to_owned())
+                })
+                .collect(),
         }
         .encode_to_vec(),
         "GetGame" => pb::GetGameRequest {
@@ -218,6 +225,21 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                 "updated_at",
                 "created_at  desc",
             ][rng.random_range(0..5)]
+            .into(),
+            filter: [
+                "",
+                "status = IN_PROGRESS",
+                "kind = \"mnk\" AND seats.player_id = \"a\"",
+                "labels.team0 = \"gold\"",
+                "created_at > \"2026-12-06T10:00:00Z\"",
+                "updated_at >= \"9999-12-31T23:59:59.999999999Z\"",
+                "status = ",
+                "(((((((((((((((((((((((((((((((((((a)))))))))))))))))))))))))))))))))))",
+                "NOT NOT NOT kind = \"hex\"",
+                "labels.team = \"*\"",
+                "created_at > \"0001-01-01T00:00:00Z\"",
+                "a.b.c.d = x OR y:z AND -w",
+            ][rng.random_range(0..12)]
             .into(),
         }
         .encode_to_vec(),
@@ -434,7 +456,7 @@ async fn a_hundred_thousand_random_and_malformed_requests_crash_nothing() {
             .list_games(pb::ListGamesRequest {
                 page_size: 1000,
                 page_token: page_token.clone(),
-                order_by: String::new(),
+                ..Default::default()
             })
             .await
             .unwrap()

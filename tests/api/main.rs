@@ -35,6 +35,8 @@ mod guarantees;
 mod lifecycle;
 /// Request size, open streams and games in memory are bounded.
 mod limits;
+/// Labels, and ListGames' filter against an in-memory filter.
+mod listing;
 /// SubmitMove, ListLegalMoves and every move rejection.
 mod moves;
 /// Prometheus metrics after a scripted game.

@@ -821,6 +821,7 @@ async fn two_cells_keep_each_game_in_its_slots_cell_and_list_them_all_once() {
                     page_size: 7,
                     page_token: token.clone(),
                     order_by: order_by.to_owned(),
+                    filter: String::new(),
                 })
                 .await
                 .expect("a page")

@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         verify_finds_every_changed_bit_of_the_stored_events,
         events_stored_before_the_chain_get_theirs_at_the_next_open,
         events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order,
+        games_stored_before_the_listing_tags_are_tagged_by_the_migration,
         feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint_file,
         verify_finds_a_gap_in_the_feed_a_game_out_of_order_and_an_event_without_a_position,
         verify_checks_a_games_snapshot_against_its_log,
@@ -899,6 +900,83 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
         Backend::Postgres => rows!(sqlx::PgConnection),
     };
     assert_eq!(rows.last(), Some(&(16, "gmk".to_owned(), 2)));
+}
+
+/// A database from before ListGames' filter (no tags, no last activity
+/// column) is brought up by `plylog migrate`: each game's kind and players
+/// are read off its GameCreated event, its last activity off its last
+/// event, and every filter finds them.
+async fn games_stored_before_the_listing_tags_are_tagged_by_the_migration(backend: Backend) {
+    use sqlx::Connection;
+    let db = four_games(backend).await;
+    let before_the_listing = [
+        "DROP TABLE game_tags",
+        "DROP INDEX games_status",
+        "DROP INDEX games_created",
+        "DROP INDEX games_updated",
+        "DROP INDEX games_untagged",
+        "ALTER TABLE games DROP COLUMN tagged",
+        "ALTER TABLE games DROP COLUMN updated_at_ms",
+        "DELETE FROM _sqlx_migrations WHERE version = 20261208000001",
+    ];
+    macro_rules! run {
+        ($connection:ty) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            for sql in before_the_listing {
+                sqlx::query(sql).execute(&mut conn).await.expect(sql);
+            }
+            conn.close().await.expect("closes");
+        }};
+    }
+    match db.backend {
+        Backend::Sqlite => run!(sqlx::SqliteConnection),
+        Backend::Postgres => run!(sqlx::PgConnection),
+    }
+    db.plylog(&["migrate"]).expect_code(0);
+    let (server, mut client) = serve(&db, None).await;
+    create(
+        &mut client,
+        "new",
+        pb::rule_set::Kind::ConnectFour(Default::default()),
+    )
+    .await;
+    let listed = |filter: &str| {
+        let mut client = client.clone();
+        let filter = filter.to_owned();
+        async move {
+            let games = client
+                .list_games(pb::ListGamesRequest {
+                    filter,
+                    ..Default::default()
+                })
+                .await
+                .expect("listed")
+                .into_inner()
+                .games;
+            games
+                .into_iter()
+                .map(|g| (g.game_id, g.updated_at))
+                .collect::<Vec<_>>()
+        }
+    };
+    let ids = |games: Vec<(String, Option<prost_types::Timestamp>)>| {
+        games.into_iter().map(|g| g.0).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(listed("kind = \"connect_four\"").await), ["c4", "new"]);
+    assert_eq!(ids(listed("kind = \"gomoku\"").await), ["gmk"]);
+    assert_eq!(ids(listed("status = WON").await), ["ttt"]);
+    assert_eq!(
+        ids(listed("seats.player_id = \"alice\" AND kind = \"mnk\"").await),
+        ["ttt", "undo"]
+    );
+    // The last activity was filled from each game's last event: only the
+    // new game is at or after its own creation.
+    let all = listed("").await;
+    assert!(all.iter().all(|(_, updated)| updated.is_some()), "{all:?}");
+    let (_, new_at) = all.last().expect("the new game").clone();
+    let after = format!("updated_at >= \"{}\"", new_at.expect("a time"));
+    assert_eq!(ids(listed(&after).await), ["new"]);
+    stop(server);
 }
 
 /// `plylog feed` prints the server's feed as JSON lines and keeps its

@@ -973,6 +973,7 @@ async fn writes_queued_together_commit_in_one_group() {
         status: 1,
         seat_token_hashes: Vec::new(),
         wake: Default::default(),
+        tags: Vec::new(),
     };
     a.create(game("grouped-before".into())).await.unwrap();
     let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();

@@ -65,6 +65,7 @@ pub fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameReques
         time_control: None,
         absence: None,
         matched_at: None,
+        labels: Default::default(),
     }
 }
 

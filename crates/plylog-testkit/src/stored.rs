@@ -31,8 +31,11 @@ pub async fn write_created(
             time_control: None,
             absence: None,
             matched_at: None,
+            labels: Default::default(),
         })),
     };
+    let payload = created.encode_to_vec();
+    let tags = plylog::proto::event_format::created_tags(&payload).expect("a GameCreated");
     store
         .create(NewGame {
             game_id: game_id.into(),
@@ -41,13 +44,14 @@ pub async fn write_created(
                 game_id,
                 1,
                 "game_created",
-                created.encode_to_vec().into(),
+                payload.into(),
                 recorded_at_ms,
             ),
             request: None,
             status: pb::GameStatus::InProgress as i32,
             seat_token_hashes: Vec::new(),
             wake: Default::default(),
+            tags,
         })
         .await
         .expect("game written");

@@ -1,6 +1,8 @@
 //! What a game is created with: rules, seats, undo policy, time control
 //! and disconnect policy, checked together into a [`GameConfig`].
 
+use std::collections::BTreeMap;
+
 use super::time::{absence_from_proto, time_control_from_proto};
 use super::{FieldError, enum_field, rules_from_proto, seats::bot_from_proto};
 use crate::game::{GameConfig, InvalidTimeControl, SeatInfo, SeatLimits, UndoPolicy};
@@ -32,6 +34,63 @@ pub struct WireConfig<'a> {
     pub absence: Option<&'a pb::AbsencePolicy>,
     /// When the players were matched, absent when not said.
     pub matched_at: Option<&'a prost_types::Timestamp>,
+    /// The caller's labels, key to value (empty: none).
+    pub labels: &'a BTreeMap<String, String>,
+}
+
+/// Most labels a game has (CreateGame's `labels`).
+pub const MAX_LABELS: usize = 16;
+/// Most characters in a label's key.
+const MAX_LABEL_KEY_CHARS: usize = 63;
+/// Most characters in a label's value.
+const MAX_LABEL_VALUE_CHARS: usize = 128;
+
+/// Why `key` is not a label key, if it is not: 1 to
+/// 63 characters, a lowercase ASCII letter and then
+/// lowercase ASCII letters, digits, `_` or `-` (so that a filter can name
+/// it as `labels.<key>`).
+pub fn label_key_problem(key: &str) -> Option<String> {
+    let mut chars = key.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rest_ok =
+        chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if !first_ok || !rest_ok || key.len() > MAX_LABEL_KEY_CHARS {
+        return Some(format!(
+            "label key {key:?}: 1 to {MAX_LABEL_KEY_CHARS} characters, a lowercase letter \
+             then lowercase letters, digits, '_' or '-'"
+        ));
+    }
+    None
+}
+
+/// The labels of a new game, checked: at most [`MAX_LABELS`], each key as
+/// [`label_key_problem`] says, each value 0 to [`MAX_LABEL_VALUE_CHARS`]
+/// characters with no control character.
+///
+/// # Errors
+/// [`FieldError`] naming `labels` (INVALID_REQUEST).
+fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), FieldError> {
+    if labels.len() > MAX_LABELS {
+        return Err(FieldError::invalid(
+            "labels",
+            format!("{} labels: at most {MAX_LABELS}", labels.len()),
+        ));
+    }
+    for (key, value) in labels {
+        if let Some(problem) = label_key_problem(key) {
+            return Err(FieldError::invalid("labels", problem));
+        }
+        if value.chars().count() > MAX_LABEL_VALUE_CHARS || value.chars().any(char::is_control) {
+            return Err(FieldError::invalid(
+                "labels",
+                format!(
+                    "the value of label {key:?}: at most {MAX_LABEL_VALUE_CHARS} characters, \
+                     no control characters"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `matched_at` as Unix epoch milliseconds.
@@ -75,7 +134,9 @@ pub fn config_from_proto(
         time_control,
         absence,
         matched_at,
+        labels,
     } = wire;
+    check_labels(labels)?;
     let undo_policy = match enum_field(undo_policy, "undo_policy", ErrorReason::InvalidRequest)? {
         pb::UndoPolicy::Unspecified | pb::UndoPolicy::LastMover => UndoPolicy::LastMover,
         pb::UndoPolicy::AnySeat => UndoPolicy::AnySeat,
@@ -117,6 +178,7 @@ pub fn config_from_proto(
             .with_time_control(time_control_from_proto(tc)?, shortest_ms)
             .map_err(invalid)?,
     };
+    let config = config.with_labels(labels.clone());
     let config = match matched_at {
         None => config,
         Some(at) => config.with_matched_at(matched_at_ms(at)?),

@@ -34,7 +34,9 @@ mod view;
 use super::{self as pb, ErrorReason};
 
 pub use super::event_format::{event_from_proto, event_to_proto, event_type};
-pub use config::{WireConfig, config_from_proto, undo_policy_to_proto};
+pub use config::{
+    MAX_LABELS, WireConfig, config_from_proto, label_key_problem, undo_policy_to_proto,
+};
 pub(super) use moves::cell_from_proto;
 pub use moves::{
     action_from_proto, cell_to_proto, move_from_proto, move_to_proto, roll_to_proto,

@@ -185,6 +185,7 @@ pub fn game_in_view(
                 undo_policy: undo_policy_to_proto(config.undo_policy()) as i32,
                 time_control: config.time_control().map(time_control_to_proto),
                 absence: config.absence().map(absence_to_proto),
+                labels: config.labels().clone(),
                 ..game
             }
         }

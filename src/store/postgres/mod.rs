@@ -40,8 +40,8 @@ use self::writer::{WRITE_QUEUE, Write, WriteJob, run_writer, write_all};
 use super::reads::{Events, Reads, Requests};
 use super::{
     Append, CreationRecord, DueWake, EventStore, FeedEvent, FeedRange, GameLog, GameRecord,
-    LeaseRound, ListOrder, LoadFrom, LogTail, Migration, NewGame, PresenceRecord, RestoredGame,
-    SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
+    LeaseRound, ListFilter, ListOrder, LoadFrom, LogTail, Migration, NewGame, PresenceRecord,
+    RestoredGame, SharedPresence, SlotHolder, Snapshot, StoreError, StoredEvent, Wake, classify,
 };
 
 /// Schema version stamped on every event row.
@@ -89,7 +89,10 @@ impl PostgresStore {
     pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
         let pool = connect(url, max_connections, false).await?;
         MIGRATOR.run(&pool).await?;
-        Reads::<Postgres>::fill_chains(&mut *pool.acquire().await?).await?;
+        let mut conn = pool.acquire().await?;
+        Reads::<Postgres>::fill_chains(&mut conn).await?;
+        Reads::<Postgres>::fill_tags(&mut conn).await?;
+        drop(conn);
         Ok(PostgresStore::with_writer(pool))
     }
 
@@ -176,6 +179,7 @@ impl PostgresStore {
         let missing = super::pending(&mut *conn, &MIGRATOR, has_table).await?;
         MIGRATOR.run(&mut *conn).await?;
         Reads::<Postgres>::fill_chains(&mut conn).await?;
+        Reads::<Postgres>::fill_tags(&mut conn).await?;
         drop(conn);
         pool.close().await;
         Ok(missing)
@@ -422,10 +426,11 @@ impl EventStore for PostgresStore {
         &self,
         after: &[i64],
         order: ListOrder,
+        filter: &ListFilter,
         limit: u32,
     ) -> Result<Vec<GameRecord>, StoreError> {
         let cursor = after.first().copied().unwrap_or(0);
-        Reads::games(&self.pool, cursor, order, limit).await
+        Reads::games(&self.pool, cursor, order, filter, limit).await
     }
 
     // One cell: `cell` is 0.

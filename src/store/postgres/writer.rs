@@ -21,13 +21,15 @@ pub(super) const WRITE_QUEUE: usize = 4096;
 /// transaction: one round trip): new games and appends to games that exist.
 ///
 /// Each new game (`$17..$24`, its wake `$27`, `$28` and its first chain
-/// value `$30`, one array element per game) gets its row and its
-/// GameCreated event (sequence 1); a game whose id or creation request id
-/// is taken is skipped (`ON CONFLICT DO NOTHING`) and is not in `created`.
+/// value `$30`, one array element per game) gets its row, its tags (`$34`,
+/// `$35`, one element per tag) and its GameCreated event (sequence 1); a
+/// game whose id or creation request id is taken is skipped (`ON CONFLICT
+/// DO NOTHING`) and is not in `created`.
 ///
 /// Each append (`$1..$10`, its wake `$25`, `$26` and its fence `$31..$33`,
 /// one array element per append) moves its game row from `expected` to
-/// `next` only where the row still stands at `expected` (a row another
+/// `next` (and its last activity to `$36`, its last event's time) only
+/// where the row still stands at `expected` (a row another
 /// writer moved first is not in `moved`: that append conflicts, raising no
 /// error) and, for an append with a fence, only while its slot's lease is
 /// still held by the fence's node at the fence's epoch and has not ended by
@@ -106,6 +108,10 @@ where
         .collect();
     let create_requests: Vec<_> = creates.iter().map(|g| g.request.as_ref()).collect();
     let fences: Vec<_> = appends.iter().map(|a| a.fence.as_ref()).collect();
+    let tags: Vec<(&str, String)> = creates
+        .iter()
+        .flat_map(|g| g.tags.iter().map(|tag| (g.game_id.as_str(), tag.encode())))
+        .collect();
     let rows: Vec<(String, String)> = sqlx::query_as(WRITE_GROUP)
         .bind(column(appends, |a| a.game_id.as_str()))
         .bind(column(appends, |a| a.expected as i64))
@@ -150,6 +156,11 @@ where
         .bind(column(&fences, |f| f.map(|f| &*f.node)))
         .bind(column(&fences, |f| f.map(|f| f.slot)))
         .bind(column(&fences, |f| f.map(|f| f.epoch)))
+        .bind(column(&tags, |(game, _)| *game))
+        .bind(column(&tags, |(_, tag)| tag.as_str()))
+        .bind(column(appends, |a| {
+            a.events.last().map(|event| event.recorded_at_ms)
+        }))
         .fetch_all(executor)
         .await?;
     let mut wrote = Wrote::default();

@@ -222,8 +222,8 @@ fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite:
 fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
     let (request_id, fingerprint) = game.request.clone().unzip();
     conn.prepare_cached(
-        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms) \
-         VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id, create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms, updated_at_ms, tagged) \
+         VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?2, 1)",
     )
     .and_then(|mut insert| {
         insert.execute(params![
@@ -238,6 +238,12 @@ fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
         ])
     })
     .map_err(|e| classify(e, StoreError::GameExists))?;
+    let pk = conn.last_insert_rowid();
+    let mut tag =
+        conn.prepare_cached("INSERT OR IGNORE INTO game_tags (tag, game_pk) VALUES (?1, ?2)")?;
+    for each in &game.tags {
+        tag.execute(params![each.encode(), pk])?;
+    }
     insert_event(conn, &game.game_id, &game.created)
         .map_err(|e| classify(e, StoreError::GameExists))
 }
@@ -246,7 +252,8 @@ fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {
     let last = append.expected + append.events.len() as u64;
     let moved = conn
         .prepare_cached(
-            "UPDATE games SET last_sequence = ?1, status = ?2, wake_at_ms = ?5, absent_since_ms = ?6 \
+            "UPDATE games SET last_sequence = ?1, status = ?2, wake_at_ms = ?5, absent_since_ms = ?6, \
+             updated_at_ms = coalesce(?7, updated_at_ms) \
              WHERE game_id = ?3 AND last_sequence = ?4",
         )?
         .execute(params![
@@ -255,7 +262,8 @@ fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {
             append.game_id,
             append.expected as i64,
             append.wake.at_ms,
-            append.wake.absent_since_ms
+            append.wake.absent_since_ms,
+            append.events.last().map(|event| event.recorded_at_ms)
         ])?;
     if moved != 1 {
         return Err(StoreError::Conflict);

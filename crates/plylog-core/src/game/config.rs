@@ -1,5 +1,7 @@
 //! A game's fixed configuration: its rule set and its seats.
 
+use std::collections::BTreeMap;
+
 use super::Millis;
 use crate::engine::{Bot, MAX_STRENGTH};
 use crate::rules::{MAX_SEATS, RuleSet, Seat};
@@ -295,6 +297,7 @@ pub struct GameConfig {
     time_control: Option<TimeControl>,
     absence: Option<AbsencePolicy>,
     matched_at: Option<Millis>,
+    labels: BTreeMap<String, String>,
 }
 
 impl GameConfig {
@@ -426,6 +429,7 @@ impl GameConfig {
             time_control: None,
             absence: None,
             matched_at: None,
+            labels: BTreeMap::new(),
         })
     }
 
@@ -444,6 +448,18 @@ impl GameConfig {
     /// milliseconds); `None` when not given.
     pub fn matched_at(&self) -> Option<Millis> {
         self.matched_at
+    }
+
+    /// The same game, labelled with `labels` (key to value): the caller's
+    /// names for what the game belongs to, which the rules never read. The
+    /// caller checks their number and spelling.
+    pub fn with_labels(self, labels: BTreeMap<String, String>) -> Self {
+        GameConfig { labels, ..self }
+    }
+
+    /// The caller's labels, key to value, in key order (empty: none).
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
     }
 
     /// The same game with `policy` deciding who may undo.

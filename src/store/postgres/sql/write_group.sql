@@ -6,17 +6,23 @@ WITH c AS (
         payload, wake_at_ms, absent_since_ms, chain, ord)),
 created AS (
     INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id,
-      create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms)
+      create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms, updated_at_ms, tagged)
     SELECT game_id, created_at_ms, 1, status, request_id, fingerprint, hashes, wake_at_ms,
-      absent_since_ms FROM c
+      absent_since_ms, created_at_ms, true FROM c
     ON CONFLICT DO NOTHING
-    RETURNING game_id),
+    RETURNING game_id, pk),
+tagged AS (
+    INSERT INTO game_tags (tag, game_pk)
+    SELECT t.tag, created.pk FROM unnest($34::text[], $35::text[]) AS t(game_id, tag)
+    JOIN created ON created.game_id = t.game_id
+    ON CONFLICT DO NOTHING),
 a AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[],
         $5::boolean[], $6::bytea[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[],
-        $25::bigint[], $26::bigint[], $31::text[], $32::integer[], $33::bigint[])
+        $25::bigint[], $26::bigint[], $31::text[], $32::integer[], $33::bigint[], $36::bigint[])
       AS a(game_id, expected, next, status, set_hashes, hashes, request_id, fingerprint,
-        first_sequence, last_sequence, wake_at_ms, absent_since_ms, fence_node, slot, epoch)),
+        first_sequence, last_sequence, wake_at_ms, absent_since_ms, fence_node, slot, epoch,
+        updated_at_ms)),
 fenced_in AS (
     SELECT a.game_id FROM a JOIN slot_leases l ON l.slot = a.slot AND l.epoch = a.epoch
       AND l.node = a.fence_node AND l.expires_at > now()
@@ -28,6 +34,7 @@ fenced_out AS (
 moved AS (
     UPDATE games g SET last_sequence = a.next, status = a.status,
       wake_at_ms = a.wake_at_ms, absent_since_ms = a.absent_since_ms,
+      updated_at_ms = coalesce(a.updated_at_ms, g.updated_at_ms),
       seat_token_hashes = CASE WHEN a.set_hashes THEN a.hashes ELSE g.seat_token_hashes END
     FROM a WHERE g.game_id = a.game_id AND g.last_sequence = a.expected
       AND (a.slot IS NULL OR a.game_id IN (SELECT game_id FROM fenced_in))
