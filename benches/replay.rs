@@ -157,6 +157,7 @@ async fn fill(path: &std::path::Path, stored: &[StoredEvent]) -> SqliteStore {
         payload: s.payload.clone().into(),
         recorded_at_ms: AT,
         chain: s.chain_value().expect("a chain value"),
+        lifecycle: 0,
     };
     store
         .create(NewGame {

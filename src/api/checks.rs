@@ -136,10 +136,19 @@ pub(super) fn feed_request(
         }
         n => n,
     };
+    if req.from_end && !req.after.is_empty() {
+        return Err(FieldError::invalid(
+            "from_end",
+            "from_end starts at the feed's end: leave after empty",
+        ));
+    }
     Ok(crate::registry::FeedRequest {
         after: req.after,
         follow: req.follow,
         event_types: (!event_types.is_empty()).then_some(event_types),
         checkpoint_interval,
+        lifecycle_only: req.lifecycle_only,
+        tags: super::filter::game_filter(&req.filter)?,
+        from_end: req.from_end,
     })
 }

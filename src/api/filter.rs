@@ -126,6 +126,26 @@ pub(super) fn list_filter(text: &str) -> Result<ListFilter, FieldError> {
     Ok(filter)
 }
 
+/// The tags a StreamAllEvents `filter` asks for: ListGames' language on
+/// the fields fixed at a game's creation (kind, players, labels).
+///
+/// # Errors
+/// As [`list_filter`], and [`FieldError`] naming `filter` for a status or
+/// time restriction.
+pub(super) fn game_filter(text: &str) -> Result<Vec<GameTag>, FieldError> {
+    let filter = list_filter(text)?;
+    if filter.status.is_some()
+        || filter.created_from_ms.is_some()
+        || filter.updated_from_ms.is_some()
+    {
+        return Err(invalid(
+            "the feed filters on what is fixed at creation: kind, seats.player_id and \
+             labels.<key>",
+        ));
+    }
+    Ok(filter.tags)
+}
+
 /// The error for anything but restrictions joined by AND.
 fn only_and() -> FieldError {
     invalid("only restrictions joined by AND are supported (no OR, NOT or bare words)")

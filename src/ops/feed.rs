@@ -39,6 +39,16 @@ pub struct FeedArgs {
     /// repeat for several. None: every event.
     #[arg(long = "event-type")]
     event_types: Vec<String>,
+    /// Only the events that change a game's life (creation, a round
+    /// started, a seat out, the end, a reopening undo), with the seats'
+    /// player ids and the end's outcome.
+    #[arg(long)]
+    lifecycle: bool,
+    /// Only the events of games that meet this filter (ListGames' filter
+    /// language on kind, seats.player_id and labels.KEY), e.g.
+    /// 'labels.tournament = "spring"'.
+    #[arg(long)]
+    filter: Option<String>,
     /// Print the checkpoints as well as the events.
     #[arg(long)]
     checkpoints: bool,
@@ -66,6 +76,9 @@ pub async fn run(args: &FeedArgs, out: &mut impl Write) -> Result<Finding, OpsEr
             follow: args.follow,
             event_types: args.event_types.clone(),
             checkpoint_interval: 0,
+            lifecycle_only: args.lifecycle,
+            filter: args.filter.clone().unwrap_or_default(),
+            from_end: false,
         })
         .await?
         .into_inner();

@@ -366,8 +366,11 @@ impl Import<'_> {
         }
         let mut events = Vec::with_capacity(stored.len());
         let mut issued = vec![1; state.config().seats().len()];
+        let mut over = false;
         for s in stored {
             let (wire, event) = log::decode(&game.game_id, &s).map_err(refused)?;
+            let lifecycle;
+            (lifecycle, over) = crate::proto::event_format::lifecycle(&wire, over);
             if let Event::SeatTokenReissued { seat } = event
                 && let Some(generation) = issued.get_mut(seat.index())
             {
@@ -379,6 +382,7 @@ impl Import<'_> {
                 payload: s.payload.into(),
                 recorded_at_ms: log::recorded_at(&wire),
                 chain: s.chain.try_into().expect("32 bytes, linked above"),
+                lifecycle: lifecycle as i32,
             });
         }
         let seat_token_hashes = self.keys.as_ref().map_or_else(Vec::new, |keys| {

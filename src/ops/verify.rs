@@ -204,6 +204,8 @@ async fn check_feeds(
                 after: last,
                 upto: head,
                 event_types: None,
+                lifecycle_only: false,
+                tags: &[],
                 limit: FEED_PAGE,
             };
             let page = match store.read_feed(cell, range).await {

@@ -57,6 +57,40 @@ pub fn created_tags(payload: &[u8]) -> Result<Vec<GameTag>, String> {
     }
 }
 
+/// What `event` does to its game's life, given whether the game (its
+/// round) was over before it, and whether it is over after it: a
+/// GameCreated creates, a RoundStarted starts a round, a move with an
+/// outcome or a GameEnded ends (the only events that end a game, as
+/// `crate::game::decide` reads them), an undo while the game is over
+/// reopens it, a SeatOut takes a seat out of play. Read off the stored
+/// events in sequence order, from a game that is not over before its
+/// GameCreated.
+pub fn lifecycle(event: &pb::GameEvent, over_before: bool) -> (pb::Lifecycle, bool) {
+    use pb::game_event::Kind;
+    match &event.kind {
+        Some(Kind::GameCreated(_)) => (pb::Lifecycle::Created, false),
+        Some(Kind::RoundStarted(_)) => (pb::Lifecycle::RoundStarted, false),
+        Some(Kind::MovePlayed(played) | Kind::MoveRedone(played)) if played.outcome.is_some() => {
+            (pb::Lifecycle::Ended, true)
+        }
+        Some(Kind::GameEnded(_)) => (pb::Lifecycle::Ended, true),
+        Some(Kind::MoveUndone(_)) if over_before => (pb::Lifecycle::Reopened, false),
+        Some(Kind::MoveUndone(_)) => (pb::Lifecycle::Unspecified, false),
+        Some(Kind::SeatOut(_)) => (pb::Lifecycle::SeatOut, over_before),
+        _ => (pb::Lifecycle::Unspecified, over_before),
+    }
+}
+
+/// The outcome an ending event carries: a move's outcome, or GameEnded's.
+pub fn outcome_of(event: &pb::GameEvent) -> Option<pb::Outcome> {
+    use pb::game_event::Kind;
+    match &event.kind {
+        Some(Kind::MovePlayed(played) | Kind::MoveRedone(played)) => played.outcome.clone(),
+        Some(Kind::GameEnded(ended)) => ended.outcome.clone(),
+        _ => None,
+    }
+}
+
 /// Every name [`event_type`] gives: the GameEvent `kind` oneof's case
 /// names, which a StreamAllEvents filter may name.
 pub const EVENT_TYPES: &[&str] = &[

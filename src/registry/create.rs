@@ -117,7 +117,8 @@ impl Registry {
             convert::event_type(&event),
             payload,
             recorded_at_ms,
-        );
+        )
+        .with_lifecycle(pb::Lifecycle::Created as i32);
         let chain = created.chain;
         let new_game = NewGame {
             game_id: game_id.clone(),

@@ -23,8 +23,8 @@ use tokio_stream::Stream;
 
 use super::stream::Traced;
 use super::{Registry, RegistryError, StreamPermit, StreamSlot};
-use crate::proto::{self as pb, convert};
-use crate::store::{EventStore, FeedRange};
+use crate::proto::{self as pb, convert, event_format};
+use crate::store::{EventStore, FeedRange, GameTag};
 
 /// Events read from the store per query: a reader that stops being read
 /// holds at most this many (about 14 KB of moves).
@@ -53,6 +53,13 @@ pub struct FeedRequest {
     /// A checkpoint at least every this many positions scanned (1 to
     /// [`MAX_CHECKPOINT_INTERVAL`]).
     pub checkpoint_interval: u32,
+    /// Only the events with a lifecycle.
+    pub lifecycle_only: bool,
+    /// Only the events of games that have every one of these tags.
+    pub tags: Vec<GameTag>,
+    /// Start at each cell's last position as the feed opens (`after` is
+    /// then empty).
+    pub from_end: bool,
 }
 
 /// A stream's items: its messages, or the error that ends it.
@@ -75,6 +82,8 @@ enum Part {
         position: u64,
         game_id: String,
         payload: Vec<u8>,
+        lifecycle: i32,
+        created_payload: Option<Vec<u8>>,
     },
     /// Every matching event of the cell up to `position` has been given;
     /// `caught_up` when that was the cell's last position.
@@ -97,6 +106,11 @@ impl Registry {
         let cells = store.cell_count();
         let mut after = request.after.clone();
         after.resize(cells, 0);
+        if request.from_end {
+            for (cell, at) in after.iter_mut().enumerate() {
+                *at = store.feed_head(cell).await?;
+            }
+        }
         for (cell, &at) in after.iter().enumerate() {
             if at == 0 {
                 continue;
@@ -111,7 +125,9 @@ impl Registry {
             "feed",
             after = ?after,
             follow = request.follow,
-            event_types = ?request.event_types
+            event_types = ?request.event_types,
+            lifecycle_only = request.lifecycle_only,
+            tags = ?request.tags
         );
         Ok(Traced::new(span, items(slot, store, after, request)))
     }
@@ -130,6 +146,7 @@ fn items(
     async_stream::try_stream! {
         let poll = store.shared().then_some(POLL);
         let types: Option<Arc<[&'static str]>> = request.event_types.map(Arc::from);
+        let tags: Arc<[GameTag]> = Arc::from(request.tags);
         let mut readers = SelectAll::new();
         for (cell, &from) in after.iter().enumerate() {
             readers.push(Box::pin(cell_parts(CellReader {
@@ -138,6 +155,8 @@ fn items(
                 after: from,
                 follow: request.follow,
                 event_types: types.clone(),
+                lifecycle_only: request.lifecycle_only,
+                tags: Arc::clone(&tags),
                 interval: u64::from(request.checkpoint_interval),
                 poll,
             })));
@@ -182,17 +201,36 @@ fn items(
             };
             yield match part {
                 None => checkpoint(&positions, &caught_up),
-                Some(Part::Event { cell, position, game_id, payload }) => {
+                Some(Part::Event { cell, position, game_id, payload, lifecycle, created_payload }) => {
                     positions[cell] = position;
-                    let event = pb::GameEvent::decode(payload.as_slice()).map_err(|e| {
+                    let corrupt = |e: prost::DecodeError| {
                         RegistryError::Internal(format!(
                             "cell {cell} feed position {position} (game {game_id}): {e}"
                         ))
-                    })?;
+                    };
+                    let event = pb::GameEvent::decode(payload.as_slice()).map_err(corrupt)?;
+                    let player_ids = match created_payload {
+                        Some(created) => match pb::GameEvent::decode(created.as_slice())
+                            .map_err(corrupt)?
+                            .kind
+                        {
+                            Some(pb::game_event::Kind::GameCreated(created)) => {
+                                created.seats.into_iter().map(|seat| seat.player_id).collect()
+                            }
+                            _ => Vec::new(),
+                        },
+                        None => Vec::new(),
+                    };
+                    let outcome = (lifecycle == pb::Lifecycle::Ended as i32)
+                        .then(|| event_format::outcome_of(&event))
+                        .flatten();
                     message(pb::stream_all_events_response::Kind::Event(pb::FeedEvent {
                         cell: cell as u32,
                         position,
                         event: Some(event),
+                        lifecycle,
+                        player_ids,
+                        outcome,
                     }))
                 }
                 Some(Part::Scanned { cell, position, caught_up: cell_caught_up }) => {
@@ -216,6 +254,8 @@ struct CellReader {
     after: u64,
     follow: bool,
     event_types: Option<Arc<[&'static str]>>,
+    lifecycle_only: bool,
+    tags: Arc<[GameTag]>,
     /// Positions per scanned range (a checkpoint after each).
     interval: u64,
     /// How long to wait for other nodes' commits; `None`: only this node
@@ -228,7 +268,9 @@ struct CellReader {
 /// caught up; when following, then the cell's new events as they commit.
 fn cell_parts(reader: CellReader) -> impl Stream<Item = Result<Part, RegistryError>> + Send {
     async_stream::try_stream! {
-        let CellReader { store, cell, after, follow, event_types, interval, poll } = reader;
+        let CellReader {
+            store, cell, after, follow, event_types, lifecycle_only, tags, interval, poll,
+        } = reader;
         let mut signal = store.feed_signal(cell);
         let mut last = after;
         let mut said_caught_up = false;
@@ -245,6 +287,8 @@ fn cell_parts(reader: CellReader) -> impl Stream<Item = Result<Part, RegistryErr
                         after: from,
                         upto,
                         event_types: event_types.as_deref(),
+                        lifecycle_only,
+                        tags: &tags,
                         limit: PAGE,
                     };
                     let page = store.read_feed(cell, range).await?;
@@ -256,6 +300,8 @@ fn cell_parts(reader: CellReader) -> impl Stream<Item = Result<Part, RegistryErr
                             position: event.position,
                             game_id: event.game_id,
                             payload: event.payload,
+                            lifecycle: event.lifecycle,
+                            created_payload: event.created_payload,
                         };
                     }
                     if !full {

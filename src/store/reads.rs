@@ -60,6 +60,16 @@ pub(super) struct FeedRow {
     sequence: i64,
     event_type: String,
     payload: Vec<u8>,
+    lifecycle: Option<i32>,
+    created_payload: Option<Vec<u8>>,
+}
+
+/// An `events` row whose lifecycle is to compute.
+#[derive(FromRow)]
+pub(super) struct MarkRow {
+    sequence: i64,
+    payload: Vec<u8>,
+    lifecycle: Option<i32>,
 }
 
 /// The feed's last position.
@@ -251,6 +261,7 @@ where
     WakeRow: for<'r> FromRow<'r, DB::Row>,
     GameIdRow: for<'r> FromRow<'r, DB::Row>,
     UntaggedRow: for<'r> FromRow<'r, DB::Row>,
+    MarkRow: for<'r> FromRow<'r, DB::Row>,
     SnapshotRow: for<'r> FromRow<'r, DB::Row>,
     FeedRow: for<'r> FromRow<'r, DB::Row>,
     HeadRow: for<'r> FromRow<'r, DB::Row>,
@@ -277,7 +288,9 @@ where
     /// with `LIKE`, which both backends read the same way (they share no
     /// array type); a name is lower case letters and underscores, and `_`
     /// (any one character to `LIKE`) cannot make one name match another of
-    /// the names the API accepts (`crate::proto::EVENT_TYPES`).
+    /// the names the API accepts (`crate::proto::EVENT_TYPES`). A
+    /// lifecycle-only read runs along `events_lifecycle` (the events that
+    /// have one); each tag is one key lookup per event read.
     ///
     /// # Errors
     /// Store failures; [`StoreError::Corrupt`] for a negative position or
@@ -293,18 +306,35 @@ where
             .event_types
             .map(|types| format!(",{},", types.join(",")))
             .unwrap_or_default();
-        let rows: Vec<FeedRow> = sqlx::query_as(
-            "SELECT position, game_id, sequence, event_type, payload FROM events \
-             WHERE position > $1 AND position <= $2 \
-             AND ($3 = '' OR $3 LIKE '%,' || event_type || ',%') \
-             ORDER BY position LIMIT $4",
-        )
-        .bind(clamp(range.after))
-        .bind(clamp(range.upto))
-        .bind(types)
-        .bind(i64::from(range.limit))
-        .fetch_all(executor)
-        .await?;
+        // The game's GameCreated (its seats) comes with each lifecycle
+        // event.
+        let mut sql = String::from(
+            "SELECT e.position, e.game_id, e.sequence, e.event_type, e.payload, e.lifecycle, \
+             c.payload AS created_payload FROM events e \
+             LEFT JOIN events c ON e.lifecycle > 0 AND c.game_id = e.game_id AND c.sequence = 1 \
+             WHERE e.position > $1 AND e.position <= $2 \
+             AND ($3 = '' OR $3 LIKE '%,' || e.event_type || ',%')",
+        );
+        if range.lifecycle_only {
+            sql.push_str(" AND e.lifecycle > 0");
+        }
+        for n in 0..range.tags.len() {
+            sql.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM games g JOIN game_tags t ON t.game_pk = g.pk \
+                 WHERE g.game_id = e.game_id AND t.tag = ${})",
+                n + 5
+            ));
+        }
+        sql.push_str(" ORDER BY e.position LIMIT $4");
+        let mut query = sqlx::query_as::<DB, FeedRow>(&sql)
+            .bind(clamp(range.after))
+            .bind(clamp(range.upto))
+            .bind(types)
+            .bind(i64::from(range.limit));
+        for tag in range.tags {
+            query = query.bind(tag.encode());
+        }
+        let rows = query.fetch_all(executor).await?;
         rows.into_iter()
             .map(|row| {
                 Ok(FeedEvent {
@@ -313,6 +343,8 @@ where
                     sequence: sequence("events.sequence", row.sequence)?,
                     event_type: row.event_type,
                     payload: row.payload,
+                    lifecycle: row.lifecycle.unwrap_or_default(),
+                    created_payload: row.created_payload,
                 })
             })
             .collect()
@@ -474,6 +506,71 @@ where
             tracing::info!(
                 games = games.len(),
                 "integrity chain computed for events stored before it"
+            );
+        }
+        Ok(())
+    }
+
+    /// Marks what each event stored before lifecycles were (see the
+    /// migration `20261208000002_event_lifecycle`) does to its game's life,
+    /// game by game, each game in one transaction on `conn`, reading its
+    /// events in sequence order with
+    /// [`crate::proto::event_format::lifecycle`]. Run after the migrations,
+    /// before the store serves; a fill cut short is finished by the next,
+    /// and nodes opening one database at once write the same values. Says
+    /// in the log how many games it marked, if any.
+    ///
+    /// # Errors
+    /// Store failures; [`StoreError::Corrupt`] for an event that does not
+    /// decode.
+    pub(super) async fn fill_lifecycles(conn: &mut DB::Connection) -> Result<(), StoreError>
+    where
+        for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+        DB::Connection: sqlx::Connection<Database = DB>,
+        for<'q> i32: Encode<'q, DB> + Type<DB>,
+    {
+        let games: Vec<GameIdRow> =
+            sqlx::query_as("SELECT DISTINCT game_id FROM events WHERE lifecycle IS NULL")
+                .fetch_all(&mut *conn)
+                .await?;
+        for game in &games {
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            let events: Vec<MarkRow> = sqlx::query_as(
+                "SELECT sequence, payload, lifecycle FROM events WHERE game_id = $1 \
+                 ORDER BY sequence",
+            )
+            .bind(game.game_id.clone())
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut over = false;
+            for event in events {
+                let wire =
+                    <crate::proto::GameEvent as prost::Message>::decode(event.payload.as_slice())
+                        .map_err(|e| {
+                        StoreError::Corrupt(format!(
+                            "game {} event {}: {e}",
+                            game.game_id, event.sequence
+                        ))
+                    })?;
+                let lifecycle;
+                (lifecycle, over) = crate::proto::event_format::lifecycle(&wire, over);
+                if event.lifecycle.is_none() {
+                    sqlx::query(
+                        "UPDATE events SET lifecycle = $1 WHERE game_id = $2 AND sequence = $3",
+                    )
+                    .bind(lifecycle as i32)
+                    .bind(game.game_id.clone())
+                    .bind(event.sequence)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+            tx.commit().await?;
+        }
+        if !games.is_empty() {
+            tracing::info!(
+                games = games.len(),
+                "lifecycles marked for events stored before them"
             );
         }
         Ok(())
@@ -806,6 +903,7 @@ mod tests {
                     payload: vec![1, 2, 3].into(),
                     recorded_at_ms: 0,
                     chain: [0; 32],
+                    lifecycle: 1,
                 },
                 request: None,
                 status: 1,

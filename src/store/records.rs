@@ -24,12 +24,16 @@ pub struct NewEvent {
     pub recorded_at_ms: i64,
     /// Its integrity chain value (see [`chain`]).
     pub chain: chain::Chain,
+    /// What it does to its game's life: `plylog.v1.Lifecycle`'s value (0:
+    /// nothing; see [`crate::proto::event_format::lifecycle`]).
+    pub lifecycle: i32,
 }
 
 impl NewEvent {
     /// The event at `sequence` of game `game_id`, after the event whose
     /// chain value is `previous` ([`chain::GENESIS`] for sequence 1), with
-    /// its chain value computed.
+    /// its chain value computed, changing nothing in its game's life (see
+    /// [`NewEvent::with_lifecycle`]).
     pub fn chained(
         previous: &chain::Chain,
         game_id: &str,
@@ -44,7 +48,14 @@ impl NewEvent {
             chain: chain::link(previous, game_id, sequence, &payload),
             payload,
             recorded_at_ms,
+            lifecycle: 0,
         }
+    }
+
+    /// The same event, doing `lifecycle` (`plylog.v1.Lifecycle`'s value) to
+    /// its game's life.
+    pub fn with_lifecycle(self, lifecycle: i32) -> Self {
+        NewEvent { lifecycle, ..self }
     }
 }
 
@@ -73,6 +84,12 @@ pub struct FeedEvent {
     pub event_type: String,
     /// The encoded `plylog.v1.GameEvent`.
     pub payload: Vec<u8>,
+    /// What it does to its game's life (`plylog.v1.Lifecycle`'s value; 0:
+    /// nothing).
+    pub lifecycle: i32,
+    /// For an event with a lifecycle: its game's encoded GameCreated event
+    /// (the seats); `None` otherwise.
+    pub created_payload: Option<Vec<u8>>,
 }
 
 /// Which events of the feed to read (see [`EventStore::read_feed`]).
@@ -84,6 +101,10 @@ pub struct FeedRange<'a> {
     pub upto: u64,
     /// Only events whose `event_type` is one of these; `None`, every event.
     pub event_types: Option<&'a [&'a str]>,
+    /// Only events with a lifecycle (see [`FeedEvent::lifecycle`]).
+    pub lifecycle_only: bool,
+    /// Only events of games that have every one of these tags.
+    pub tags: &'a [GameTag],
     /// At most this many.
     pub limit: u32,
 }

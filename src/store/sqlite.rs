@@ -173,6 +173,7 @@ impl SqliteStore {
         MIGRATOR.run(&mut migrating).await?;
         Reads::<sqlx::Sqlite>::fill_chains(&mut migrating).await?;
         Reads::<sqlx::Sqlite>::fill_tags(&mut migrating).await?;
+        Reads::<sqlx::Sqlite>::fill_lifecycles(&mut migrating).await?;
         let path = connect.get_filename().to_owned();
         if path.to_str().is_some_and(|p| p.starts_with("file:")) {
             return Err(StoreError::Unsupported(
@@ -218,6 +219,7 @@ impl SqliteStore {
         MIGRATOR.run(&mut conn).await?;
         Reads::<sqlx::Sqlite>::fill_chains(&mut conn).await?;
         Reads::<sqlx::Sqlite>::fill_tags(&mut conn).await?;
+        Reads::<sqlx::Sqlite>::fill_lifecycles(&mut conn).await?;
         conn.close().await?;
         Ok(missing)
     }

@@ -22,7 +22,7 @@ fn feed_request(after: &[u64], follow: bool, event_types: &[&str]) -> pb::Stream
         after: after.to_vec(),
         follow,
         event_types: event_types.iter().map(|t| (*t).to_owned()).collect(),
-        checkpoint_interval: 0,
+        ..Default::default()
     }
 }
 
@@ -315,5 +315,185 @@ async fn bad_feed_requests_are_refused_with_the_field_at_fault() {
             (code, reason_is),
             "{request:?}: {status:?}"
         );
+    }
+}
+
+/// `(game, lifecycle, player ids, whether an outcome came)` of each event
+/// of a lifecycle feed.
+fn lives(feed: &[&pb::FeedEvent]) -> Vec<(String, pb::Lifecycle, Vec<String>, bool)> {
+    feed.iter()
+        .map(|e| {
+            let game = e.event.as_ref().expect("the event").game_id.clone();
+            (
+                game,
+                e.lifecycle(),
+                e.player_ids.clone(),
+                e.outcome.is_some(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "won", mnk(3, 3, 3)).await;
+    create_from(
+        c,
+        pb::CreateGameRequest {
+            labels: [("cup".to_owned(), "spring".to_owned())].into(),
+            ..create_request("resigned", connect_four())
+        },
+    )
+    .await;
+    let moves = x_wins_top_row();
+    play_all(c, "won", &moves).await;
+    // The winner takes its winning move back, and plays it again.
+    c.undo(pb::UndoRequest {
+        game_id: "won".into(),
+        seat: Some(0),
+        ..Default::default()
+    })
+    .await
+    .expect("the winning move undone");
+    play(c, "won", 0, moves[4]).await.expect("won again");
+    c.rematch(pb::RematchRequest {
+        game_id: "won".into(),
+        seat: Some(1),
+        ..Default::default()
+    })
+    .await
+    .expect("a rematch");
+    // Of three seats, one resigns: out of play, the game goes on.
+    create_from(
+        c,
+        pb::CreateGameRequest {
+            seats: vec![seat("ann", "A"), seat("bo", "B"), seat("cy", "C")],
+            ..create_request("three", mnk(4, 4, 3))
+        },
+    )
+    .await;
+    for game in ["three", "resigned"] {
+        c.submit_action(pb::SubmitActionRequest {
+            game_id: game.into(),
+            seat: Some(1),
+            action: pb::Action::Resign as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("resigned");
+    }
+    let request = pb::StreamAllEventsRequest {
+        lifecycle_only: true,
+        ..Default::default()
+    };
+    let all = read_to_end(&mut open(c, request).await).await;
+    let players = || vec!["alice".to_owned(), "bob".to_owned()];
+    let won = |life, outcome| ("won".to_owned(), life, players(), outcome);
+    let resigned = |life, outcome| ("resigned".to_owned(), life, players(), outcome);
+    let three = |life| {
+        let ids = ["ann", "bo", "cy"].map(String::from).to_vec();
+        ("three".to_owned(), life, ids, false)
+    };
+    use pb::Lifecycle::*;
+    assert_eq!(
+        lives(&events(&all)),
+        [
+            won(Created, false),
+            resigned(Created, false),
+            won(Ended, true),
+            won(Reopened, false),
+            won(Ended, true),
+            won(RoundStarted, false),
+            three(Created),
+            three(SeatOut),
+            resigned(Ended, true),
+        ]
+    );
+    // The full feed marks the same events, and only those.
+    let every = read_to_end(&mut open(c, feed_request(&[], false, &[])).await).await;
+    let marked: Vec<_> = events(&every)
+        .into_iter()
+        .filter(|e| e.lifecycle() != Unspecified)
+        .collect();
+    assert_eq!(lives(&marked), lives(&events(&all)));
+    // A filter on what is fixed at creation: the labelled game only.
+    let request = pb::StreamAllEventsRequest {
+        lifecycle_only: true,
+        filter: "labels.cup = \"spring\" AND kind = \"connect_four\"".into(),
+        ..Default::default()
+    };
+    let filtered = read_to_end(&mut open(c, request).await).await;
+    assert_eq!(
+        lives(&events(&filtered)),
+        [resigned(Created, false), resigned(Ended, true)]
+    );
+    let request = pb::StreamAllEventsRequest {
+        filter: "seats.player_id = \"carol\"".into(),
+        ..Default::default()
+    };
+    let none = read_to_end(&mut open(c, request).await).await;
+    assert!(events(&none).is_empty());
+    // The feed's last checkpoint still covers every position.
+    let Some(Kind::Checkpoint(last)) = none.last() else {
+        panic!("a checkpoint ends the feed");
+    };
+    assert_eq!(last.positions, [events(&every).len() as u64]);
+}
+
+#[tokio::test]
+async fn a_reader_from_the_end_gets_only_what_commits_after_it_opened() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    create(c, "before", open_board()).await;
+    play_all(c, "before", &[cell(0), cell(1)]).await;
+    let request = pb::StreamAllEventsRequest {
+        from_end: true,
+        follow: true,
+        ..Default::default()
+    };
+    let mut feed = open(c, request).await;
+    // Caught up at once, at the feed's end.
+    let Some(Kind::Checkpoint(start)) = next(&mut feed).await else {
+        panic!("a checkpoint first");
+    };
+    assert_eq!(
+        (start.positions.as_slice(), start.caught_up),
+        (&[3][..], true)
+    );
+    create(c, "after", open_board()).await;
+    let (seen, _) = follow_until(&mut feed, 1).await;
+    assert_eq!(
+        (key(&seen[0]), seen[0].position),
+        (("after".to_owned(), 1), 4)
+    );
+    // Not with a start of its own.
+    let both = pb::StreamAllEventsRequest {
+        from_end: true,
+        after: vec![1],
+        ..Default::default()
+    };
+    let status = assert_rejected(
+        c.stream_all_events(both).await,
+        Code::InvalidArgument,
+        "INVALID_REQUEST",
+    );
+    assert_eq!(bad_field(&status).as_deref(), Some("from_end"));
+    for filter in [
+        "status = WON",
+        "created_at > \"2026-01-01T00:00:00Z\"",
+        "kind = ",
+    ] {
+        let request = pb::StreamAllEventsRequest {
+            filter: filter.into(),
+            ..Default::default()
+        };
+        let status = assert_rejected(
+            c.stream_all_events(request).await,
+            Code::InvalidArgument,
+            "INVALID_REQUEST",
+        );
+        assert_eq!(bad_field(&status).as_deref(), Some("filter"), "{filter}");
     }
 }

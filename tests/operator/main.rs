@@ -82,6 +82,7 @@ fn main() -> ExitCode {
         events_stored_before_the_chain_get_theirs_at_the_next_open,
         events_stored_before_the_feed_are_numbered_by_the_migration_in_each_games_order,
         games_stored_before_the_listing_tags_are_tagged_by_the_migration,
+        events_stored_before_lifecycles_are_marked_as_the_server_marks_them,
         feed_prints_each_event_once_across_runs_that_resume_from_the_checkpoint_file,
         verify_finds_a_gap_in_the_feed_a_game_out_of_order_and_an_event_without_a_position,
         verify_checks_a_games_snapshot_against_its_log,
@@ -977,6 +978,48 @@ async fn games_stored_before_the_listing_tags_are_tagged_by_the_migration(backen
     let after = format!("updated_at >= \"{}\"", new_at.expect("a time"));
     assert_eq!(ids(listed(&after).await), ["new"]);
     stop(server);
+}
+
+/// Events stored before lifecycles were get the lifecycle the server
+/// would have written, from `plylog migrate`: the marks after a rollback
+/// of the migration equal those written live, a game ended (won) among
+/// them.
+async fn events_stored_before_lifecycles_are_marked_as_the_server_marks_them(backend: Backend) {
+    use sqlx::Connection;
+    let db = four_games(backend).await;
+    let query = "SELECT game_id, sequence, lifecycle FROM events ORDER BY position";
+    let undo = [
+        "DROP INDEX events_lifecycle",
+        "DROP INDEX events_unmarked",
+        "ALTER TABLE events DROP COLUMN lifecycle",
+        "DELETE FROM _sqlx_migrations WHERE version = 20261208000002",
+    ];
+    macro_rules! marks {
+        ($connection:ty, $undo:expr) => {{
+            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
+            let rows: Vec<(String, i64, Option<i32>)> = sqlx::query_as(query)
+                .fetch_all(&mut conn)
+                .await
+                .expect("marks");
+            for sql in $undo {
+                sqlx::query(sql).execute(&mut conn).await.expect(sql);
+            }
+            conn.close().await.expect("closes");
+            rows
+        }};
+    }
+    let live = match db.backend {
+        Backend::Sqlite => marks!(sqlx::SqliteConnection, undo),
+        Backend::Postgres => marks!(sqlx::PgConnection, undo),
+    };
+    let ended: Vec<_> = live.iter().filter(|r| r.2 == Some(4)).collect();
+    assert_eq!(ended, [&("ttt".to_owned(), 6, Some(4))], "{live:?}");
+    db.plylog(&["migrate"]).expect_code(0);
+    let marked = match db.backend {
+        Backend::Sqlite => marks!(sqlx::SqliteConnection, [""; 0]),
+        Backend::Postgres => marks!(sqlx::PgConnection, [""; 0]),
+    };
+    assert_eq!(marked, live);
 }
 
 /// `plylog feed` prints the server's feed as JSON lines and keeps its

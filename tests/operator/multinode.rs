@@ -965,6 +965,7 @@ async fn writes_queued_together_commit_in_one_group() {
         payload: vec![sequence as u8].into(),
         recorded_at_ms: 1,
         chain: [0; 32],
+        lifecycle: 0,
     };
     let game = |id: String| NewGame {
         game_id: id,

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::seat_tokens::SeatTokens;
 use crate::game::{self, Command, Event, GameError, GameState};
 use crate::proto::convert::View;
-use crate::proto::{self as pb, convert};
+use crate::proto::{self as pb, convert, event_format};
 use crate::store::Wake;
 use crate::store::chain::Chain;
 use crate::store::{Append, NewEvent, RequestRecord, StoreError};
@@ -168,6 +168,7 @@ impl Actor {
             .for_each(|e| game::evolve(&mut self.state, e, recorded_at_ms));
         let wake = self.wake();
         let mut chain = self.chain;
+        let mut over = was_over;
         let append = Append {
             game_id: self.game_id.clone(),
             expected: current,
@@ -175,6 +176,8 @@ impl Actor {
                 .iter()
                 .zip(events)
                 .map(|(w, e)| {
+                    let lifecycle;
+                    (lifecycle, over) = event_format::lifecycle(w, over);
                     let event = NewEvent::chained(
                         &chain,
                         &self.game_id,
@@ -182,7 +185,8 @@ impl Actor {
                         convert::event_type(e),
                         w.encode_to_vec().into(),
                         recorded_at_ms,
-                    );
+                    )
+                    .with_lifecycle(lifecycle as i32);
                     chain = event.chain;
                     event
                 })

@@ -92,6 +92,7 @@ impl PostgresStore {
         let mut conn = pool.acquire().await?;
         Reads::<Postgres>::fill_chains(&mut conn).await?;
         Reads::<Postgres>::fill_tags(&mut conn).await?;
+        Reads::<Postgres>::fill_lifecycles(&mut conn).await?;
         drop(conn);
         Ok(PostgresStore::with_writer(pool))
     }
@@ -180,6 +181,7 @@ impl PostgresStore {
         MIGRATOR.run(&mut *conn).await?;
         Reads::<Postgres>::fill_chains(&mut conn).await?;
         Reads::<Postgres>::fill_tags(&mut conn).await?;
+        Reads::<Postgres>::fill_lifecycles(&mut conn).await?;
         drop(conn);
         pool.close().await;
         Ok(missing)

@@ -37,7 +37,8 @@ pub(super) const WRITE_QUEUE: usize = 4096;
 /// order), so a new holder's acquiring waits for this statement to commit:
 /// an append lands before the next holder loads the game, or not at all (it
 /// is `fenced`). Then the events of the appends that moved (`$12..$16` and
-/// the chain values `$29`, one element per event), their requests and seat
+/// the chain values `$29` and lifecycles `$37`, one element per event; a
+/// new game's GameCreated lifecycle is `$38`), their requests and seat
 /// token hashes are written.
 ///
 /// Every event written (the new games' first, then the appends', in order)
@@ -161,6 +162,8 @@ where
         .bind(column(appends, |a| {
             a.events.last().map(|event| event.recorded_at_ms)
         }))
+        .bind(column(&events, |(_, e)| e.lifecycle))
+        .bind(column(creates, |g| g.created.lifecycle))
         .fetch_all(executor)
         .await?;
     let mut wrote = Wrote::default();

@@ -204,8 +204,8 @@ fn classify(error: rusqlite::Error, on_unique: StoreError) -> StoreError {
 /// rolled back to its savepoint gives its positions back).
 fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain, position) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT coalesce(max(position), 0) + 1 FROM events))",
+        "INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms, chain, position, lifecycle) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT coalesce(max(position), 0) + 1 FROM events), ?8)",
     )?
     .execute(params![
         game_id,
@@ -214,7 +214,8 @@ fn insert_event(conn: &Connection, game_id: &str, event: &NewEvent) -> rusqlite:
         EVENT_VERSION,
         &event.payload[..],
         event.recorded_at_ms,
-        &event.chain[..]
+        &event.chain[..],
+        event.lifecycle
     ])?;
     Ok(())
 }

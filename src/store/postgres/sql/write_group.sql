@@ -1,9 +1,9 @@
 WITH c AS (
     SELECT * FROM unnest($17::text[], $18::bigint[], $19::integer[], $20::text[],
         $21::bytea[], $22::bytea[], $23::text[], $24::bytea[], $27::bigint[],
-        $28::bigint[], $30::bytea[]) WITH ORDINALITY
+        $28::bigint[], $30::bytea[], $38::integer[]) WITH ORDINALITY
       AS c(game_id, created_at_ms, status, request_id, fingerprint, hashes, event_type,
-        payload, wake_at_ms, absent_since_ms, chain, ord)),
+        payload, wake_at_ms, absent_since_ms, chain, lifecycle, ord)),
 created AS (
     INSERT INTO games (game_id, created_at_ms, last_sequence, status, create_request_id,
       create_fingerprint, seat_token_hashes, wake_at_ms, absent_since_ms, updated_at_ms, tagged)
@@ -42,13 +42,14 @@ moved AS (
       a.last_sequence),
 written AS (
     SELECT c.game_id, 1::bigint AS sequence, c.event_type, c.payload,
-      c.created_at_ms AS recorded_at_ms, c.chain, 0 AS part, c.ord
+      c.created_at_ms AS recorded_at_ms, c.chain, c.lifecycle, 0 AS part, c.ord
     FROM c JOIN created ON created.game_id = c.game_id
     UNION ALL
-    SELECT e.game_id, e.sequence, e.event_type, e.payload, e.recorded_at_ms, e.chain, 1, e.ord
+    SELECT e.game_id, e.sequence, e.event_type, e.payload, e.recorded_at_ms, e.chain,
+      e.lifecycle, 1, e.ord
     FROM unnest($12::text[], $13::bigint[], $14::text[], $15::bytea[], $16::bigint[],
-        $29::bytea[]) WITH ORDINALITY
-      AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain, ord)
+        $29::bytea[], $37::integer[]) WITH ORDINALITY
+      AS e(game_id, sequence, event_type, payload, recorded_at_ms, chain, lifecycle, ord)
     JOIN moved ON moved.game_id = e.game_id),
 counted AS (
     SELECT count(*) AS n FROM written),
@@ -58,9 +59,9 @@ head AS (
     RETURNING feed_head.position - counted.n AS before),
 inserted AS (
     INSERT INTO events (game_id, sequence, event_type, event_version, payload, recorded_at_ms,
-      chain, position)
+      chain, position, lifecycle)
     SELECT w.game_id, w.sequence, w.event_type, $11, w.payload, w.recorded_at_ms, w.chain,
-      head.before + row_number() OVER (ORDER BY w.part, w.ord)
+      head.before + row_number() OVER (ORDER BY w.part, w.ord), w.lifecycle
     FROM written w CROSS JOIN head),
 requested AS (
     INSERT INTO requests (game_id, request_id, fingerprint, first_sequence, last_sequence)
