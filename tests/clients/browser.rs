@@ -76,6 +76,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             &availability,
             a_board_of_a_million_cells_stays_responsive,
         ),
+        optional::trial(
+            "browser::hex_edges_line_up_with_the_outer_cells",
+            &availability,
+            hex_edges_line_up_with_the_outer_cells,
+        ),
     ]
 }
 
@@ -777,5 +782,126 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     assert_eq!(view["lastMove"], "999,0");
     assert_eq!(view["boardText"], "", "no text picture above 1,024 cells");
     browser.screenshot("mnk-1000x1000").await;
+    server.stop().await;
+}
+
+/// Where the board canvas shows world (0, 0) and at what scale, as the
+/// page says in `canvas#board[data-view]`: `[scale, x, y]`.
+async fn board_view(browser: &Browser) -> [f64; 3] {
+    let view = browser
+        .eval("return document.getElementById('board').dataset.view || null;")
+        .await;
+    let numbers: Vec<f64> = view
+        .as_str()
+        .unwrap_or_else(|| panic!("no data-view on the board: {view}"))
+        .split(',')
+        .map(|n| n.parse().expect("a number"))
+        .collect();
+    numbers.try_into().expect("three numbers")
+}
+
+/// The canvas's colours at the CSS pixel points given, as `[r, g, b]`.
+async fn canvas_colours(browser: &Browser, points: &[[f64; 2]]) -> Vec<[u8; 3]> {
+    let colours = browser
+        .page
+        .execute(
+            "const c = document.getElementById('board');
+             const dpr = c.width / c.getBoundingClientRect().width;
+             const ctx = c.getContext('2d');
+             return arguments[0].map(([x, y]) =>
+                 Array.from(ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3)));",
+            vec![json!(points)],
+        )
+        .await
+        .expect("pixels read");
+    serde_json::from_value(colours).expect("colours")
+}
+
+fn near(a: [u8; 3], b: [u8; 3]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= 40)
+}
+
+/// Hex's coloured edges touch the board: just outside the outermost corner
+/// of every outer cell is its side's colour (seat 0's red above the top row
+/// and below the bottom one, seat 1's blue beside the first and last
+/// columns, as in OpenSpiel), and just inside it the empty board, on an
+/// 11x11 board. The page's geometry: hexes one world unit wide, pointy
+/// side up, cell (r, c) centred at (c + r/2 + 1/2, (1.5 r + 1)/sqrt(3)).
+async fn hex_edges_line_up_with_the_outer_cells() {
+    const RED: [u8; 3] = [0xd0, 0x34, 0x2c];
+    const BLUE: [u8; 3] = [0x1f, 0x5f, 0xbf];
+    const BOARD: [u8; 3] = [0xf3, 0xea, 0xd7];
+    /// How far from a cell's corner each probe is, in CSS pixels.
+    const PROBE: f64 = 4.0;
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let id = "hex-empty";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Hex(pb::HexRules::default()),
+        2,
+    )
+    .await;
+    let browser = Browser::open().await;
+    browser.open_game(&server, id, 1).await;
+    let [scale, ox, oy] = board_view(&browser).await;
+    let radius = 1.0 / 3f64.sqrt();
+    let n = 11;
+    // Each side, the outward direction (a unit vector: an outer cell's
+    // outermost corner is `radius` along it from its centre) and the
+    // side's colour.
+    let (up, down) = ([0.0, -1.0], [0.0, 1.0]);
+    let (left, right) = ([-(3f64.sqrt()) / 2.0, 0.5], [3f64.sqrt() / 2.0, -0.5]);
+    let sides = [
+        ("top", up, RED),
+        ("bottom", down, RED),
+        ("left", left, BLUE),
+        ("right", right, BLUE),
+    ];
+    let mut probes = Vec::new();
+    let mut expected = Vec::new();
+    for (side, [dx, dy], colour) in sides {
+        for i in 0..n {
+            let (r, c) = match side {
+                "top" => (0, i),
+                "bottom" => (n - 1, i),
+                "left" => (i, 0),
+                _ => (i, n - 1),
+            };
+            let x = f64::from(c) + f64::from(r) / 2.0 + 0.5;
+            let y = (1.5 * f64::from(r) + 1.0) * radius;
+            let corner = [
+                ox + (x + dx * radius) * scale,
+                oy + (y + dy * radius) * scale,
+            ];
+            probes.push([corner[0] + dx * PROBE, corner[1] + dy * PROBE]);
+            expected.push((format!("{side} edge beside cell ({r},{c})"), colour));
+            probes.push([corner[0] - dx * PROBE, corner[1] - dy * PROBE]);
+            expected.push((format!("cell ({r},{c}) inside its {side} corner"), BOARD));
+        }
+    }
+    let colours = canvas_colours(&browser, &probes).await;
+    let wrong: Vec<String> = expected
+        .iter()
+        .zip(&probes)
+        .zip(&colours)
+        .filter(|&(((_, want), _), got)| !near(*got, *want))
+        .map(|(((what, want), at), got)| {
+            format!(
+                "{what} at ({:.0},{:.0}): {got:?}, not {want:?}",
+                at[0], at[1]
+            )
+        })
+        .collect();
+    browser.screenshot("hex-edges").await;
+    assert!(
+        wrong.is_empty(),
+        "{} of {} probes off (scale {scale:.1}):\n{}",
+        wrong.len(),
+        probes.len(),
+        wrong.join("\n")
+    );
     server.stop().await;
 }
