@@ -81,6 +81,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             &availability,
             hex_edges_line_up_with_the_outer_cells,
         ),
+        optional::trial(
+            "browser::the_board_fills_a_phone_screen",
+            &availability,
+            the_board_fills_a_phone_screen,
+        ),
     ]
 }
 
@@ -904,4 +909,79 @@ async fn hex_edges_line_up_with_the_outer_cells() {
         wrong.join("\n")
     );
     server.stop().await;
+}
+
+/// At a phone's width (390 CSS px) the board fills most of the screen
+/// (at least 300 px wide) and the page does not scroll sideways.
+async fn the_board_fills_a_phone_screen() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let mut rng = seed::rng(seed::seed("browser::the_board_fills_a_phone_screen"), 0);
+    let id = "phone";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Gomoku(pb::GomokuRules::default()),
+        2,
+    )
+    .await;
+    play_legal(&mut client, id, 20, &mut rng).await;
+    let sequence = get(&mut client, id, None).await.last_sequence;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .set_window_size(390, 844)
+        .await
+        .expect("window resized");
+    browser.open_game(&server, id, sequence).await;
+    phone_sizes(&browser, "board", "phone-gomoku").await;
+    // The replay, once it shows the last step.
+    browser
+        .page
+        .goto(&server.url(&format!("#/games/{id}/replay?sequence={sequence}")))
+        .await
+        .expect("replay loads");
+    wait_for(
+        "the replay at the last step",
+        PATIENCE,
+        Duration::from_millis(20),
+        async || {
+            let at = browser
+                .eval("const r = document.getElementById('replay'); return r ? r.dataset.sequence : null;")
+                .await;
+            (at == sequence.to_string().as_str()).then_some(())
+        },
+    )
+    .await;
+    phone_sizes(&browser, "replay-board", "phone-replay").await;
+    server.stop().await;
+}
+
+/// Checks the phone-width page showing `canvas#<canvas>`: the window is 390
+/// px wide, the canvas at least 300 px, nothing scrolls sideways; saves a
+/// screenshot as `<name>.png` first.
+async fn phone_sizes(browser: &Browser, canvas: &str, name: &str) {
+    let sizes = browser
+        .page
+        .execute(
+            "return [window.innerWidth, document.getElementById(arguments[0]).getBoundingClientRect().width,
+                     document.documentElement.scrollWidth];",
+            vec![json!(canvas)],
+        )
+        .await
+        .expect("sizes read");
+    let [viewport, board, page]: [f64; 3] =
+        serde_json::from_value(sizes.clone()).expect("three numbers");
+    println!("{name}: at {viewport} px wide, the board is {board} px wide, the page {page} px");
+    browser.screenshot(name).await;
+    assert_eq!(viewport, 390.0, "the window is a phone's width: {sizes}");
+    assert!(
+        board >= 300.0,
+        "{name}: the board is {board} px wide at {viewport} px"
+    );
+    assert!(
+        page <= viewport,
+        "{name}: the page scrolls sideways, {page} px wide"
+    );
 }
