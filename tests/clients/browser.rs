@@ -77,6 +77,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             a_board_of_a_million_cells_stays_responsive,
         ),
         optional::trial(
+            "browser::a_missing_game_shows_only_not_found",
+            &availability,
+            a_missing_game_shows_only_not_found,
+        ),
+        optional::trial(
             "browser::hex_edges_line_up_with_the_outer_cells",
             &availability,
             hex_edges_line_up_with_the_outer_cells,
@@ -197,9 +202,11 @@ impl Browser {
             "const g = document.getElementById('game');
              if (!g) return null;
              const text = id => (document.getElementById(id) || {}).textContent || '';
+             const shown = id => { const e = document.getElementById(id); return !!(e && e.offsetParent); };
              return Object.assign({}, g.dataset, {
                  boardText: text('board-text'), outcome: text('outcome'), turn: text('turn'),
                  moves: Array.from(document.querySelectorAll('#moves li')).map(li => Number(li.dataset.sequence)),
+                 badge: shown('connection') ? text('connection') : null,
              });",
         )
         .await
@@ -787,6 +794,64 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     assert_eq!(view["lastMove"], "999,0");
     assert_eq!(view["boardText"], "", "no text picture above 1,024 cells");
     browser.screenshot("mnk-1000x1000").await;
+    server.stop().await;
+}
+
+/// How long a missing game's page is watched for another call. A page
+/// that retries (as it once did: after 200 ms, doubling up to 2 s) calls
+/// at least three more times in it.
+const NO_RETRY_WINDOW: Duration = Duration::from_millis(3000);
+
+/// A game id that does not exist: the page says "not found" and nothing
+/// else (no connection badge, no board), and asks the server once: no
+/// GetGame or StreamEvents follows while it is watched.
+async fn a_missing_game_shows_only_not_found() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .goto(&server.url("#/games/no-such-game"))
+        .await
+        .expect("page loads");
+    let view = browser
+        .wait_for_game("not found", PATIENCE, |v| v["connection"] == "not-found")
+        .await;
+    assert_eq!(view["badge"], Value::Null, "no connection badge: {view:#}");
+    let shown = browser
+        .eval("return document.getElementById('app').innerText;")
+        .await;
+    let shown = shown.as_str().unwrap_or_default();
+    assert!(shown.contains("not found"), "{shown:?}");
+    assert!(
+        !shown.contains("connecting") && !shown.contains("events"),
+        "only the not-found state shows: {shown:?}"
+    );
+    let board = browser
+        .eval("return !!document.getElementById('board').offsetParent;")
+        .await;
+    assert_eq!(
+        board,
+        json!(false),
+        "no board for a game that does not exist"
+    );
+    browser.screenshot("not-found").await;
+
+    // The API calls the page made, counted from the browser's own record.
+    let calls = "return performance.getEntriesByType('resource')
+                     .map(e => e.name.split('/').pop())
+                     .filter(m => m === 'GetGame' || m === 'StreamEvents');";
+    let mut last = Value::Null;
+    // Watched for the whole window: any other call ends the watch early.
+    let retried = poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
+        last = browser.eval(calls).await;
+        (last != json!(["GetGame"])).then_some(())
+    })
+    .await;
+    assert!(
+        retried.is_none(),
+        "the page calls the server again for a missing game: {last}"
+    );
     server.stop().await;
 }
 

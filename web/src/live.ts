@@ -3,7 +3,8 @@
 // to the board as it comes. An event that cannot be applied exactly (and the
 // clocks of a timed game) is settled by GetGame at that sequence. A gap
 // resubscribes; an error or the end of the stream reconnects with backoff
-// (200 ms doubling to 2 s) from the last applied sequence + 1.
+// (200 ms doubling to 2 s) from the last applied sequence + 1. A game that
+// does not exist stops the page at once: no retry.
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { client, errorText, sleep } from "./api";
@@ -30,7 +31,7 @@ import type { View } from "./view";
 const MAX_MOVES_IN_DOM = 500;
 const RESYNC_MIN_MS = 300;
 
-type Connection = "connecting" | "live" | "reconnecting";
+type Connection = "connecting" | "live" | "reconnecting" | "not-found";
 
 const rcText = (rc: RC | undefined) => (rc ? `${rc[0]},${rc[1]}` : "");
 
@@ -46,6 +47,25 @@ export function liveView(gameId: string): View {
   const boardText = h("pre", { id: "board-text" });
   const moves = h("ol", { id: "moves" });
   const error = h("p", { class: "error", id: "game-error" });
+  const notFound = h("p", { id: "not-found", hidden: true });
+  const replayLink = h("a", { href: replayHref(gameId), id: "replay-link", class: "button" }, "replay");
+  const layout = h(
+    "div",
+    { class: "layout" },
+    panel.el,
+    h(
+      "aside",
+      { class: "side" },
+      seatsBox,
+      turn,
+      outcome,
+      clocks,
+      h("h3", {}, "board"),
+      boardText,
+      h("h3", {}, "events"),
+      moves,
+    ),
+  );
   const el = h(
     "section",
     {
@@ -66,26 +86,11 @@ export function liveView(gameId: string): View {
       title,
       kindEl,
       conn,
-      h("a", { href: replayHref(gameId), id: "replay-link", class: "button" }, "replay"),
+      replayLink,
     ),
     error,
-    h(
-      "div",
-      { class: "layout" },
-      panel.el,
-      h(
-        "aside",
-        { class: "side" },
-        seatsBox,
-        turn,
-        outcome,
-        clocks,
-        h("h3", {}, "board"),
-        boardText,
-        h("h3", {}, "events"),
-        moves,
-      ),
-    ),
+    notFound,
+    layout,
   );
 
   const abort = new AbortController();
@@ -103,6 +108,19 @@ export function liveView(gameId: string): View {
     setAttr(el, "data-connection", c);
     setText(conn, c);
     conn.className = `conn conn-${c}`;
+  };
+
+  /** No game has this id: say so, and nothing else (no badge, no board, no retry). */
+  const showNotFound = () => {
+    setConnection("not-found");
+    abort.abort();
+    clearInterval(clockTimer);
+    setText(error, "");
+    setText(notFound, `Game ${visible(gameId)} not found: no game has this id.`);
+    notFound.hidden = false;
+    conn.hidden = true;
+    replayLink.hidden = true;
+    layout.hidden = true;
   };
 
   const renderClocks = () => {
@@ -172,11 +190,11 @@ export function liveView(gameId: string): View {
       } catch (e) {
         if (signal.aborted) return undefined;
         if (e instanceof ConnectError && e.code === Code.NotFound) {
-          setText(error, `game ${visible(gameId)} not found`);
-        } else {
-          setText(error, `cannot read the game: ${errorText(e)}`);
-          if (applied > 0n) setConnection("reconnecting");
+          showNotFound();
+          return undefined;
         }
+        setText(error, `cannot read the game: ${errorText(e)}`);
+        if (applied > 0n) setConnection("reconnecting");
         await sleep(backoff, signal);
         backoff = Math.min(backoff * 2, 2000);
       }
@@ -207,15 +225,15 @@ export function liveView(gameId: string): View {
     }, wait);
   };
 
-  /** Applies one streamed event; "gap" asks for a resubscription. */
-  const onEvent = async (ev: GameEvent): Promise<"ok" | "gap"> => {
+  /** Applies one streamed event; "gap" asks for a resubscription, "stop" ends the page's stream. */
+  const onEvent = async (ev: GameEvent): Promise<"ok" | "gap" | "stop"> => {
     if (!state) return "ok";
     if (ev.sequence <= applied) return "ok";
     if (ev.sequence > applied + 1n) return "gap";
     const how = state.apply(ev, timestampMs(ev.recordedAt));
     if (how === "inexact") {
       const game = await fetchGame(ev.sequence);
-      if (!game) return "ok";
+      if (!game) return "stop";
       state.loadPosition(game.position);
     }
     applied = ev.sequence;
@@ -242,13 +260,19 @@ export function liveView(gameId: string): View {
           setConnection("live");
           setText(error, "");
           if (res.kind.case === "event") {
-            if ((await onEvent(res.kind.value)) === "gap") {
+            const next = await onEvent(res.kind.value);
+            if (next === "stop") return;
+            if (next === "gap") {
               gap = true;
               break;
             }
           }
         }
       } catch (e) {
+        if (e instanceof ConnectError && e.code === Code.NotFound) {
+          showNotFound();
+          return;
+        }
         if (!signal.aborted) setText(error, `stream: ${errorText(e)}`);
       } finally {
         stream.abort();
