@@ -28,7 +28,7 @@ use plylog_testkit::seed;
 use plylog_testkit::stored;
 use plylog_testkit::{
     App, Client, channel, create_request, place, plain_move_request, poll, rules, seat, spawn_app,
-    wait_for,
+    wait_for, x_wins_top_row,
 };
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -75,6 +75,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             "browser::a_board_of_a_million_cells_stays_responsive",
             &availability,
             a_board_of_a_million_cells_stays_responsive,
+        ),
+        optional::trial(
+            "browser::a_finished_game_shows_its_end_not_live",
+            &availability,
+            a_finished_game_shows_its_end_not_live,
         ),
         optional::trial(
             "browser::a_missing_game_shows_only_not_found",
@@ -794,6 +799,112 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     assert_eq!(view["lastMove"], "999,0");
     assert_eq!(view["boardText"], "", "no text picture above 1,024 cells");
     browser.screenshot("mnk-1000x1000").await;
+    server.stop().await;
+}
+
+/// Submits `mv` for `seat` without reading the game first; returns the
+/// game's new sequence.
+async fn play_as(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) -> u64 {
+    client
+        .submit_move(plain_move_request(game_id, seat, mv))
+        .await
+        .unwrap_or_else(|e| panic!("{game_id}: move refused: {e}"))
+        .into_inner()
+        .game
+        .expect("game")
+        .last_sequence
+}
+
+/// The badge beside a game's name says "live" only while the game is in
+/// play: a game won before the page opened shows "won", one drawn or
+/// called off while the page is open turns to "drawn" or "no result"
+/// within a second, and a rematch of the won game makes it live again.
+async fn a_finished_game_shows_its_end_not_live() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let browser = Browser::open().await;
+    let tic_tac_toe = || {
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 3,
+            cols: 3,
+            k: 3,
+        })
+    };
+
+    let id = "won-before";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    let mut sequence = 1;
+    for (i, mv) in x_wins_top_row().into_iter().enumerate() {
+        sequence = play_as(&mut client, id, i as u32 % 2, mv).await;
+    }
+    let view = browser.open_game(&server, id, sequence).await;
+    assert_eq!(view["status"], "WON");
+    assert_eq!(view["badge"], "won", "{view:#}");
+    browser.screenshot("won-before").await;
+    // A rematch: a new round, in play again.
+    client
+        .rematch(pb::RematchRequest {
+            game_id: id.into(),
+            seat: Some(0),
+            ..Default::default()
+        })
+        .await
+        .expect("rematch");
+    browser
+        .wait_for_game("the new round, live", SHOWN_WITHIN, |v| {
+            v["status"] == "IN_PROGRESS" && v["badge"] == "live"
+        })
+        .await;
+
+    let id = "drawn-live";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    let view = browser.open_game(&server, id, 1).await;
+    assert_eq!(view["badge"], "live");
+    // X: (0,0) (0,2) (1,0) (1,2) (2,1); O: (0,1) (1,1) (2,0) (2,2): no line.
+    let draw = [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (1, 1),
+        (1, 0),
+        (2, 0),
+        (1, 2),
+        (2, 2),
+        (2, 1),
+    ];
+    for (i, (row, col)) in draw.into_iter().enumerate() {
+        if get(&mut client, id, None)
+            .await
+            .position
+            .and_then(|p| p.seat_to_move)
+            .is_none()
+        {
+            break;
+        }
+        play_as(&mut client, id, i as u32 % 2, place(row, col)).await;
+    }
+    let view = browser
+        .wait_for_game("the draw", SHOWN_WITHIN, |v| v["status"] == "DRAWN")
+        .await;
+    assert_eq!(view["badge"], "drawn", "{view:#}");
+
+    let id = "aborted-live";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    browser.open_game(&server, id, 1).await;
+    client
+        .submit_action(pb::SubmitActionRequest {
+            game_id: id.into(),
+            seat: Some(0),
+            action: pb::Action::Abort as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("abort");
+    let view = browser
+        .wait_for_game("no result", SHOWN_WITHIN, |v| v["status"] == "NO_RESULT")
+        .await;
+    assert_eq!(view["badge"], "no result", "{view:#}");
     server.stop().await;
 }
 

@@ -33,6 +33,9 @@ const RESYNC_MIN_MS = 300;
 
 type Connection = "connecting" | "live" | "reconnecting" | "not-found";
 
+/** What the badge says once the game is over, instead of the connection. */
+const END_LABELS: Record<string, string> = { WON: "won", DRAWN: "drawn", NO_RESULT: "no result" };
+
 const rcText = (rc: RC | undefined) => (rc ? `${rc[0]},${rc[1]}` : "");
 
 export function liveView(gameId: string): View {
@@ -100,14 +103,24 @@ export function liveView(gameId: string): View {
   /** The last sequence applied to `state` and shown. */
   let applied = 0n;
   let lastListed = 0n;
+  let connection: Connection = "connecting";
   let clockTimer = 0;
   let resyncTimer = 0;
   let lastResync = 0;
 
+  /** The badge: the connection while the game is in play, its end once over. */
+  const showBadge = () => {
+    const end = state ? END_LABELS[statusName(state.status)] : undefined;
+    const [text, cls] = end ? [end, "over"] : [connection, connection];
+    setText(conn, text);
+    setAttr(conn, "class", `conn conn-${cls}`);
+    setAttr(conn, "title", end ? "the game is over" : "");
+  };
+
   const setConnection = (c: Connection) => {
+    connection = c;
     setAttr(el, "data-connection", c);
-    setText(conn, c);
-    conn.className = `conn conn-${c}`;
+    showBadge();
   };
 
   /** No game has this id: say so, and nothing else (no badge, no board, no retry). */
@@ -164,6 +177,7 @@ export function liveView(gameId: string): View {
     setAttr(el, "data-seat-to-move", state.seatToMove === undefined ? "" : String(state.seatToMove));
     setAttr(el, "data-winning-line", state.winLine.map((rc) => rcText(rc)).join(";"));
     setAttr(el, "data-last-move", rcText(state.lastMove));
+    showBadge();
     setAttr(el, "data-sequence", String(applied));
   };
 
