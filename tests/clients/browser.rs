@@ -27,8 +27,8 @@ use plylog_testkit::optional;
 use plylog_testkit::seed;
 use plylog_testkit::stored;
 use plylog_testkit::{
-    App, Client, channel, create_request, place, plain_move_request, poll, rules, seat, spawn_app,
-    wait_for, x_wins_top_row,
+    App, Client, channel, create_request, drop_in, place, plain_move_request, poll, rules, seat,
+    spawn_app, wait_for, x_wins_top_row,
 };
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -75,6 +75,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             "browser::a_board_of_a_million_cells_stays_responsive",
             &availability,
             a_board_of_a_million_cells_stays_responsive,
+        ),
+        optional::trial(
+            "browser::a_game_opened_after_its_moves_lists_its_history",
+            &availability,
+            a_game_opened_after_its_moves_lists_its_history,
         ),
         optional::trial(
             "browser::a_finished_game_shows_its_end_not_live",
@@ -208,10 +213,12 @@ impl Browser {
              if (!g) return null;
              const text = id => (document.getElementById(id) || {}).textContent || '';
              const shown = id => { const e = document.getElementById(id); return !!(e && e.offsetParent); };
+             const older = document.querySelector('#moves-older a');
              return Object.assign({}, g.dataset, {
                  boardText: text('board-text'), outcome: text('outcome'), turn: text('turn'),
                  moves: Array.from(document.querySelectorAll('#moves li')).map(li => Number(li.dataset.sequence)),
                  badge: shown('connection') ? text('connection') : null,
+                 older: shown('moves-older') && older ? older.getAttribute('href') : null,
              });",
         )
         .await
@@ -533,9 +540,6 @@ async fn the_page_resumes_after_the_server_restarts() {
         2,
     )
     .await;
-    let drop_in = |column| pb::Move {
-        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
-    };
     let browser = Browser::open().await;
     browser.open_game(&server, id, 1).await;
     for column in [3, 3] {
@@ -561,11 +565,10 @@ async fn the_page_resumes_after_the_server_restarts() {
     let sequence = play(&mut client, id, drop_in(5)).await;
     let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
     assert_eq!(view["boardText"], board_text(&mut client, id, None).await);
-    let seen: Vec<u64> = serde_json::from_value(view["moves"].clone()).expect("sequences");
     assert_eq!(
-        seen,
-        (2..=sequence).collect::<Vec<_>>(),
-        "every event after the opening position once, in order"
+        sequences(&view),
+        (1..=sequence).collect::<Vec<_>>(),
+        "every event once, in order: the history, then what the page saw live"
     );
     server.stop().await;
 }
@@ -802,6 +805,11 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     server.stop().await;
 }
 
+/// The sequences `#moves` lists, in order.
+fn sequences(view: &Value) -> Vec<u64> {
+    serde_json::from_value(view["moves"].clone()).expect("sequences")
+}
+
 /// Submits `mv` for `seat` without reading the game first; returns the
 /// game's new sequence.
 async fn play_as(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) -> u64 {
@@ -813,6 +821,99 @@ async fn play_as(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) ->
         .game
         .expect("game")
         .last_sequence
+}
+
+/// A game played before the page opened: its events list shows them all,
+/// and the moves after follow, each once, in order. A game longer than
+/// the list (600 moves) shows its last 500 events and a link to the replay
+/// at the one before, which opens there.
+async fn a_game_opened_after_its_moves_lists_its_history() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let browser = Browser::open().await;
+
+    let id = "played-before";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default()),
+        2,
+    )
+    .await;
+    let mut sequence = 1;
+    for (i, column) in [3, 3, 4, 2, 5, 6].into_iter().enumerate() {
+        sequence = play_as(&mut client, id, i as u32 % 2, drop_in(column)).await;
+    }
+    browser.open_game(&server, id, sequence).await;
+    let view = browser
+        .wait_for_game("the history", PATIENCE, |v| {
+            sequences(v) == (1..=sequence).collect::<Vec<_>>()
+        })
+        .await;
+    assert_eq!(view["older"], Value::Null, "the whole game is listed");
+    for (seat, column) in [(0, 0), (1, 1)] {
+        sequence = play_as(&mut client, id, seat, drop_in(column)).await;
+        browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    }
+    let view = browser.game_view().await;
+    assert_eq!(
+        sequences(&view),
+        (1..=sequence).collect::<Vec<_>>(),
+        "the history, then each live event once, in order"
+    );
+    browser.screenshot("history").await;
+
+    // 600 moves on a board nobody can win: a 40x40 board, k = 40, filled
+    // row by row (each column holds one seat's pieces, 15 of them).
+    let id = "long";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 40,
+            cols: 40,
+            k: 40,
+        }),
+        2,
+    )
+    .await;
+    for i in 0..600 {
+        sequence = play_as(&mut client, id, i % 2, place(i as i32 / 40, i as i32 % 40)).await;
+    }
+    assert_eq!(sequence, 601);
+    browser.open_game(&server, id, sequence).await;
+    let view = browser
+        .wait_for_game("the last 500 events", PATIENCE, |v| {
+            sequences(v) == (102..=601).collect::<Vec<_>>()
+        })
+        .await;
+    assert_eq!(view["older"], format!("#/games/{id}/replay?sequence=101"));
+    let sequence = play_as(&mut client, id, 0, place(15, 0)).await;
+    let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    assert_eq!(sequences(&view), (103..=602).collect::<Vec<_>>());
+    assert_eq!(view["older"], format!("#/games/{id}/replay?sequence=102"));
+    browser
+        .page
+        .find(Locator::Css("#moves-older a"))
+        .await
+        .expect("the link to the replay")
+        .click()
+        .await
+        .expect("clicked");
+    wait_for(
+        "the replay at sequence 102",
+        PATIENCE,
+        Duration::from_millis(20),
+        async || {
+            let at = browser
+                .eval("const r = document.getElementById('replay'); return r ? r.dataset.sequence : null;")
+                .await;
+            (at == "102").then_some(())
+        },
+    )
+    .await;
+    server.stop().await;
 }
 
 /// The badge beside a game's name says "live" only while the game is in
