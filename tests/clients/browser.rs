@@ -11,6 +11,7 @@
 //! `target/dashboard-screenshots/` (or `PLYLOG_SCREENSHOT_DIR`).
 
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -141,7 +142,8 @@ impl Server {
     }
 }
 
-/// Headless Chromium under ChromeDriver; both are killed when dropped.
+/// Headless Chromium under ChromeDriver, in a process group of their
+/// own; the whole group is killed when dropped.
 struct Browser {
     driver: Child,
     page: WebDriver,
@@ -154,8 +156,11 @@ impl Browser {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
             probe.local_addr().unwrap().port()
         };
+        // Chromium and its helpers join ChromeDriver's group, so one kill
+        // ends them all: killing ChromeDriver alone left them running.
         let mut driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -287,6 +292,8 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
