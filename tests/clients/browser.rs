@@ -11,6 +11,7 @@
 //! `target/dashboard-screenshots/` (or `PLYLOG_SCREENSHOT_DIR`).
 
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -27,8 +28,8 @@ use plylog_testkit::optional;
 use plylog_testkit::seed;
 use plylog_testkit::stored;
 use plylog_testkit::{
-    App, Client, channel, create_request, place, plain_move_request, poll, rules, seat, spawn_app,
-    wait_for,
+    App, Client, channel, create_request, drop_in, place, plain_move_request, poll, rules, seat,
+    spawn_app, wait_for, x_wins_top_row,
 };
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -76,6 +77,31 @@ pub(crate) fn trials() -> Vec<Trial> {
             &availability,
             a_board_of_a_million_cells_stays_responsive,
         ),
+        optional::trial(
+            "browser::a_game_opened_after_its_moves_lists_its_history",
+            &availability,
+            a_game_opened_after_its_moves_lists_its_history,
+        ),
+        optional::trial(
+            "browser::a_finished_game_shows_its_end_not_live",
+            &availability,
+            a_finished_game_shows_its_end_not_live,
+        ),
+        optional::trial(
+            "browser::a_missing_game_shows_only_not_found",
+            &availability,
+            a_missing_game_shows_only_not_found,
+        ),
+        optional::trial(
+            "browser::hex_edges_line_up_with_the_outer_cells",
+            &availability,
+            hex_edges_line_up_with_the_outer_cells,
+        ),
+        optional::trial(
+            "browser::the_board_fills_a_phone_screen",
+            &availability,
+            the_board_fills_a_phone_screen,
+        ),
     ]
 }
 
@@ -116,7 +142,8 @@ impl Server {
     }
 }
 
-/// Headless Chromium under ChromeDriver; both are killed when dropped.
+/// Headless Chromium under ChromeDriver, in a process group of their
+/// own; the whole group is killed when dropped.
 struct Browser {
     driver: Child,
     page: WebDriver,
@@ -129,8 +156,11 @@ impl Browser {
             let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
             probe.local_addr().unwrap().port()
         };
+        // Chromium and its helpers join ChromeDriver's group, so one kill
+        // ends them all: killing ChromeDriver alone left them running.
         let mut driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -187,9 +217,13 @@ impl Browser {
             "const g = document.getElementById('game');
              if (!g) return null;
              const text = id => (document.getElementById(id) || {}).textContent || '';
+             const shown = id => { const e = document.getElementById(id); return !!(e && e.offsetParent); };
+             const older = document.querySelector('#moves-older a');
              return Object.assign({}, g.dataset, {
                  boardText: text('board-text'), outcome: text('outcome'), turn: text('turn'),
                  moves: Array.from(document.querySelectorAll('#moves li')).map(li => Number(li.dataset.sequence)),
+                 badge: shown('connection') ? text('connection') : null,
+                 older: shown('moves-older') && older ? older.getAttribute('href') : null,
              });",
         )
         .await
@@ -258,6 +292,8 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -511,9 +547,6 @@ async fn the_page_resumes_after_the_server_restarts() {
         2,
     )
     .await;
-    let drop_in = |column| pb::Move {
-        kind: Some(pb::r#move::Kind::Drop(pb::Drop { column })),
-    };
     let browser = Browser::open().await;
     browser.open_game(&server, id, 1).await;
     for column in [3, 3] {
@@ -539,11 +572,10 @@ async fn the_page_resumes_after_the_server_restarts() {
     let sequence = play(&mut client, id, drop_in(5)).await;
     let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
     assert_eq!(view["boardText"], board_text(&mut client, id, None).await);
-    let seen: Vec<u64> = serde_json::from_value(view["moves"].clone()).expect("sequences");
     assert_eq!(
-        seen,
-        (2..=sequence).collect::<Vec<_>>(),
-        "every event after the opening position once, in order"
+        sequences(&view),
+        (1..=sequence).collect::<Vec<_>>(),
+        "every event once, in order: the history, then what the page saw live"
     );
     server.stop().await;
 }
@@ -778,4 +810,462 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     assert_eq!(view["boardText"], "", "no text picture above 1,024 cells");
     browser.screenshot("mnk-1000x1000").await;
     server.stop().await;
+}
+
+/// The sequences `#moves` lists, in order.
+fn sequences(view: &Value) -> Vec<u64> {
+    serde_json::from_value(view["moves"].clone()).expect("sequences")
+}
+
+/// Submits `mv` for `seat` without reading the game first; returns the
+/// game's new sequence.
+async fn play_as(client: &mut Client, game_id: &str, seat: u32, mv: pb::Move) -> u64 {
+    client
+        .submit_move(plain_move_request(game_id, seat, mv))
+        .await
+        .unwrap_or_else(|e| panic!("{game_id}: move refused: {e}"))
+        .into_inner()
+        .game
+        .expect("game")
+        .last_sequence
+}
+
+/// A game played before the page opened: its events list shows them all,
+/// and the moves after follow, each once, in order. A game longer than
+/// the list (600 moves) shows its last 500 events and a link to the replay
+/// at the one before, which opens there.
+async fn a_game_opened_after_its_moves_lists_its_history() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let browser = Browser::open().await;
+
+    let id = "played-before";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::ConnectFour(pb::ConnectFourRules::default()),
+        2,
+    )
+    .await;
+    let mut sequence = 1;
+    for (i, column) in [3, 3, 4, 2, 5, 6].into_iter().enumerate() {
+        sequence = play_as(&mut client, id, i as u32 % 2, drop_in(column)).await;
+    }
+    browser.open_game(&server, id, sequence).await;
+    let view = browser
+        .wait_for_game("the history", PATIENCE, |v| {
+            sequences(v) == (1..=sequence).collect::<Vec<_>>()
+        })
+        .await;
+    assert_eq!(view["older"], Value::Null, "the whole game is listed");
+    for (seat, column) in [(0, 0), (1, 1)] {
+        sequence = play_as(&mut client, id, seat, drop_in(column)).await;
+        browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    }
+    let view = browser.game_view().await;
+    assert_eq!(
+        sequences(&view),
+        (1..=sequence).collect::<Vec<_>>(),
+        "the history, then each live event once, in order"
+    );
+    browser.screenshot("history").await;
+
+    // 600 moves on a board nobody can win: a 40x40 board, k = 40, filled
+    // row by row (each column holds one seat's pieces, 15 of them).
+    let id = "long";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 40,
+            cols: 40,
+            k: 40,
+        }),
+        2,
+    )
+    .await;
+    for i in 0..600 {
+        sequence = play_as(&mut client, id, i % 2, place(i as i32 / 40, i as i32 % 40)).await;
+    }
+    assert_eq!(sequence, 601);
+    browser.open_game(&server, id, sequence).await;
+    let view = browser
+        .wait_for_game("the last 500 events", PATIENCE, |v| {
+            sequences(v) == (102..=601).collect::<Vec<_>>()
+        })
+        .await;
+    assert_eq!(view["older"], format!("#/games/{id}/replay?sequence=101"));
+    let sequence = play_as(&mut client, id, 0, place(15, 0)).await;
+    let view = browser.wait_for_sequence(sequence, SHOWN_WITHIN).await;
+    assert_eq!(sequences(&view), (103..=602).collect::<Vec<_>>());
+    assert_eq!(view["older"], format!("#/games/{id}/replay?sequence=102"));
+    browser
+        .page
+        .find(Locator::Css("#moves-older a"))
+        .await
+        .expect("the link to the replay")
+        .click()
+        .await
+        .expect("clicked");
+    wait_for(
+        "the replay at sequence 102",
+        PATIENCE,
+        Duration::from_millis(20),
+        async || {
+            let at = browser
+                .eval("const r = document.getElementById('replay'); return r ? r.dataset.sequence : null;")
+                .await;
+            (at == "102").then_some(())
+        },
+    )
+    .await;
+    server.stop().await;
+}
+
+/// The badge beside a game's name says "live" only while the game is in
+/// play: a game won before the page opened shows "won", one drawn or
+/// called off while the page is open turns to "drawn" or "no result"
+/// within a second, and a rematch of the won game makes it live again.
+async fn a_finished_game_shows_its_end_not_live() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let browser = Browser::open().await;
+    let tic_tac_toe = || {
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 3,
+            cols: 3,
+            k: 3,
+        })
+    };
+
+    let id = "won-before";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    let mut sequence = 1;
+    for (i, mv) in x_wins_top_row().into_iter().enumerate() {
+        sequence = play_as(&mut client, id, i as u32 % 2, mv).await;
+    }
+    let view = browser.open_game(&server, id, sequence).await;
+    assert_eq!(view["status"], "WON");
+    assert_eq!(view["badge"], "won", "{view:#}");
+    browser.screenshot("won-before").await;
+    // A rematch: a new round, in play again.
+    client
+        .rematch(pb::RematchRequest {
+            game_id: id.into(),
+            seat: Some(0),
+            ..Default::default()
+        })
+        .await
+        .expect("rematch");
+    browser
+        .wait_for_game("the new round, live", SHOWN_WITHIN, |v| {
+            v["status"] == "IN_PROGRESS" && v["badge"] == "live"
+        })
+        .await;
+
+    let id = "drawn-live";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    let view = browser.open_game(&server, id, 1).await;
+    assert_eq!(view["badge"], "live");
+    // X: (0,0) (0,2) (1,0) (1,2) (2,1); O: (0,1) (1,1) (2,0) (2,2): no line.
+    let draw = [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (1, 1),
+        (1, 0),
+        (2, 0),
+        (1, 2),
+        (2, 2),
+        (2, 1),
+    ];
+    for (i, (row, col)) in draw.into_iter().enumerate() {
+        if get(&mut client, id, None)
+            .await
+            .position
+            .and_then(|p| p.seat_to_move)
+            .is_none()
+        {
+            break;
+        }
+        play_as(&mut client, id, i as u32 % 2, place(row, col)).await;
+    }
+    let view = browser
+        .wait_for_game("the draw", SHOWN_WITHIN, |v| v["status"] == "DRAWN")
+        .await;
+    assert_eq!(view["badge"], "drawn", "{view:#}");
+
+    let id = "aborted-live";
+    create(&mut client, id, tic_tac_toe(), 2).await;
+    browser.open_game(&server, id, 1).await;
+    client
+        .submit_action(pb::SubmitActionRequest {
+            game_id: id.into(),
+            seat: Some(0),
+            action: pb::Action::Abort as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("abort");
+    let view = browser
+        .wait_for_game("no result", SHOWN_WITHIN, |v| v["status"] == "NO_RESULT")
+        .await;
+    assert_eq!(view["badge"], "no result", "{view:#}");
+    server.stop().await;
+}
+
+/// How long a missing game's page is watched for another call. A page
+/// that retries (as it once did: after 200 ms, doubling up to 2 s) calls
+/// at least three more times in it.
+const NO_RETRY_WINDOW: Duration = Duration::from_millis(3000);
+
+/// A game id that does not exist: the page says "not found" and nothing
+/// else (no connection badge, no board), and asks the server once: no
+/// GetGame or StreamEvents follows while it is watched.
+async fn a_missing_game_shows_only_not_found() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .goto(&server.url("#/games/no-such-game"))
+        .await
+        .expect("page loads");
+    let view = browser
+        .wait_for_game("not found", PATIENCE, |v| v["connection"] == "not-found")
+        .await;
+    assert_eq!(view["badge"], Value::Null, "no connection badge: {view:#}");
+    let shown = browser
+        .eval("return document.getElementById('app').innerText;")
+        .await;
+    let shown = shown.as_str().unwrap_or_default();
+    assert!(shown.contains("not found"), "{shown:?}");
+    assert!(
+        !shown.contains("connecting") && !shown.contains("events"),
+        "only the not-found state shows: {shown:?}"
+    );
+    let board = browser
+        .eval("return !!document.getElementById('board').offsetParent;")
+        .await;
+    assert_eq!(
+        board,
+        json!(false),
+        "no board for a game that does not exist"
+    );
+    browser.screenshot("not-found").await;
+
+    // The API calls the page made, counted from the browser's own record.
+    let calls = "return performance.getEntriesByType('resource')
+                     .map(e => e.name.split('/').pop())
+                     .filter(m => m === 'GetGame' || m === 'StreamEvents');";
+    let mut last = Value::Null;
+    // Watched for the whole window: any other call ends the watch early.
+    let retried = poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
+        last = browser.eval(calls).await;
+        (last != json!(["GetGame"])).then_some(())
+    })
+    .await;
+    assert!(
+        retried.is_none(),
+        "the page calls the server again for a missing game: {last}"
+    );
+    server.stop().await;
+}
+
+/// Where the board canvas shows world (0, 0) and at what scale, as the
+/// page says in `canvas#board[data-view]`: `[scale, x, y]`.
+async fn board_view(browser: &Browser) -> [f64; 3] {
+    let view = browser
+        .eval("return document.getElementById('board').dataset.view || null;")
+        .await;
+    let numbers: Vec<f64> = view
+        .as_str()
+        .unwrap_or_else(|| panic!("no data-view on the board: {view}"))
+        .split(',')
+        .map(|n| n.parse().expect("a number"))
+        .collect();
+    numbers.try_into().expect("three numbers")
+}
+
+/// The canvas's colours at the CSS pixel points given, as `[r, g, b]`.
+async fn canvas_colours(browser: &Browser, points: &[[f64; 2]]) -> Vec<[u8; 3]> {
+    let colours = browser
+        .page
+        .execute(
+            "const c = document.getElementById('board');
+             const dpr = c.width / c.getBoundingClientRect().width;
+             const ctx = c.getContext('2d');
+             return arguments[0].map(([x, y]) =>
+                 Array.from(ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data.slice(0, 3)));",
+            vec![json!(points)],
+        )
+        .await
+        .expect("pixels read");
+    serde_json::from_value(colours).expect("colours")
+}
+
+fn near(a: [u8; 3], b: [u8; 3]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= 40)
+}
+
+/// Hex's coloured edges touch the board: just outside the outermost corner
+/// of every outer cell is its side's colour (seat 0's red above the top row
+/// and below the bottom one, seat 1's blue beside the first and last
+/// columns, as in OpenSpiel), and just inside it the empty board, on an
+/// 11x11 board. The page's geometry: hexes one world unit wide, pointy
+/// side up, cell (r, c) centred at (c + r/2 + 1/2, (1.5 r + 1)/sqrt(3)).
+async fn hex_edges_line_up_with_the_outer_cells() {
+    const RED: [u8; 3] = [0xd0, 0x34, 0x2c];
+    const BLUE: [u8; 3] = [0x1f, 0x5f, 0xbf];
+    const BOARD: [u8; 3] = [0xf3, 0xea, 0xd7];
+    /// How far from a cell's corner each probe is, in CSS pixels.
+    const PROBE: f64 = 4.0;
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let id = "hex-empty";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Hex(pb::HexRules::default()),
+        2,
+    )
+    .await;
+    let browser = Browser::open().await;
+    browser.open_game(&server, id, 1).await;
+    let [scale, ox, oy] = board_view(&browser).await;
+    let radius = 1.0 / 3f64.sqrt();
+    let n = 11;
+    // Each side, the outward direction (a unit vector: an outer cell's
+    // outermost corner is `radius` along it from its centre) and the
+    // side's colour.
+    let (up, down) = ([0.0, -1.0], [0.0, 1.0]);
+    let (left, right) = ([-(3f64.sqrt()) / 2.0, 0.5], [3f64.sqrt() / 2.0, -0.5]);
+    let sides = [
+        ("top", up, RED),
+        ("bottom", down, RED),
+        ("left", left, BLUE),
+        ("right", right, BLUE),
+    ];
+    let mut probes = Vec::new();
+    let mut expected = Vec::new();
+    for (side, [dx, dy], colour) in sides {
+        for i in 0..n {
+            let (r, c) = match side {
+                "top" => (0, i),
+                "bottom" => (n - 1, i),
+                "left" => (i, 0),
+                _ => (i, n - 1),
+            };
+            let x = f64::from(c) + f64::from(r) / 2.0 + 0.5;
+            let y = (1.5 * f64::from(r) + 1.0) * radius;
+            let corner = [
+                ox + (x + dx * radius) * scale,
+                oy + (y + dy * radius) * scale,
+            ];
+            probes.push([corner[0] + dx * PROBE, corner[1] + dy * PROBE]);
+            expected.push((format!("{side} edge beside cell ({r},{c})"), colour));
+            probes.push([corner[0] - dx * PROBE, corner[1] - dy * PROBE]);
+            expected.push((format!("cell ({r},{c}) inside its {side} corner"), BOARD));
+        }
+    }
+    let colours = canvas_colours(&browser, &probes).await;
+    let wrong: Vec<String> = expected
+        .iter()
+        .zip(&probes)
+        .zip(&colours)
+        .filter(|&(((_, want), _), got)| !near(*got, *want))
+        .map(|(((what, want), at), got)| {
+            format!(
+                "{what} at ({:.0},{:.0}): {got:?}, not {want:?}",
+                at[0], at[1]
+            )
+        })
+        .collect();
+    browser.screenshot("hex-edges").await;
+    assert!(
+        wrong.is_empty(),
+        "{} of {} probes off (scale {scale:.1}):\n{}",
+        wrong.len(),
+        probes.len(),
+        wrong.join("\n")
+    );
+    server.stop().await;
+}
+
+/// At a phone's width (390 CSS px) the board fills most of the screen
+/// (at least 300 px wide) and the page does not scroll sideways.
+async fn the_board_fills_a_phone_screen() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let mut rng = seed::rng(seed::seed("browser::the_board_fills_a_phone_screen"), 0);
+    let id = "phone";
+    create(
+        &mut client,
+        id,
+        pb::rule_set::Kind::Gomoku(pb::GomokuRules::default()),
+        2,
+    )
+    .await;
+    play_legal(&mut client, id, 20, &mut rng).await;
+    let sequence = get(&mut client, id, None).await.last_sequence;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .set_window_size(390, 844)
+        .await
+        .expect("window resized");
+    browser.open_game(&server, id, sequence).await;
+    phone_sizes(&browser, "board", "phone-gomoku").await;
+    // The replay, once it shows the last step.
+    browser
+        .page
+        .goto(&server.url(&format!("#/games/{id}/replay?sequence={sequence}")))
+        .await
+        .expect("replay loads");
+    wait_for(
+        "the replay at the last step",
+        PATIENCE,
+        Duration::from_millis(20),
+        async || {
+            let at = browser
+                .eval("const r = document.getElementById('replay'); return r ? r.dataset.sequence : null;")
+                .await;
+            (at == sequence.to_string().as_str()).then_some(())
+        },
+    )
+    .await;
+    phone_sizes(&browser, "replay-board", "phone-replay").await;
+    server.stop().await;
+}
+
+/// Checks the phone-width page showing `canvas#<canvas>`: the window is 390
+/// px wide, the canvas at least 300 px, nothing scrolls sideways; saves a
+/// screenshot as `<name>.png` first.
+async fn phone_sizes(browser: &Browser, canvas: &str, name: &str) {
+    let sizes = browser
+        .page
+        .execute(
+            "return [window.innerWidth, document.getElementById(arguments[0]).getBoundingClientRect().width,
+                     document.documentElement.scrollWidth];",
+            vec![json!(canvas)],
+        )
+        .await
+        .expect("sizes read");
+    let [viewport, board, page]: [f64; 3] =
+        serde_json::from_value(sizes.clone()).expect("three numbers");
+    println!("{name}: at {viewport} px wide, the board is {board} px wide, the page {page} px");
+    browser.screenshot(name).await;
+    assert_eq!(viewport, 390.0, "the window is a phone's width: {sizes}");
+    assert!(
+        board >= 300.0,
+        "{name}: the board is {board} px wide at {viewport} px"
+    );
+    assert!(
+        page <= viewport,
+        "{name}: the page scrolls sideways, {page} px wide"
+    );
 }

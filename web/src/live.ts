@@ -1,9 +1,11 @@
-// The live view of one game (#/games/<id>): GetGame for the latest position,
-// then one followed StreamEvents from the next sequence, applying each event
-// to the board as it comes. An event that cannot be applied exactly (and the
-// clocks of a timed game) is settled by GetGame at that sequence. A gap
-// resubscribes; an error or the end of the stream reconnects with backoff
-// (200 ms doubling to 2 s) from the last applied sequence + 1.
+// The live view of one game (#/games/<id>): GetGame for the latest position
+// (sequence S), then one followed StreamEvents from S - 499 (or 1): the events
+// up to S are only listed (the game's history; they are in the position
+// already), each later one is applied to the board as it comes. An event that
+// cannot be applied exactly (and the clocks of a timed game) is settled by
+// GetGame at that sequence. A gap resubscribes; an error or the end of the
+// stream reconnects with backoff (200 ms doubling to 2 s) from the last listed
+// sequence + 1. A game that does not exist stops the page at once: no retry.
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { client, errorText, sleep } from "./api";
@@ -27,10 +29,14 @@ import {
 import { boardPanel, sceneOf, seatsLegend } from "./panel";
 import type { View } from "./view";
 
+/** The events listed: the last 500, history included; older ones are in the replay. */
 const MAX_MOVES_IN_DOM = 500;
 const RESYNC_MIN_MS = 300;
 
-type Connection = "connecting" | "live" | "reconnecting";
+type Connection = "connecting" | "live" | "reconnecting" | "not-found";
+
+/** What the badge says once the game is over, instead of the connection. */
+const END_LABELS: Record<string, string> = { WON: "won", DRAWN: "drawn", NO_RESULT: "no result" };
 
 const rcText = (rc: RC | undefined) => (rc ? `${rc[0]},${rc[1]}` : "");
 
@@ -45,7 +51,29 @@ export function liveView(gameId: string): View {
   const clocks = h("div", { id: "clocks" });
   const boardText = h("pre", { id: "board-text" });
   const moves = h("ol", { id: "moves" });
+  const olderLink = h("a", {}, "the replay");
+  const older = h("p", { id: "moves-older", class: "muted", hidden: true });
   const error = h("p", { class: "error", id: "game-error" });
+  const notFound = h("p", { id: "not-found", hidden: true });
+  const replayLink = h("a", { href: replayHref(gameId), id: "replay-link", class: "button" }, "replay");
+  const layout = h(
+    "div",
+    { class: "layout" },
+    panel.el,
+    h(
+      "aside",
+      { class: "side" },
+      seatsBox,
+      turn,
+      outcome,
+      clocks,
+      h("h3", {}, "board"),
+      boardText,
+      h("h3", {}, "events"),
+      older,
+      moves,
+    ),
+  );
   const el = h(
     "section",
     {
@@ -66,26 +94,11 @@ export function liveView(gameId: string): View {
       title,
       kindEl,
       conn,
-      h("a", { href: replayHref(gameId), id: "replay-link", class: "button" }, "replay"),
+      replayLink,
     ),
     error,
-    h(
-      "div",
-      { class: "layout" },
-      panel.el,
-      h(
-        "aside",
-        { class: "side" },
-        seatsBox,
-        turn,
-        outcome,
-        clocks,
-        h("h3", {}, "board"),
-        boardText,
-        h("h3", {}, "events"),
-        moves,
-      ),
-    ),
+    notFound,
+    layout,
   );
 
   const abort = new AbortController();
@@ -94,15 +107,39 @@ export function liveView(gameId: string): View {
   let state: BoardState | undefined;
   /** The last sequence applied to `state` and shown. */
   let applied = 0n;
+  /** The last sequence listed in #moves; the stream resumes after it. */
   let lastListed = 0n;
+  let connection: Connection = "connecting";
   let clockTimer = 0;
   let resyncTimer = 0;
   let lastResync = 0;
 
+  /** The badge: the connection while the game is in play, its end once over. */
+  const showBadge = () => {
+    const end = state ? END_LABELS[statusName(state.status)] : undefined;
+    const [text, cls] = end ? [end, "over"] : [connection, connection];
+    setText(conn, text);
+    setAttr(conn, "class", `conn conn-${cls}`);
+    setAttr(conn, "title", end ? "the game is over" : "");
+  };
+
   const setConnection = (c: Connection) => {
+    connection = c;
     setAttr(el, "data-connection", c);
-    setText(conn, c);
-    conn.className = `conn conn-${c}`;
+    showBadge();
+  };
+
+  /** No game has this id: say so, and nothing else (no badge, no board, no retry). */
+  const showNotFound = () => {
+    setConnection("not-found");
+    abort.abort();
+    clearInterval(clockTimer);
+    setText(error, "");
+    setText(notFound, `Game ${visible(gameId)} not found: no game has this id.`);
+    notFound.hidden = false;
+    conn.hidden = true;
+    replayLink.hidden = true;
+    layout.hidden = true;
   };
 
   const renderClocks = () => {
@@ -146,18 +183,27 @@ export function liveView(gameId: string): View {
     setAttr(el, "data-seat-to-move", state.seatToMove === undefined ? "" : String(state.seatToMove));
     setAttr(el, "data-winning-line", state.winLine.map((rc) => rcText(rc)).join(";"));
     setAttr(el, "data-last-move", rcText(state.lastMove));
+    showBadge();
     setAttr(el, "data-sequence", String(applied));
   };
 
+  /** Lists one event; the history (up to `applied`) is scrolled to its end once listed. */
   const listEvent = (ev: GameEvent) => {
     if (ev.sequence <= lastListed || !setup) return;
     lastListed = ev.sequence;
-    const nearBottom = moves.scrollTop + moves.clientHeight >= moves.scrollHeight - 8;
+    const history = ev.sequence < applied;
+    const nearBottom = !history && moves.scrollTop + moves.clientHeight >= moves.scrollHeight - 8;
     moves.append(
       h("li", { "data-sequence": String(ev.sequence) }, h("span", { class: "seq" }, `#${ev.sequence}`), " ", describeEvent(ev, setup.seats)),
     );
     while (moves.childElementCount > MAX_MOVES_IN_DOM) moves.firstElementChild?.remove();
-    if (nearBottom) moves.scrollTop = moves.scrollHeight;
+    const first = BigInt((moves.firstElementChild as HTMLElement).dataset.sequence!);
+    if (first > 1n && older.hidden) {
+      older.hidden = false;
+      older.replaceChildren("Older events are in ", olderLink, ".");
+    }
+    if (first > 1n) setAttr(olderLink, "href", replayHref(gameId, first - 1n));
+    if (nearBottom || ev.sequence === applied) moves.scrollTop = moves.scrollHeight;
   };
 
   /** The game at `sequence` (0: latest), retried with backoff until it comes. */
@@ -172,11 +218,11 @@ export function liveView(gameId: string): View {
       } catch (e) {
         if (signal.aborted) return undefined;
         if (e instanceof ConnectError && e.code === Code.NotFound) {
-          setText(error, `game ${visible(gameId)} not found`);
-        } else {
-          setText(error, `cannot read the game: ${errorText(e)}`);
-          if (applied > 0n) setConnection("reconnecting");
+          showNotFound();
+          return undefined;
         }
+        setText(error, `cannot read the game: ${errorText(e)}`);
+        if (applied > 0n) setConnection("reconnecting");
         await sleep(backoff, signal);
         backoff = Math.min(backoff * 2, 2000);
       }
@@ -207,15 +253,23 @@ export function liveView(gameId: string): View {
     }, wait);
   };
 
-  /** Applies one streamed event; "gap" asks for a resubscription. */
-  const onEvent = async (ev: GameEvent): Promise<"ok" | "gap"> => {
+  /**
+   * Lists one streamed event, and applies it when it is after the position
+   * shown; "gap" asks for a resubscription, "stop" ends the page's stream.
+   */
+  const onEvent = async (ev: GameEvent): Promise<"ok" | "gap" | "stop"> => {
     if (!state) return "ok";
-    if (ev.sequence <= applied) return "ok";
-    if (ev.sequence > applied + 1n) return "gap";
+    if (ev.sequence <= lastListed) return "ok";
+    if (ev.sequence > lastListed + 1n) return "gap";
+    if (ev.sequence <= applied) {
+      // The history: already in the position the page opened with.
+      listEvent(ev);
+      return "ok";
+    }
     const how = state.apply(ev, timestampMs(ev.recordedAt));
     if (how === "inexact") {
       const game = await fetchGame(ev.sequence);
-      if (!game) return "ok";
+      if (!game) return "stop";
       state.loadPosition(game.position);
     }
     applied = ev.sequence;
@@ -234,7 +288,7 @@ export function liveView(gameId: string): View {
       let gap = false;
       try {
         const responses = client.streamEvents(
-          { gameId, fromSequence: applied + 1n, follow: true },
+          { gameId, fromSequence: lastListed + 1n, follow: true },
           { signal: stream.signal },
         );
         for await (const res of responses) {
@@ -242,13 +296,19 @@ export function liveView(gameId: string): View {
           setConnection("live");
           setText(error, "");
           if (res.kind.case === "event") {
-            if ((await onEvent(res.kind.value)) === "gap") {
+            const next = await onEvent(res.kind.value);
+            if (next === "stop") return;
+            if (next === "gap") {
               gap = true;
               break;
             }
           }
         }
       } catch (e) {
+        if (e instanceof ConnectError && e.code === Code.NotFound) {
+          showNotFound();
+          return;
+        }
         if (!signal.aborted) setText(error, `stream: ${errorText(e)}`);
       } finally {
         stream.abort();
@@ -269,6 +329,8 @@ export function liveView(gameId: string): View {
     state = new BoardState(setup);
     state.loadPosition(game.position);
     applied = state.sequence;
+    // The history: the last events up to the position, listed as the stream brings them.
+    lastListed = applied > BigInt(MAX_MOVES_IN_DOM) ? applied - BigInt(MAX_MOVES_IN_DOM) : 0n;
     setText(kindEl, setup.label);
     seatsBox.replaceChildren(seatsLegend(setup));
     render();

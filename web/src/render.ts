@@ -31,6 +31,10 @@ const C4_COLORS = ["#e53935", "#f4c20d"];
 const ROW_SQUARES = 10;
 const SQRT3 = Math.sqrt(3);
 const HEX_R = 1 / SQRT3; // hex radius for a hex one unit wide
+/** Where the Hex rhombus's sides are, in cells beyond the outer cells' centres. */
+const HEX_IN = -2 / 3;
+/** How deep the Hex edges are, in cells. */
+const HEX_EDGE = 0.3;
 
 function seatColor(kind: Kind, seat: number): string {
   if (kind === "hex" && seat < 2) return HEX_COLORS[seat];
@@ -239,9 +243,13 @@ export class BoardCanvas {
     if (!s) return { x: 0, y: 0, w: 1, h: 1 };
     switch (s.kind) {
       case "hex": {
-        const w = s.cols + (s.rows - 1) / 2;
-        const h = (s.rows - 1) * 1.5 * HEX_R + 2 * HEX_R;
-        return { x: -0.4, y: -0.4, w: w + 0.8, h: h + 0.8 };
+        // The rhombus with its coloured edges (at most HEX_EDGE wide at the fitted scale).
+        const lo = HEX_IN - HEX_EDGE;
+        const [x0] = hexCenter(lo, lo);
+        const [x1] = hexCenter(s.rows - 1 - lo, s.cols - 1 - lo);
+        const [, y0] = hexCenter(lo, 0);
+        const [, y1] = hexCenter(s.rows - 1 - lo, 0);
+        return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
       }
       case "snakes_ladders": {
         const rows = Math.ceil(s.squares / ROW_SQUARES);
@@ -264,6 +272,9 @@ export class BoardCanvas {
   draw(): void {
     const { ctx, canvas } = this;
     if (this.cssW === 0) return;
+    // Where the world is on the canvas, for tests that check what is drawn where.
+    const view = `${this.scale},${this.ox},${this.oy}`;
+    if (canvas.dataset.view !== view) canvas.dataset.view = view;
     const dpr = canvas.width / this.cssW;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.fillStyle = "#f4f5f7";
@@ -271,7 +282,7 @@ export class BoardCanvas {
     const s = this.scene;
     if (!s) return;
     ctx.setTransform(dpr * this.scale, 0, 0, dpr * this.scale, dpr * this.ox, dpr * this.oy);
-    const view: Rect = {
+    const visibleRect: Rect = {
       x: -this.ox / this.scale,
       y: -this.oy / this.scale,
       w: this.cssW / this.scale,
@@ -279,13 +290,13 @@ export class BoardCanvas {
     };
     switch (s.kind) {
       case "hex":
-        this.drawHex(s, view);
+        this.drawHex(s, visibleRect);
         break;
       case "snakes_ladders":
-        this.drawRace(s, view);
+        this.drawRace(s, visibleRect);
         break;
       default:
-        this.drawGrid(s, view);
+        this.drawGrid(s, visibleRect);
     }
   }
 
@@ -455,35 +466,72 @@ export class BoardCanvas {
     const rowH = 1.5 * HEX_R;
     const r0 = Math.max(0, Math.floor((v.y - 2 * HEX_R) / rowH));
     const r1 = Math.min(s.rows, Math.ceil((v.y + v.h) / rowH) + 1);
-    // The rhombus.
-    const tl = hexCenter(0, 0);
-    const tr = hexCenter(0, s.cols - 1);
-    const br = hexCenter(s.rows - 1, s.cols - 1);
-    const bl = hexCenter(s.rows - 1, 0);
-    ctx.beginPath();
-    ctx.moveTo(tl[0] - 0.5, tl[1] - HEX_R);
-    ctx.lineTo(tr[0] + 0.5, tr[1] - HEX_R);
-    ctx.lineTo(br[0] + 0.5, br[1] + HEX_R);
-    ctx.lineTo(bl[0] - 0.5, bl[1] + HEX_R);
-    ctx.closePath();
-    ctx.fillStyle = "#f3ead7";
-    ctx.fill();
-    // Edges: seat 0 joins top and bottom, seat 1 left and right.
-    const edge = (x0: number, y0: number, x1: number, y1: number, color: string) => {
+    // The rhombus, as cell coordinates through hexCenter (an affine map, so
+    // lines stay lines): its sides r = c = HEX_IN, r = rows - 1 - HEX_IN and
+    // c = cols - 1 - HEX_IN touch the outermost corner of every outer cell.
+    const top = HEX_IN;
+    const bottom = s.rows - 1 - HEX_IN;
+    const left = HEX_IN;
+    const right = s.cols - 1 - HEX_IN;
+    const polygon = (points: [number, number][], color: string) => {
       ctx.beginPath();
-      ctx.moveTo(x0, y0);
-      ctx.lineTo(x1, y1);
-      ctx.strokeStyle = color;
-      ctx.lineWidth = Math.max(4 * px, 0.16);
-      ctx.lineCap = "round";
-      ctx.stroke();
-      ctx.lineCap = "butt";
+      for (const [r, c] of points) {
+        const [x, y] = hexCenter(r, c);
+        ctx.lineTo(x, y);
+      }
+      ctx.closePath();
+      ctx.fillStyle = color;
+      ctx.fill();
     };
-    const off = 0.12;
-    edge(tl[0] - 0.5, tl[1] - HEX_R - off, tr[0] + 0.5, tr[1] - HEX_R - off, HEX_COLORS[0]);
-    edge(bl[0] - 0.5, bl[1] + HEX_R + off, br[0] + 0.5, br[1] + HEX_R + off, HEX_COLORS[0]);
-    edge(tl[0] - 0.5 - off, tl[1] - HEX_R, bl[0] - 0.5 - off, bl[1] + HEX_R, HEX_COLORS[1]);
-    edge(tr[0] + 0.5 + off, tr[1] - HEX_R, br[0] + 0.5 + off, br[1] + HEX_R, HEX_COLORS[1]);
+    polygon(
+      [
+        [top, left],
+        [top, right],
+        [bottom, right],
+        [bottom, left],
+      ],
+      "#f3ead7",
+    );
+    // The edges, bands along the sides split on the corners' diagonals:
+    // seat 0 joins top and bottom, seat 1 left and right (OpenSpiel's hex).
+    // A band is HEX_EDGE cells deep, and at least 6 CSS pixels.
+    const e = Math.max(HEX_EDGE, (6 * px) / (1.5 * HEX_R));
+    polygon(
+      [
+        [top, left],
+        [top, right],
+        [top - e, right + e],
+        [top - e, left - e],
+      ],
+      HEX_COLORS[0],
+    );
+    polygon(
+      [
+        [bottom, left],
+        [bottom, right],
+        [bottom + e, right + e],
+        [bottom + e, left - e],
+      ],
+      HEX_COLORS[0],
+    );
+    polygon(
+      [
+        [top, left],
+        [bottom, left],
+        [bottom + e, left - e],
+        [top - e, left - e],
+      ],
+      HEX_COLORS[1],
+    );
+    polygon(
+      [
+        [top, right],
+        [bottom, right],
+        [bottom + e, right + e],
+        [top - e, right + e],
+      ],
+      HEX_COLORS[1],
+    );
 
     const detailed = this.scale >= 8;
     const colRange = (r: number): [number, number] => [
