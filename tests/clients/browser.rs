@@ -98,6 +98,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             hex_edges_line_up_with_the_outer_cells,
         ),
         optional::trial(
+            "browser::the_game_list_follows_the_feed_without_polling",
+            &availability,
+            the_game_list_follows_the_feed_without_polling,
+        ),
+        optional::trial(
             "browser::the_board_fills_a_phone_screen",
             &availability,
             the_board_fills_a_phone_screen,
@@ -1071,6 +1076,86 @@ async fn a_missing_game_shows_only_not_found() {
         retried.is_none(),
         "the page calls the server again for a missing game: {last}"
     );
+    server.stop().await;
+}
+
+/// The list is live: a game created while the page is open appears within
+/// a second, its row follows its moves and shows its end within a second
+/// of the winning move, a game created before the page opened is there
+/// from the start, and the page read the list once and followed the feed
+/// once (it does not poll).
+async fn the_game_list_follows_the_feed_without_polling() {
+    let (_dir, db) = database();
+    let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
+    let mut client = server.client().await;
+    let tic_tac_toe = || {
+        pb::rule_set::Kind::Mnk(pb::MnkRules {
+            rows: 3,
+            cols: 3,
+            k: 3,
+        })
+    };
+    create(&mut client, "before", tic_tac_toe(), 2).await;
+    let browser = Browser::open().await;
+    browser
+        .page
+        .goto(&server.url(""))
+        .await
+        .expect("page loads");
+    // A row's id, status and sequence, in list order.
+    let rows = "return Array.from(document.querySelectorAll('#games tbody tr'))
+                    .map(r => [r.dataset.gameId, r.dataset.status,
+                               r.querySelector('.sequence').textContent]);";
+    let wait_rows = async |what: &str, within: Duration, want: Value| {
+        let mut last = Value::Null;
+        let shown = poll(within, Duration::from_millis(20), async || {
+            last = browser.eval(rows).await;
+            (last == want).then_some(())
+        })
+        .await;
+        assert!(shown.is_some(), "{what}: the list shows {last}, not {want}");
+    };
+    wait_rows(
+        "the game from before",
+        PATIENCE,
+        json!([["before", "IN_PROGRESS", "1"]]),
+    )
+    .await;
+    create(&mut client, "after", tic_tac_toe(), 2).await;
+    wait_rows(
+        "the new game, at the top",
+        SHOWN_WITHIN,
+        json!([
+            ["after", "IN_PROGRESS", "1"],
+            ["before", "IN_PROGRESS", "1"]
+        ]),
+    )
+    .await;
+    // X takes the top row.
+    let moves = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)];
+    for (row, col) in moves {
+        play(&mut client, "after", place(row, col)).await;
+    }
+    wait_rows(
+        "the win",
+        SHOWN_WITHIN,
+        json!([["after", "WON", "6"], ["before", "IN_PROGRESS", "1"]]),
+    )
+    .await;
+    browser.screenshot("games-live").await;
+    // The calls the page made, from the browser's own record (a stream is
+    // recorded only once it ends: the feed is still open). Watched for
+    // longer than the poll interval the page used to have (1 s).
+    let calls = "return performance.getEntriesByType('resource')
+                     .map(e => e.name.split('/').pop())
+                     .filter(m => m === 'ListGames' || m === 'StreamAllEvents');";
+    let mut last = Value::Null;
+    let polled = poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
+        last = browser.eval(calls).await;
+        (last != json!(["ListGames"])).then_some(())
+    })
+    .await;
+    assert!(polled.is_none(), "the list was read again: {last}");
     server.stop().await;
 }
 

@@ -1,6 +1,6 @@
 // The grpc-web client of plylog.v1.GameService. The dashboard is read-only:
-// it calls ListGames, GetGame, StreamEvents and GetReplay, and never sends a
-// seat token.
+// it calls ListGames, StreamAllEvents, GetGame, StreamEvents and GetReplay,
+// and never sends a seat token.
 
 import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";

@@ -1,13 +1,24 @@
-// The list of games (#/): ListGames polled every second, newest first, with
-// filters by kind, status and free text (id, player ids and names).
+// The list of games (#/), live: the newest 200 games from ListGames, then
+// every game's events from the feed (StreamAllEvents, followed from the
+// feed's end as it was before the list was read), so games appear, move and
+// end on the page as they commit, without polling. An event of a game at or
+// below the sequence the list showed is skipped (the list read after the
+// feed's start may include it); a game created appears at the top. When the
+// stream breaks it resumes after the last checkpoint it received, with
+// backoff (200 ms doubling to 2 s). Filters by kind, status and free text
+// (id, player ids and names).
 
-import { client, errorText } from "./api";
+import { client, errorText, sleep } from "./api";
 import { formatAgo, formatTime, gameHref, h, setAttr, setText } from "./dom";
-import type { GameSummary } from "./gen/plylog/v1/game_service_pb";
+import { type GameEvent, GameStatus } from "./gen/plylog/v1/game_pb";
+import { type FeedEvent, type GameSummary, Lifecycle } from "./gen/plylog/v1/game_service_pb";
 import { KIND_NAMES, KINDS, kindOf, rulesLabel, seatName, statusName, symbolOf, timestampMs, visible } from "./model";
 import type { View } from "./view";
 
-const POLL_MS = 1000;
+/** Games listed: the newest this many. */
+const LIST_SIZE = 200;
+/** How often "last activity" is redrawn (the ages change). */
+const AGES_MS = 1000;
 const STATUS_LABELS: Record<string, string> = {
   IN_PROGRESS: "in progress",
   WON: "won",
@@ -141,30 +152,106 @@ export function listView(): View {
   statusSel.addEventListener("change", onFilter);
   text.addEventListener("input", onFilter);
 
-  const abort = new AbortController();
-  let timer = 0;
-  const poll = async () => {
-    try {
-      const res = await client.listGames({ pageSize: 200, orderBy: "created_at desc" }, { signal: abort.signal });
-      games = res.games;
-      loaded = true;
-      error = "";
-    } catch (e) {
-      if (abort.signal.aborted) return;
-      error = errorText(e);
+  /** The summary `event` leaves `game` with (the game listed already). */
+  const applyTo = (game: GameSummary, event: GameEvent, feed: FeedEvent): GameSummary => {
+    let status = game.status;
+    switch (feed.lifecycle) {
+      case Lifecycle.ENDED: {
+        const kind = feed.outcome?.kind.case;
+        status = kind === "win" ? GameStatus.WON : kind === "draw" ? GameStatus.DRAWN : GameStatus.NO_RESULT;
+        break;
+      }
+      case Lifecycle.REOPENED:
+      case Lifecycle.ROUND_STARTED:
+        status = GameStatus.IN_PROGRESS;
+        break;
     }
-    if (abort.signal.aborted) return;
-    render();
-    timer = window.setTimeout(poll, POLL_MS);
+    return { ...game, status, lastSequence: event.sequence, updatedAt: event.recordedAt ?? game.updatedAt };
   };
-  void poll();
+
+  /** Takes in one event of the feed; whether the list changed. */
+  const onFeedEvent = (feed: FeedEvent): boolean => {
+    const event = feed.event;
+    if (!event) return false;
+    const at = games.findIndex((g) => g.gameId === event.gameId);
+    if (at >= 0) {
+      if (event.sequence <= games[at].lastSequence) return false;
+      games[at] = applyTo(games[at], event, feed);
+      return true;
+    }
+    if (event.kind.case !== "gameCreated") return false;
+    const created = event.kind.value;
+    games.unshift({
+      $typeName: "plylog.v1.GameSummary",
+      gameId: event.gameId,
+      rules: created.rules,
+      seats: created.seats,
+      status: GameStatus.IN_PROGRESS,
+      lastSequence: event.sequence,
+      createdAt: event.recordedAt,
+      updatedAt: event.recordedAt,
+      labels: created.labels,
+    });
+    games.length = Math.min(games.length, LIST_SIZE);
+    return true;
+  };
+
+  const abort = new AbortController();
+  const signal = abort.signal;
+  let ages = 0;
+  const follow = async () => {
+    /** Where the feed resumes: per cell, the last position received. */
+    let after: bigint[] | undefined;
+    let backoff = 200;
+    while (!signal.aborted) {
+      try {
+        const responses = client.streamAllEvents(
+          after ? { after, follow: true } : { fromEnd: true, follow: true },
+          { signal },
+        );
+        for await (const res of responses) {
+          backoff = 200;
+          if (res.kind.case === "checkpoint") {
+            const first = after === undefined;
+            if (first) {
+              // The feed starts here: the list is read after this, so it
+              // misses nothing the feed does not send.
+              games = (await client.listGames({ pageSize: LIST_SIZE, orderBy: "created_at desc" }, { signal })).games;
+              loaded = true;
+            }
+            after = res.kind.value.positions;
+            if (error) {
+              error = "";
+              render();
+            } else if (first) render();
+            continue;
+          }
+          if (res.kind.case !== "event") continue;
+          const feed = res.kind.value;
+          after = after ?? [];
+          while (after.length <= feed.cell) after.push(0n);
+          after[feed.cell] = feed.position;
+          if (onFeedEvent(feed)) render();
+        }
+      } catch (e) {
+        if (signal.aborted) return;
+        error = errorText(e);
+        render();
+      }
+      if (signal.aborted) return;
+      await sleep(backoff, signal);
+      backoff = Math.min(backoff * 2, 2000);
+    }
+  };
+  void follow();
+  ages = window.setInterval(render, AGES_MS);
 
   return {
     el,
     title: "games",
     destroy() {
       abort.abort();
-      clearTimeout(timer);
+      clearInterval(ages);
     },
   };
 }
