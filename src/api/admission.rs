@@ -26,9 +26,9 @@ impl GameApi {
         })
     }
 
-    /// Refuses `rpc` (CreateGame or ReissueSeatToken) without the server's
-    /// API key. Without a key configured, CreateGame is open to all and
-    /// ReissueSeatToken to none.
+    /// Refuses `rpc` (CreateGame, CreateGames or ReissueSeatToken) without
+    /// the server's API key. Without a key configured, CreateGame and
+    /// CreateGames are open to all and ReissueSeatToken to none.
     pub(super) fn check_api_key(
         &self,
         metadata: &tonic::metadata::MetadataMap,
@@ -36,7 +36,7 @@ impl GameApi {
     ) -> Result<(), Status> {
         let Some(key) = &self.access.api_key else {
             return match rpc {
-                "CreateGame" => Ok(()),
+                "CreateGame" | "CreateGames" => Ok(()),
                 _ => Err(status::refusal(
                     tonic::Code::FailedPrecondition,
                     &format!(

@@ -106,6 +106,7 @@ impl GameApi {
                 absence: None,
                 matched_at: None,
                 labels: &std::collections::BTreeMap::new(),
+                clocks_start_at: None,
             },
             settings.max_cells,
             settings.seat_limits,

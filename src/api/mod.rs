@@ -88,7 +88,72 @@ macro_rules! serve_here_or_pass_on {
     };
 }
 
+/// Most games one CreateGames call creates.
+pub const MAX_CREATE_GAMES: usize = 100;
+
+/// How many of a CreateGames call's games are being created at once.
+const CREATE_GAMES_AT_ONCE: usize = 16;
+
 impl GameApi {
+    /// A CreateGame request checked: the game id asked for, the game's
+    /// configuration, and the request as the server reads it (its
+    /// fingerprint: the rules with their defaults spelled out).
+    ///
+    /// # Errors
+    /// [`FieldError`]: what CreateGame refuses in a request itself.
+    fn prepare_create(
+        &self,
+        req: &pb::CreateGameRequest,
+    ) -> Result<
+        (
+            Option<String>,
+            crate::game::GameConfig,
+            pb::CreateGameRequest,
+        ),
+        FieldError,
+    > {
+        let settings = self.registry.settings();
+        let game_id = (!req.game_id.is_empty()).then(|| req.game_id.clone());
+        // Dice games without a seed get one drawn here, outside the pure
+        // rules; the fingerprint keeps the seed as the caller sent it, so a
+        // retry without one is still the same request.
+        let mut rules = req.rules.clone();
+        let sent_seed = rules
+            .as_mut()
+            .and_then(|r| convert::fill_seed(r, rand::random));
+        let mut time_control = req.time_control;
+        if let Some(tc) = time_control.as_mut() {
+            convert::fill_time_control_seed(tc, rand::random);
+        }
+        let mut seats = req.seats.clone();
+        convert::fill_bot_seeds(&mut seats, rand::random);
+        let config = check_new_game(
+            game_id.as_deref(),
+            convert::WireConfig {
+                rules: rules.as_ref(),
+                seats: &seats,
+                undo_policy: req.undo_policy,
+                time_control: time_control.as_ref(),
+                absence: req.absence.as_ref(),
+                matched_at: req.matched_at.as_ref(),
+                labels: &req.labels,
+                clocks_start_at: req.clocks_start_at.as_ref(),
+            },
+            settings.max_cells,
+            settings.seat_limits,
+        )?;
+        // Fingerprint the rules as the server reads them, so a retry that
+        // spells out the defaults is still the same request.
+        let mut rules = convert::rules_to_proto(config.rules());
+        convert::restore_sent_seed(&mut rules, sent_seed);
+        let normalized = pb::CreateGameRequest {
+            rules: Some(rules),
+            undo_policy: convert::undo_policy_to_proto(config.undo_policy()) as i32,
+            ..req.clone()
+        };
+        Ok((game_id, config, normalized))
+    }
+
     /// Handlers over `registry`, with `access` deciding who may create games
     /// and whether games get seat tokens, serving at most `max_in_flight`
     /// calls at once, and passing calls for games other nodes run on to
@@ -207,44 +272,7 @@ impl GameService for GameApi {
         let _permit = self.admit()?;
         self.check_api_key(request.metadata(), "CreateGame")?;
         let req = request.into_inner();
-        let settings = self.registry.settings();
-        let game_id = (!req.game_id.is_empty()).then(|| req.game_id.clone());
-        // Dice games without a seed get one drawn here, outside the pure
-        // rules; the fingerprint keeps the seed as the caller sent it, so a
-        // retry without one is still the same request.
-        let mut rules = req.rules.clone();
-        let sent_seed = rules
-            .as_mut()
-            .and_then(|r| convert::fill_seed(r, rand::random));
-        let mut time_control = req.time_control;
-        if let Some(tc) = time_control.as_mut() {
-            convert::fill_time_control_seed(tc, rand::random);
-        }
-        let mut seats = req.seats.clone();
-        convert::fill_bot_seeds(&mut seats, rand::random);
-        let config = check_new_game(
-            game_id.as_deref(),
-            convert::WireConfig {
-                rules: rules.as_ref(),
-                seats: &seats,
-                undo_policy: req.undo_policy,
-                time_control: time_control.as_ref(),
-                absence: req.absence.as_ref(),
-                matched_at: req.matched_at.as_ref(),
-                labels: &req.labels,
-            },
-            settings.max_cells,
-            settings.seat_limits,
-        )?;
-        // Fingerprint the rules as the server reads them, so a retry that
-        // spells out the defaults is still the same request.
-        let mut rules = convert::rules_to_proto(config.rules());
-        convert::restore_sent_seed(&mut rules, sent_seed);
-        let normalized = pb::CreateGameRequest {
-            rules: Some(rules),
-            undo_policy: convert::undo_policy_to_proto(config.undo_policy()) as i32,
-            ..req.clone()
-        };
+        let (game_id, config, normalized) = self.prepare_create(&req)?;
         let meta = request_meta(&normalized)?;
         let created = self
             .registry
@@ -262,6 +290,51 @@ impl GameService for GameApi {
             game: Some(created.game),
             seat_tokens,
         }))
+    }
+
+    async fn create_games(
+        &self,
+        request: Request<pb::CreateGamesRequest>,
+    ) -> Result<Response<pb::CreateGamesResponse>, Status> {
+        use futures_util::stream::{self, StreamExt, TryStreamExt};
+        self.check_api_key(request.metadata(), "CreateGames")?;
+        let metadata = request.metadata().clone();
+        let req = request.into_inner();
+        if req.requests.is_empty() || req.requests.len() > MAX_CREATE_GAMES {
+            return Err(FieldError::invalid(
+                "requests",
+                format!(
+                    "{} requests: 1 to {MAX_CREATE_GAMES} games a call",
+                    req.requests.len()
+                ),
+            )
+            .into());
+        }
+        let mut items = req.requests;
+        if let Some(at) = req.clocks_start_at {
+            for item in &mut items {
+                item.clocks_start_at = Some(at);
+            }
+        }
+        // Every request checked before any game is created.
+        for (i, item) in items.iter().enumerate() {
+            self.prepare_create(item).map_err(|e| {
+                FieldError::new(format!("requests[{i}].{}", e.field), e.why, e.reason)
+            })?;
+        }
+        // Each created as CreateGame would (its checks, its node, its
+        // idempotency), a few at a time: the store's writer commits those
+        // that queue together as one group.
+        let calls = items.into_iter().map(|item| {
+            let mut call = Request::new(item);
+            *call.metadata_mut() = metadata.clone();
+            async move { self.create_game(call).await.map(Response::into_inner) }
+        });
+        let responses = stream::iter(calls)
+            .buffered(CREATE_GAMES_AT_ONCE)
+            .try_collect()
+            .await?;
+        Ok(Response::new(pb::CreateGamesResponse { responses }))
     }
 
     async fn get_game(

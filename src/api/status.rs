@@ -180,8 +180,8 @@ pub fn to_status(error: RegistryError) -> Status {
             ]);
             status(Code::OutOfRange, message, reason, metadata)
         }
-        RegistryError::MatchedAtOutOfRange { .. } => {
-            FieldError::new("matched_at", message, reason).into()
+        RegistryError::TimeOutOfRange { field, .. } => {
+            FieldError::new(field, message, reason).into()
         }
         RegistryError::GameExists { .. } => status(Code::AlreadyExists, message, reason, none()),
         RegistryError::RequestIdReused { .. } => {

@@ -289,6 +289,7 @@ impl Import<'_> {
                     absence: created.absence.as_ref(),
                     matched_at: created.matched_at.as_ref(),
                     labels: &created.labels,
+                    clocks_start_at: created.clocks_start_at.as_ref(),
                 },
                 limits.max_cells,
                 limits.seat_limits(),

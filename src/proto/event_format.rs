@@ -189,6 +189,7 @@ pub fn event_to_proto(
             absence: config.absence().map(absence_to_proto),
             matched_at: config.matched_at().map(timestamp),
             labels: config.labels().clone(),
+            clocks_start_at: config.clocks_start_at().map(timestamp),
         }),
         Event::MovePlayed {
             seat,
@@ -285,6 +286,7 @@ pub fn event_from_proto(event: &pb::GameEvent) -> Result<Event, FieldError> {
                     absence: created.absence.as_ref(),
                     matched_at: created.matched_at.as_ref(),
                     labels: &created.labels,
+                    clocks_start_at: created.clocks_start_at.as_ref(),
                 },
                 u64::MAX,
                 limits,
@@ -540,7 +542,8 @@ mod tests {
         .unwrap()
         .with_undo_policy(UndoPolicy::AnySeat)
         .with_matched_at(-1_500)
-        .with_labels([("tournament".to_owned(), "spring cup".to_owned())].into());
+        .with_labels([("tournament".to_owned(), "spring cup".to_owned())].into())
+        .with_clocks_start_at(Some(2_500));
         let mut state = GameState::new(config.clone(), 0);
         let mut events = vec![Event::GameCreated(config)];
         for (seat, column) in [(0, 0), (1, 1), (0, 0), (1, 1), (0, 0), (1, 1), (0, 0)] {

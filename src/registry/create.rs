@@ -27,7 +27,7 @@ pub(super) const MATCHED_AT_MAX_AHEAD_MS: i64 = 60 * 1000;
 /// `created_ms`.
 ///
 /// # Errors
-/// [`RegistryError::MatchedAtOutOfRange`] for one more than
+/// [`RegistryError::TimeOutOfRange`] for one more than
 /// [`MATCHED_AT_MAX_AGE_MS`] before `created_ms` or more than
 /// [`MATCHED_AT_MAX_AHEAD_MS`] after it.
 fn bound_matched_at(config: GameConfig, created_ms: i64) -> Result<GameConfig, RegistryError> {
@@ -35,7 +35,8 @@ fn bound_matched_at(config: GameConfig, created_ms: i64) -> Result<GameConfig, R
         return Ok(config);
     };
     if matched_at < created_ms - MATCHED_AT_MAX_AGE_MS {
-        return Err(RegistryError::MatchedAtOutOfRange {
+        return Err(RegistryError::TimeOutOfRange {
+            field: "matched_at",
             why: format!(
                 "matched_at is {} s before the server's clock: at most 24 hours",
                 (created_ms - matched_at) / 1000
@@ -43,7 +44,8 @@ fn bound_matched_at(config: GameConfig, created_ms: i64) -> Result<GameConfig, R
         });
     }
     if matched_at > created_ms + MATCHED_AT_MAX_AHEAD_MS {
-        return Err(RegistryError::MatchedAtOutOfRange {
+        return Err(RegistryError::TimeOutOfRange {
+            field: "matched_at",
             why: format!(
                 "matched_at is {} s after the server's clock: it must be in the past",
                 (matched_at - created_ms) / 1000
@@ -57,6 +59,33 @@ fn bound_matched_at(config: GameConfig, created_ms: i64) -> Result<GameConfig, R
     })
 }
 
+/// How far after the server's clock a game's clocks may be set to start
+/// (CreateGame's `clocks_start_at`): one hour, in milliseconds.
+pub(super) const CLOCKS_START_MAX_AHEAD_MS: i64 = 60 * 60 * 1000;
+
+/// `config` with its `clocks_start_at` checked against the creation time
+/// `created_ms`: one at or before it is dropped (the clocks start at the
+/// creation, as without one).
+///
+/// # Errors
+/// [`RegistryError::TimeOutOfRange`] for one more than
+/// [`CLOCKS_START_MAX_AHEAD_MS`] after `created_ms`.
+fn bound_clocks_start(config: GameConfig, created_ms: i64) -> Result<GameConfig, RegistryError> {
+    match config.clocks_start_at() {
+        Some(at) if at > created_ms + CLOCKS_START_MAX_AHEAD_MS => {
+            Err(RegistryError::TimeOutOfRange {
+                field: "clocks_start_at",
+                why: format!(
+                    "clocks_start_at is {} s after the server's clock: at most an hour",
+                    (at - created_ms) / 1000
+                ),
+            })
+        }
+        Some(at) if at <= created_ms => Ok(config.with_clocks_start_at(None)),
+        _ => Ok(config),
+    }
+}
+
 impl Registry {
     /// Creates a game, with a token for each seat when `seat_tokens` (see
     /// [`crate::tokens`]), or returns the game an earlier identical request
@@ -65,7 +94,7 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
     /// [`RegistryError::NoTokenSecret`] when tokens are asked for and the
-    /// server has no secret, [`RegistryError::MatchedAtOutOfRange`], store
+    /// server has no secret, [`RegistryError::TimeOutOfRange`], store
     /// failures.
     pub async fn create(
         &self,
@@ -86,6 +115,7 @@ impl Registry {
         }
         let recorded_at_ms = self.settings().clock.now_ms();
         let config = bound_matched_at(config, recorded_at_ms)?;
+        let config = bound_clocks_start(config, recorded_at_ms)?;
         let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms, &request));
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),

@@ -46,9 +46,12 @@ pub enum RegistryError {
         /// The cell's last position.
         last: u64,
     },
-    /// CreateGame's `matched_at` is too far from the server's clock.
+    /// A time CreateGame was given (`matched_at`, `clocks_start_at`) is too
+    /// far from the server's clock.
     #[error("{why}")]
-    MatchedAtOutOfRange {
+    TimeOutOfRange {
+        /// The request field.
+        field: &'static str,
         /// How far, in a sentence.
         why: String,
     },
@@ -243,7 +246,7 @@ impl RegistryError {
             RegistryError::SequenceMismatch { .. } => R::SequenceMismatch,
             RegistryError::SequenceOutOfRange { .. }
             | RegistryError::FeedPositionOutOfRange { .. } => R::SequenceOutOfRange,
-            RegistryError::MatchedAtOutOfRange { .. } => R::InvalidRequest,
+            RegistryError::TimeOutOfRange { .. } => R::InvalidRequest,
             RegistryError::GameExists { .. } => R::GameExists,
             RegistryError::RequestIdReused { .. } => R::RequestIdReused,
             RegistryError::LimitReached { .. } => R::LimitReached,

@@ -33,7 +33,8 @@ use crate::store::{Snapshot, StoredEvent};
 /// golden-bytes test below fails on such a change as a reminder. 3: the
 /// checksum, and the chain value in place of the event payload's hash. 4:
 /// the game's configuration keeps when its players were matched
-/// (CreateGame's `matched_at`). 5: and its labels.
+/// (CreateGame's `matched_at`). 5: and its labels, and when its clocks
+/// start (`clocks_start_at`).
 pub const FORMAT: u32 = 5;
 
 /// What follows the format version and the checksum: `S` is `&GameState`
@@ -504,10 +505,10 @@ mod tests {
     }
 
     const GOLDEN: &str = concat!(
-        "0525c0a572d5a93f5142453dc25248f63ee86a8ba5c0b1e93d72dcc48c2e5657",
-        "248090acf3da6607070707070707070707070707070707070707070707070707",
+        "055f6973c941b2fa2b9a97ca9ac145d67f76e4ca7045e52e677b8d7e648bbe48",
+        "098090acf3da6607070707070707070707070707070707070707070707070707",
         "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
-        "0000030309000000000001000000010101000400010201010200000000000000",
-        "0400d40f0200000201000000d00f00000000000000",
+        "0000000303090000000000010000000101010004000102010102000000000000",
+        "000400d40f0200000201000000d00f00000000000000",
     );
 }

@@ -905,3 +905,72 @@ async fn a_huge_game_nobody_plays_ends_after_three_rounds_of_random_moves() {
     clock.advance(60_000);
     assert_eq!(get_game(&mut client, "alone").await.last_sequence, 15);
 }
+
+/// Lichess bulk pairing's `startClocksAt`: the games of one CreateGames
+/// call start their clocks at the time it gives, not at their creation.
+#[tokio::test]
+async fn games_created_together_start_their_clocks_together_at_the_time_given() {
+    let (clock, registry) = clocked();
+    let server = TestServer::start_with(registry).await;
+    let mut client = server.client.clone();
+    let start = T + 30_000;
+    let reply = client
+        .create_games(pb::CreateGamesRequest {
+            requests: vec![
+                timed_request("bulk-1", per_move(10)),
+                timed_request("bulk-2", per_move(10)),
+            ],
+            clocks_start_at: Some(prost_types::Timestamp {
+                seconds: start / 1000,
+                nanos: 0,
+            }),
+        })
+        .await
+        .expect("created")
+        .into_inner();
+    let ids: Vec<_> = reply
+        .responses
+        .iter()
+        .map(|r| r.game.as_ref().expect("a game").game_id.clone())
+        .collect();
+    assert_eq!(ids, ["bulk-1", "bulk-2"]);
+    // 35 s after the creation: 10 s a move counted from the creation would
+    // be long gone; counted from the start at 30 s, 5 s are left.
+    clock.advance_without_waking(35_000);
+    play(&mut client, "bulk-1", 0, place(0, 0))
+        .await
+        .expect("in time: the clock started at 30 s");
+    // bulk-2's first turn ends at 40 s.
+    clock.advance(6_000);
+    wait_for(
+        "bulk-2 to time out at 40 s",
+        Duration::from_secs(10),
+        Duration::from_millis(10),
+        async || {
+            let game = get_game(&mut client, "bulk-2").await;
+            (outcome(&game) == (pb::GameStatus::Won as i32, pb::EndReason::Timeout as i32))
+                .then_some(())
+        },
+    )
+    .await;
+    let events = stored_events(&client, "bulk-1").await;
+    let Some(pb::game_event::Kind::GameCreated(created)) = &events[0].kind else {
+        panic!("GameCreated first");
+    };
+    assert_eq!(
+        created.clocks_start_at.map(|t| t.seconds),
+        Some(start / 1000)
+    );
+    // More than an hour ahead is refused, naming the field.
+    let late = client
+        .create_games(pb::CreateGamesRequest {
+            requests: vec![timed_request("bulk-3", per_move(10))],
+            clocks_start_at: Some(prost_types::Timestamp {
+                seconds: (T + 3_700_000) / 1000,
+                nanos: 0,
+            }),
+        })
+        .await;
+    let status = assert_rejected(late, Code::InvalidArgument, "INVALID_REQUEST");
+    assert_eq!(bad_field(&status).as_deref(), Some("clocks_start_at"));
+}

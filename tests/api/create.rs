@@ -464,3 +464,55 @@ async fn gomoku_defaults_to_fifteen_by_fifteen_exactly_five_and_refuses_an_unkno
     )
     .await;
 }
+
+#[tokio::test]
+async fn create_games_creates_each_once_and_refuses_a_bad_batch_whole() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let item = |i: usize| pb::CreateGameRequest {
+        request_id: format!("pairing-{i}"),
+        ..create_request("", connect_four())
+    };
+    let batch = pb::CreateGamesRequest {
+        requests: (0..3).map(item).collect(),
+        clocks_start_at: None,
+    };
+    let first = c.create_games(batch.clone()).await.unwrap().into_inner();
+    assert_eq!(first.responses.len(), 3);
+    let ids: Vec<String> = first
+        .responses
+        .iter()
+        .map(|r| r.game.as_ref().unwrap().game_id.clone())
+        .collect();
+    // A retry of the whole batch creates nothing and answers the same.
+    let again = c.create_games(batch).await.unwrap().into_inner();
+    assert_eq!(again.responses, first.responses);
+    assert_eq!(list_games(c).await.len(), 3);
+    // One bad request refuses all of them, naming it.
+    let mut bad: Vec<_> = (3..6).map(item).collect();
+    bad[1].seats.pop();
+    let answer = c
+        .create_games(pb::CreateGamesRequest {
+            requests: bad,
+            clocks_start_at: None,
+        })
+        .await;
+    let status = assert_rejected(answer, Code::InvalidArgument, "INVALID_SEATS");
+    assert_eq!(bad_field(&status).as_deref(), Some("requests[1].seats"));
+    for count in [0, 101] {
+        let answer = c
+            .create_games(pb::CreateGamesRequest {
+                requests: (10..10 + count).map(item).collect(),
+                clocks_start_at: None,
+            })
+            .await;
+        let status = assert_rejected(answer, Code::InvalidArgument, "INVALID_REQUEST");
+        assert_eq!(bad_field(&status).as_deref(), Some("requests"));
+    }
+    // Created concurrently: listed in the order they committed.
+    let mut listed: Vec<String> = list_games(c).await.into_iter().map(|g| g.game_id).collect();
+    let mut ids = ids;
+    listed.sort();
+    ids.sort();
+    assert_eq!(listed, ids, "nothing of the refused batches was created");
+}

@@ -208,6 +208,11 @@ fn structured(rng: &mut StdRng, rpc: &str) -> Vec<u8> {
                     (format!("{key}{i}"), value.to_owned())
                 })
                 .collect(),
+            clocks_start_at: rng.random_bool(0.1).then(|| prost_types::Timestamp {
+                seconds: [i64::MIN, 0, 1_800_000_000, 4_000_000_000, i64::MAX]
+                    [rng.random_range(0..5)],
+                nanos: rng.random_range(-1..1_000_000_001),
+            }),
         }
         .encode_to_vec(),
         "GetGame" => pb::GetGameRequest {

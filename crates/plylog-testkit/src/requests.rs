@@ -66,6 +66,7 @@ pub fn create_request(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameReques
         absence: None,
         matched_at: None,
         labels: Default::default(),
+        clocks_start_at: None,
     }
 }
 

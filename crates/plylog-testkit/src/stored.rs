@@ -32,6 +32,7 @@ pub async fn write_created(
             absence: None,
             matched_at: None,
             labels: Default::default(),
+            clocks_start_at: None,
         })),
     };
     let payload = created.encode_to_vec();

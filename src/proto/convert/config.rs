@@ -36,6 +36,8 @@ pub struct WireConfig<'a> {
     pub matched_at: Option<&'a prost_types::Timestamp>,
     /// The caller's labels, key to value (empty: none).
     pub labels: &'a BTreeMap<String, String>,
+    /// When the clocks start, absent when at the creation.
+    pub clocks_start_at: Option<&'a prost_types::Timestamp>,
 }
 
 /// Most labels a game has (CreateGame's `labels`).
@@ -93,20 +95,22 @@ fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// `matched_at` as Unix epoch milliseconds.
+/// A timestamp field (`field`) as Unix epoch milliseconds.
 ///
 /// # Errors
-/// [`FieldError`] naming `matched_at` (INVALID_REQUEST) for nanos outside
+/// [`FieldError`] naming `field` (INVALID_REQUEST) for nanos outside
 /// 0 to 999,999,999 or a time outside the years 0001 to 9999 (protobuf's
 /// Timestamp range).
-fn matched_at_ms(at: &prost_types::Timestamp) -> Result<i64, FieldError> {
+fn timestamp_ms(at: &prost_types::Timestamp, field: &str) -> Result<i64, FieldError> {
     /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, as protobuf bounds a
     /// Timestamp.
     const SECONDS: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
     if !SECONDS.contains(&at.seconds) || !(0..1_000_000_000).contains(&at.nanos) {
         return Err(FieldError::invalid(
-            "matched_at",
-            "matched_at is not a valid timestamp (years 0001 to 9999, nanos below one second)",
+            field,
+            format!(
+                "{field} is not a valid timestamp (years 0001 to 9999, nanos below one second)"
+            ),
         ));
     }
     Ok(at.seconds * 1000 + i64::from(at.nanos) / 1_000_000)
@@ -135,6 +139,7 @@ pub fn config_from_proto(
         absence,
         matched_at,
         labels,
+        clocks_start_at,
     } = wire;
     check_labels(labels)?;
     let undo_policy = match enum_field(undo_policy, "undo_policy", ErrorReason::InvalidRequest)? {
@@ -178,10 +183,14 @@ pub fn config_from_proto(
             .with_time_control(time_control_from_proto(tc)?, shortest_ms)
             .map_err(invalid)?,
     };
-    let config = config.with_labels(labels.clone());
+    let config = config.with_labels(labels.clone()).with_clocks_start_at(
+        clocks_start_at
+            .map(|at| timestamp_ms(at, "clocks_start_at"))
+            .transpose()?,
+    );
     let config = match matched_at {
         None => config,
-        Some(at) => config.with_matched_at(matched_at_ms(at)?),
+        Some(at) => config.with_matched_at(timestamp_ms(at, "matched_at")?),
     };
     match absence {
         None => Ok(config),

@@ -298,6 +298,7 @@ pub struct GameConfig {
     absence: Option<AbsencePolicy>,
     matched_at: Option<Millis>,
     labels: BTreeMap<String, String>,
+    clocks_start_at: Option<Millis>,
 }
 
 impl GameConfig {
@@ -430,6 +431,7 @@ impl GameConfig {
             absence: None,
             matched_at: None,
             labels: BTreeMap::new(),
+            clocks_start_at: None,
         })
     }
 
@@ -455,6 +457,22 @@ impl GameConfig {
     /// caller checks their number and spelling.
     pub fn with_labels(self, labels: BTreeMap<String, String>) -> Self {
         GameConfig { labels, ..self }
+    }
+
+    /// The same game, its clocks starting at `at` (Unix epoch
+    /// milliseconds; `None`: at the creation): the first turn's time, and a
+    /// game clock's, count from then (lichess bulk pairing's
+    /// `startClocksAt`). The caller bounds it against the creation time.
+    pub fn with_clocks_start_at(self, at: Option<Millis>) -> Self {
+        GameConfig {
+            clocks_start_at: at,
+            ..self
+        }
+    }
+
+    /// When the clocks start, if after the creation.
+    pub fn clocks_start_at(&self) -> Option<Millis> {
+        self.clocks_start_at
     }
 
     /// The caller's labels, key to value, in key order (empty: none).

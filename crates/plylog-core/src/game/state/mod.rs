@@ -124,8 +124,13 @@ pub struct GameState {
 impl GameState {
     /// The state right after the GameCreated event (sequence 1), recorded
     /// at `created_at`: empty board, seat 0 to move, its turn (and clock)
-    /// started.
+    /// started, at `created_at` or at the configuration's later
+    /// [`GameConfig::clocks_start_at`] (a move before it is charged no
+    /// time).
     pub fn new(config: GameConfig, created_at: Millis) -> Self {
+        let clocks_start = config
+            .clocks_start_at()
+            .map_or(created_at, |at| at.max(created_at));
         let seats = config.seats().len();
         let position = config.rules().initial_position(seats);
         let initial = config
@@ -144,7 +149,7 @@ impl GameState {
             sequence: 1,
             clocks: Clocks {
                 remaining_ms: initial,
-                turn_started: created_at,
+                turn_started: clocks_start,
             },
             out: vec![false; seats],
             moved: vec![false; seats],

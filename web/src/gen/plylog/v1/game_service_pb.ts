@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file plylog/v1/game_service.proto.
  */
 export const file_plylog_v1_game_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbHlsb2cvdjEvZ2FtZV9zZXJ2aWNlLnByb3RvEglwbHlsb2cudjEimQMKEUNyZWF0ZUdhbWVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIhCgVydWxlcxgDIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eh4KBXNlYXRzGAQgAygLMg8ucGx5bG9nLnYxLlNlYXQSKgoLdW5kb19wb2xpY3kYBSABKA4yFS5wbHlsb2cudjEuVW5kb1BvbGljeRIsCgx0aW1lX2NvbnRyb2wYBiABKAsyFi5wbHlsb2cudjEuVGltZUNvbnRyb2wSKQoHYWJzZW5jZRgHIAEoCzIYLnBseWxvZy52MS5BYnNlbmNlUG9saWN5Ei4KCm1hdGNoZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKBmxhYmVscxgJIAMoCzIoLnBseWxvZy52MS5DcmVhdGVHYW1lUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkgKEkNyZWF0ZUdhbWVSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSEwoLc2VhdF90b2tlbnMYAiADKAkiSwoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYCgthdF9zZXF1ZW5jZRgCIAEoBEgAiAEBQg4KDF9hdF9zZXF1ZW5jZSIwCg9HZXRHYW1lUmVzcG9uc2USHQoEZ2FtZRgBIAEoCzIPLnBseWxvZy52MS5HYW1lIlsKEExpc3RHYW1lc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEAoIb3JkZXJfYnkYAyABKAkSDgoGZmlsdGVyGAQgASgJIuICCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEiEKBXJ1bGVzGAIgASgLMhIucGx5bG9nLnYxLlJ1bGVTZXQSHgoFc2VhdHMYAyADKAsyDy5wbHlsb2cudjEuU2VhdBIlCgZzdGF0dXMYBCABKA4yFS5wbHlsb2cudjEuR2FtZVN0YXR1cxIVCg1sYXN0X3NlcXVlbmNlGAUgASgEEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBmxhYmVscxgIIAMoCzIiLnBseWxvZy52MS5HYW1lU3VtbWFyeS5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlMKEUxpc3RHYW1lc1Jlc3BvbnNlEiUKBWdhbWVzGAEgAygLMhYucGx5bG9nLnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLMAQoRU3VibWl0TW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESHQoEbW92ZRgDIAEoCzIPLnBseWxvZy52MS5Nb3ZlEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJZChJTdWJtaXRNb3ZlUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUipwEKC1VuZG9SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAYgBARIhCgR2aWV3GAUgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJTCgxVbmRvUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUipwEKC1JlZG9SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAYgBARIhCgR2aWV3GAUgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJTCgxSZWRvUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUi0gEKE1N1Ym1pdEFjdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESIQoGYWN0aW9uGAMgASgOMhEucGx5bG9nLnYxLkFjdGlvbhISCgpyZXF1ZXN0X2lkGAQgASgJEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAUgASgESAGIAQESIQoEdmlldxgGIAEoDjITLnBseWxvZy52MS5HYW1lVmlld0IHCgVfc2VhdEIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiWwoUU3VibWl0QWN0aW9uUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUiugEKDlJlbWF0Y2hSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg4KBnJvdGF0ZRgDIAEoCBISCgpyZXF1ZXN0X2lkGAQgASgJEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAUgASgESAGIAQESIQoEdmlldxgGIAEoDjITLnBseWxvZy52MS5HYW1lVmlld0IHCgVfc2VhdEIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiVgoPUmVtYXRjaFJlc3BvbnNlEiQKBmV2ZW50cxgBIAMoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSHQoEZ2FtZRgCIAEoCzIPLnBseWxvZy52MS5HYW1lIloKF1JlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAlCBwoFX3NlYXQicwoYUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEiQKBmV2ZW50cxgBIAMoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSHQoEZ2FtZRgCIAEoCzIPLnBseWxvZy52MS5HYW1lEhIKCnNlYXRfdG9rZW4YAyABKAkiawoTU3RyZWFtRXZlbnRzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fc2VxdWVuY2UYAiABKAQSDgoGZm9sbG93GAMgASgIEhIKBXJvdW5kGAQgASgNSACIAQFCCAoGX3JvdW5kIhwKCENhdWdodFVwEhAKCHNlcXVlbmNlGAEgASgEIkoKCUhlYXJ0YmVhdBIQCghzZXF1ZW5jZRgBIAEoBBIrCgdzZW50X2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKaAQoUU3RyZWFtRXZlbnRzUmVzcG9uc2USJQoFZXZlbnQYASABKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50SAASKAoJY2F1Z2h0X3VwGAIgASgLMhMucGx5bG9nLnYxLkNhdWdodFVwSAASKQoJaGVhcnRiZWF0GAMgASgLMhQucGx5bG9nLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiowEKFlN0cmVhbUFsbEV2ZW50c1JlcXVlc3QSDQoFYWZ0ZXIYASADKAQSDgoGZm9sbG93GAIgASgIEhMKC2V2ZW50X3R5cGVzGAMgAygJEhsKE2NoZWNrcG9pbnRfaW50ZXJ2YWwYBCABKA0SFgoObGlmZWN5Y2xlX29ubHkYBSABKAgSDgoGZmlsdGVyGAYgASgJEhAKCGZyb21fZW5kGAcgASgIIrIBCglGZWVkRXZlbnQSDAoEY2VsbBgBIAEoDRIQCghwb3NpdGlvbhgCIAEoBBIjCgVldmVudBgDIAEoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSJwoJbGlmZWN5Y2xlGAQgASgOMhQucGx5bG9nLnYxLkxpZmVjeWNsZRISCgpwbGF5ZXJfaWRzGAUgAygJEiMKB291dGNvbWUYBiABKAsyEi5wbHlsb2cudjEuT3V0Y29tZSJjCg5GZWVkQ2hlY2twb2ludBIRCglwb3NpdGlvbnMYASADKAQSEQoJY2F1Z2h0X3VwGAIgASgIEisKB3NlbnRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInkKF1N0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlEiUKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkZlZWRFdmVudEgAEi8KCmNoZWNrcG9pbnQYAiABKAsyGS5wbHlsb2cudjEuRmVlZENoZWNrcG9pbnRIAEIGCgRraW5kItABChBHZXRSZXBsYXlSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEgoFcm91bmQYBCABKA1IAIgBARIbCg5wb3NpdGlvbl9ldmVyeRgFIAEoDUgBiAEBEhMKC3Bvc2l0aW9uX2F0GAYgAygEEiEKBHZpZXcYByABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCCAoGX3JvdW5kQhEKD19wb3NpdGlvbl9ldmVyeSJYCgpSZXBsYXlTdGVwEiMKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIlCghwb3NpdGlvbhgCIAEoCzITLnBseWxvZy52MS5Qb3NpdGlvbiJxChFHZXRSZXBsYXlSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSJAoFc3RlcHMYAiADKAsyFS5wbHlsb2cudjEuUmVwbGF5U3RlcBIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiTwoVTGlzdExlZ2FsTW92ZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkingEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USGQoMc2VhdF90b19tb3ZlGAEgASgNSACIAQESHgoFbW92ZXMYAiADKAsyDy5wbHlsb2cudjEuTW92ZRIQCghzZXF1ZW5jZRgDIAEoBBINCgV0b3RhbBgEIAEoDRIXCg9uZXh0X3BhZ2VfdG9rZW4YBSABKAlCDwoNX3NlYXRfdG9fbW92ZSKCAQoOQW5hbHlzaXNUYXJnZXQSEQoHZ2FtZV9pZBgBIAEoCUgAEikKBXNldHVwGAIgASgLMhgucGx5bG9nLnYxLlBvc2l0aW9uU2V0dXBIABIYCgthdF9zZXF1ZW5jZRgDIAEoBEgBiAEBQggKBnNvdXJjZUIOCgxfYXRfc2VxdWVuY2UiYQoNUG9zaXRpb25TZXR1cBIhCgVydWxlcxgBIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eg0KBXNlYXRzGAIgASgNEh4KBW1vdmVzGAMgAygLMg8ucGx5bG9nLnYxLk1vdmUiMAoOQW5hbHlzaXNCdWRnZXQSDQoFbm9kZXMYASABKAQSDwoHdGltZV9tcxgCIAEoBCK7AQoSU3VnZ2VzdE1vdmVSZXF1ZXN0EikKBnRhcmdldBgBIAEoCzIZLnBseWxvZy52MS5BbmFseXNpc1RhcmdldBIhCgZlbmdpbmUYAiABKA4yES5wbHlsb2cudjEuRW5naW5lEhAKCHN0cmVuZ3RoGAMgASgNEhEKBHNlZWQYBCABKARIAIgBARIpCgZidWRnZXQYBSABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNCdWRnZXRCBwoFX3NlZWQipwEKE1N1Z2dlc3RNb3ZlUmVzcG9uc2USDAoEc2VhdBgBIAEoDRIdCgRtb3ZlGAIgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAyABKAsyEC5wbHlsb2cudjEuU2NvcmUSIQoGZW5naW5lGAQgASgOMhEucGx5bG9nLnYxLkVuZ2luZRINCgVub2RlcxgFIAEoBBIQCghzZXF1ZW5jZRgGIAEoBCK/AQoWQW5hbHl6ZVBvc2l0aW9uUmVxdWVzdBIpCgZ0YXJnZXQYASABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNUYXJnZXQSIQoGZW5naW5lGAIgASgOMhEucGx5bG9nLnYxLkVuZ2luZRIQCghzdHJlbmd0aBgDIAEoDRIRCgRzZWVkGAQgASgESACIAQESKQoGYnVkZ2V0GAUgASgLMhkucGx5bG9nLnYxLkFuYWx5c2lzQnVkZ2V0QgcKBV9zZWVkIksKCU1vdmVTY29yZRIdCgRtb3ZlGAEgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUisQEKF0FuYWx5emVQb3NpdGlvblJlc3BvbnNlEgwKBHNlYXQYASABKA0SHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUSIwoFbW92ZXMYAyADKAsyFC5wbHlsb2cudjEuTW92ZVNjb3JlEiEKBmVuZ2luZRgEIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSDQoFbm9kZXMYBSABKAQSEAoIc2VxdWVuY2UYBiABKAQq6wgKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEhIKDkdBTUVfTk9UX0ZPVU5EEAESEQoNSU5WQUxJRF9SVUxFUxACEhEKDUlOVkFMSURfU0VBVFMQAxITCg9JTlZBTElEX1JFUVVFU1QQBBIRCg1PVVRfT0ZfQk9VTkRTEAUSEwoPV1JPTkdfTU9WRV9LSU5EEAYSEQoNQ0VMTF9PQ0NVUElFRBAHEg8KC0NPTFVNTl9GVUxMEAgSEQoNTk9UX1lPVVJfVFVSThAJEg0KCUdBTUVfT1ZFUhAKEhMKD05PVEhJTkdfVE9fVU5ETxALEhUKEVNFUVVFTkNFX01JU01BVENIEAwSDwoLR0FNRV9FWElTVFMQDRIVChFSRVFVRVNUX0lEX1JFVVNFRBAOEhkKFVNFUVVFTkNFX09VVF9PRl9SQU5HRRAPEg4KCk9WRVJMT0FERUQQEBIRCg1TSFVUVElOR19ET1dOEBESEgoOSU5URVJOQUxfRVJST1IQEhIWChJJTlZBTElEX1BBR0VfVE9LRU4QExILCgdOT19GTElQEBQSEAoMQ09MVU1OX0VNUFRZEBUSEQoNTk9UX1lPVVJfRElTQxAWEhEKDVVORE9fRElTQUJMRUQQFxISCg5OT1RfTEFTVF9NT1ZFUhAYEhcKE1NFQVRfVE9LRU5fUkVRVUlSRUQQGRIWChJTRUFUX1RPS0VOX0lOVkFMSUQQGhIUChBBUElfS0VZX1JFUVVJUkVEEBsSEwoPQVBJX0tFWV9JTlZBTElEEBwSEQoNTElNSVRfUkVBQ0hFRBAdEhUKEVJFUVVFU1RfVE9PX0xBUkdFEB4SFQoRU1RPUkVfVU5BVkFJTEFCTEUQHxISCg5OT19TRUFUX1RPS0VOUxAgEh0KGVNFQVRfVE9LRU5fU0VDUkVUX01JU1NJTkcQIRIaChZBUElfS0VZX05PVF9DT05GSUdVUkVEECISFAoQU1dBUF9OT1RfQUxMT1dFRBAjEhMKD05PVEhJTkdfVE9fUkVETxAkEhQKEENPTlNFTlRfUkVRVUlSRUQQJRIYChRUQUtFQkFDS19OT1RfQUxMT1dFRBAmEhQKEE5PX1BFTkRJTkdfT0ZGRVIQJxISCg5BTFJFQURZX0FHUkVFRBAoEhIKDkFCT1JUX1RPT19MQVRFECkSDAoIU0VBVF9PVVQQKhIQCgxUSU1FX0VYUElSRUQQKxIYChRJTlZBTElEX1RJTUVfQ09OVFJPTBAsEhMKD1JFTUFUQ0hfUEVORElORxAtEhgKFFBSRVNFTkNFX1VOQVZBSUxBQkxFEC4SDwoLU0VBVF9JU19CT1QQLxIWChJFTkdJTkVfVU5TVVBQT1JURUQQMBIdChlBTkFMWVNJU19CVURHRVRfRVhIQVVTVEVEEDESFAoQQVBQRU5EX0NPTlRFTkRFRBAyEg8KC0xPR19DT1JSVVBUEDcSDQoJTk9UX09XTkVSEDgqTgoIR2FtZVZpZXcSGQoVR0FNRV9WSUVXX1VOU1BFQ0lGSUVEEAASEwoPR0FNRV9WSUVXX0JBU0lDEAESEgoOR0FNRV9WSUVXX0ZVTEwQAirjAQoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9SRVNJR04QARIQCgxBQ1RJT05fQUJPUlQQAhIVChFBQ1RJT05fT0ZGRVJfRFJBVxADEhYKEkFDVElPTl9BQ0NFUFRfRFJBVxAEEhcKE0FDVElPTl9ERUNMSU5FX0RSQVcQBRIbChdBQ1RJT05fUkVRVUVTVF9UQUtFQkFDSxAGEhoKFkFDVElPTl9BQ0NFUFRfVEFLRUJBQ0sQBxIbChdBQ1RJT05fREVDTElORV9UQUtFQkFDSxAIKp8BCglMaWZlY3ljbGUSGQoVTElGRUNZQ0xFX1VOU1BFQ0lGSUVEEAASFQoRTElGRUNZQ0xFX0NSRUFURUQQARIbChdMSUZFQ1lDTEVfUk9VTkRfU1RBUlRFRBACEhYKEkxJRkVDWUNMRV9TRUFUX09VVBADEhMKD0xJRkVDWUNMRV9FTkRFRBAEEhYKEkxJRkVDWUNMRV9SRU9QRU5FRBAFMoUJCgtHYW1lU2VydmljZRJJCgpDcmVhdGVHYW1lEhwucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh0ucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXNwb25zZRJACgdHZXRHYW1lEhkucGx5bG9nLnYxLkdldEdhbWVSZXF1ZXN0GhoucGx5bG9nLnYxLkdldEdhbWVSZXNwb25zZRJGCglMaXN0R2FtZXMSGy5wbHlsb2cudjEuTGlzdEdhbWVzUmVxdWVzdBocLnBseWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJJCgpTdWJtaXRNb3ZlEhwucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh0ucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXNwb25zZRI3CgRVbmRvEhYucGx5bG9nLnYxLlVuZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlVuZG9SZXNwb25zZRI3CgRSZWRvEhYucGx5bG9nLnYxLlJlZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlJlZG9SZXNwb25zZRJPCgxTdWJtaXRBY3Rpb24SHi5wbHlsb2cudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnBseWxvZy52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJACgdSZW1hdGNoEhkucGx5bG9nLnYxLlJlbWF0Y2hSZXF1ZXN0GhoucGx5bG9nLnYxLlJlbWF0Y2hSZXNwb25zZRJRCgxTdHJlYW1FdmVudHMSHi5wbHlsb2cudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBofLnBseWxvZy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABEloKD1N0cmVhbUFsbEV2ZW50cxIhLnBseWxvZy52MS5TdHJlYW1BbGxFdmVudHNSZXF1ZXN0GiIucGx5bG9nLnYxLlN0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlMAESRgoJR2V0UmVwbGF5EhsucGx5bG9nLnYxLkdldFJlcGxheVJlcXVlc3QaHC5wbHlsb2cudjEuR2V0UmVwbGF5UmVzcG9uc2USVQoOTGlzdExlZ2FsTW92ZXMSIC5wbHlsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiEucGx5bG9nLnYxLkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USWwoQUmVpc3N1ZVNlYXRUb2tlbhIiLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVxdWVzdBojLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USTAoLU3VnZ2VzdE1vdmUSHS5wbHlsb2cudjEuU3VnZ2VzdE1vdmVSZXF1ZXN0Gh4ucGx5bG9nLnYxLlN1Z2dlc3RNb3ZlUmVzcG9uc2USWAoPQW5hbHl6ZVBvc2l0aW9uEiEucGx5bG9nLnYxLkFuYWx5emVQb3NpdGlvblJlcXVlc3QaIi5wbHlsb2cudjEuQW5hbHl6ZVBvc2l0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_plylog_v1_game]);
+  fileDesc("ChxwbHlsb2cvdjEvZ2FtZV9zZXJ2aWNlLnByb3RvEglwbHlsb2cudjEizgMKEUNyZWF0ZUdhbWVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIhCgVydWxlcxgDIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eh4KBXNlYXRzGAQgAygLMg8ucGx5bG9nLnYxLlNlYXQSKgoLdW5kb19wb2xpY3kYBSABKA4yFS5wbHlsb2cudjEuVW5kb1BvbGljeRIsCgx0aW1lX2NvbnRyb2wYBiABKAsyFi5wbHlsb2cudjEuVGltZUNvbnRyb2wSKQoHYWJzZW5jZRgHIAEoCzIYLnBseWxvZy52MS5BYnNlbmNlUG9saWN5Ei4KCm1hdGNoZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKBmxhYmVscxgJIAMoCzIoLnBseWxvZy52MS5DcmVhdGVHYW1lUmVxdWVzdC5MYWJlbHNFbnRyeRIzCg9jbG9ja3Nfc3RhcnRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEieQoSQ3JlYXRlR2FtZXNSZXF1ZXN0Ei4KCHJlcXVlc3RzGAEgAygLMhwucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0EjMKD2Nsb2Nrc19zdGFydF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiRwoTQ3JlYXRlR2FtZXNSZXNwb25zZRIwCglyZXNwb25zZXMYASADKAsyHS5wbHlsb2cudjEuQ3JlYXRlR2FtZVJlc3BvbnNlIkgKEkNyZWF0ZUdhbWVSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSEwoLc2VhdF90b2tlbnMYAiADKAkiSwoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIYCgthdF9zZXF1ZW5jZRgCIAEoBEgAiAEBQg4KDF9hdF9zZXF1ZW5jZSIwCg9HZXRHYW1lUmVzcG9uc2USHQoEZ2FtZRgBIAEoCzIPLnBseWxvZy52MS5HYW1lIlsKEExpc3RHYW1lc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEAoIb3JkZXJfYnkYAyABKAkSDgoGZmlsdGVyGAQgASgJIuICCgtHYW1lU3VtbWFyeRIPCgdnYW1lX2lkGAEgASgJEiEKBXJ1bGVzGAIgASgLMhIucGx5bG9nLnYxLlJ1bGVTZXQSHgoFc2VhdHMYAyADKAsyDy5wbHlsb2cudjEuU2VhdBIlCgZzdGF0dXMYBCABKA4yFS5wbHlsb2cudjEuR2FtZVN0YXR1cxIVCg1sYXN0X3NlcXVlbmNlGAUgASgEEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKBmxhYmVscxgIIAMoCzIiLnBseWxvZy52MS5HYW1lU3VtbWFyeS5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlMKEUxpc3RHYW1lc1Jlc3BvbnNlEiUKBWdhbWVzGAEgAygLMhYucGx5bG9nLnYxLkdhbWVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLMAQoRU3VibWl0TW92ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESHQoEbW92ZRgDIAEoCzIPLnBseWxvZy52MS5Nb3ZlEhIKCnJlcXVlc3RfaWQYBCABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBSABKARIAYgBARIhCgR2aWV3GAYgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJZChJTdWJtaXRNb3ZlUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUipwEKC1VuZG9SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAYgBARIhCgR2aWV3GAUgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJTCgxVbmRvUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUipwEKC1JlZG9SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAYgBARIhCgR2aWV3GAUgASgOMhMucGx5bG9nLnYxLkdhbWVWaWV3QgcKBV9zZWF0QhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJTCgxSZWRvUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUi0gEKE1N1Ym1pdEFjdGlvblJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESIQoGYWN0aW9uGAMgASgOMhEucGx5bG9nLnYxLkFjdGlvbhISCgpyZXF1ZXN0X2lkGAQgASgJEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAUgASgESAGIAQESIQoEdmlldxgGIAEoDjITLnBseWxvZy52MS5HYW1lVmlld0IHCgVfc2VhdEIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiWwoUU3VibWl0QWN0aW9uUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIdCgRnYW1lGAIgASgLMg8ucGx5bG9nLnYxLkdhbWUiugEKDlJlbWF0Y2hSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg4KBnJvdGF0ZRgDIAEoCBISCgpyZXF1ZXN0X2lkGAQgASgJEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAUgASgESAGIAQESIQoEdmlldxgGIAEoDjITLnBseWxvZy52MS5HYW1lVmlld0IHCgVfc2VhdEIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiVgoPUmVtYXRjaFJlc3BvbnNlEiQKBmV2ZW50cxgBIAMoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSHQoEZ2FtZRgCIAEoCzIPLnBseWxvZy52MS5HYW1lIloKF1JlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAlCBwoFX3NlYXQicwoYUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEiQKBmV2ZW50cxgBIAMoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSHQoEZ2FtZRgCIAEoCzIPLnBseWxvZy52MS5HYW1lEhIKCnNlYXRfdG9rZW4YAyABKAkiawoTU3RyZWFtRXZlbnRzUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhUKDWZyb21fc2VxdWVuY2UYAiABKAQSDgoGZm9sbG93GAMgASgIEhIKBXJvdW5kGAQgASgNSACIAQFCCAoGX3JvdW5kIhwKCENhdWdodFVwEhAKCHNlcXVlbmNlGAEgASgEIkoKCUhlYXJ0YmVhdBIQCghzZXF1ZW5jZRgBIAEoBBIrCgdzZW50X2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKaAQoUU3RyZWFtRXZlbnRzUmVzcG9uc2USJQoFZXZlbnQYASABKAsyFC5wbHlsb2cudjEuR2FtZUV2ZW50SAASKAoJY2F1Z2h0X3VwGAIgASgLMhMucGx5bG9nLnYxLkNhdWdodFVwSAASKQoJaGVhcnRiZWF0GAMgASgLMhQucGx5bG9nLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiowEKFlN0cmVhbUFsbEV2ZW50c1JlcXVlc3QSDQoFYWZ0ZXIYASADKAQSDgoGZm9sbG93GAIgASgIEhMKC2V2ZW50X3R5cGVzGAMgAygJEhsKE2NoZWNrcG9pbnRfaW50ZXJ2YWwYBCABKA0SFgoObGlmZWN5Y2xlX29ubHkYBSABKAgSDgoGZmlsdGVyGAYgASgJEhAKCGZyb21fZW5kGAcgASgIIrIBCglGZWVkRXZlbnQSDAoEY2VsbBgBIAEoDRIQCghwb3NpdGlvbhgCIAEoBBIjCgVldmVudBgDIAEoCzIULnBseWxvZy52MS5HYW1lRXZlbnQSJwoJbGlmZWN5Y2xlGAQgASgOMhQucGx5bG9nLnYxLkxpZmVjeWNsZRISCgpwbGF5ZXJfaWRzGAUgAygJEiMKB291dGNvbWUYBiABKAsyEi5wbHlsb2cudjEuT3V0Y29tZSJjCg5GZWVkQ2hlY2twb2ludBIRCglwb3NpdGlvbnMYASADKAQSEQoJY2F1Z2h0X3VwGAIgASgIEisKB3NlbnRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInkKF1N0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlEiUKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkZlZWRFdmVudEgAEi8KCmNoZWNrcG9pbnQYAiABKAsyGS5wbHlsb2cudjEuRmVlZENoZWNrcG9pbnRIAEIGCgRraW5kItABChBHZXRSZXBsYXlSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSEgoFcm91bmQYBCABKA1IAIgBARIbCg5wb3NpdGlvbl9ldmVyeRgFIAEoDUgBiAEBEhMKC3Bvc2l0aW9uX2F0GAYgAygEEiEKBHZpZXcYByABKA4yEy5wbHlsb2cudjEuR2FtZVZpZXdCCAoGX3JvdW5kQhEKD19wb3NpdGlvbl9ldmVyeSJYCgpSZXBsYXlTdGVwEiMKBWV2ZW50GAEgASgLMhQucGx5bG9nLnYxLkdhbWVFdmVudBIlCghwb3NpdGlvbhgCIAEoCzITLnBseWxvZy52MS5Qb3NpdGlvbiJxChFHZXRSZXBsYXlSZXNwb25zZRIdCgRnYW1lGAEgASgLMg8ucGx5bG9nLnYxLkdhbWUSJAoFc3RlcHMYAiADKAsyFS5wbHlsb2cudjEuUmVwbGF5U3RlcBIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiTwoVTGlzdExlZ2FsTW92ZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkingEKFkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USGQoMc2VhdF90b19tb3ZlGAEgASgNSACIAQESHgoFbW92ZXMYAiADKAsyDy5wbHlsb2cudjEuTW92ZRIQCghzZXF1ZW5jZRgDIAEoBBINCgV0b3RhbBgEIAEoDRIXCg9uZXh0X3BhZ2VfdG9rZW4YBSABKAlCDwoNX3NlYXRfdG9fbW92ZSKCAQoOQW5hbHlzaXNUYXJnZXQSEQoHZ2FtZV9pZBgBIAEoCUgAEikKBXNldHVwGAIgASgLMhgucGx5bG9nLnYxLlBvc2l0aW9uU2V0dXBIABIYCgthdF9zZXF1ZW5jZRgDIAEoBEgBiAEBQggKBnNvdXJjZUIOCgxfYXRfc2VxdWVuY2UiYQoNUG9zaXRpb25TZXR1cBIhCgVydWxlcxgBIAEoCzISLnBseWxvZy52MS5SdWxlU2V0Eg0KBXNlYXRzGAIgASgNEh4KBW1vdmVzGAMgAygLMg8ucGx5bG9nLnYxLk1vdmUiMAoOQW5hbHlzaXNCdWRnZXQSDQoFbm9kZXMYASABKAQSDwoHdGltZV9tcxgCIAEoBCK7AQoSU3VnZ2VzdE1vdmVSZXF1ZXN0EikKBnRhcmdldBgBIAEoCzIZLnBseWxvZy52MS5BbmFseXNpc1RhcmdldBIhCgZlbmdpbmUYAiABKA4yES5wbHlsb2cudjEuRW5naW5lEhAKCHN0cmVuZ3RoGAMgASgNEhEKBHNlZWQYBCABKARIAIgBARIpCgZidWRnZXQYBSABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNCdWRnZXRCBwoFX3NlZWQipwEKE1N1Z2dlc3RNb3ZlUmVzcG9uc2USDAoEc2VhdBgBIAEoDRIdCgRtb3ZlGAIgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAyABKAsyEC5wbHlsb2cudjEuU2NvcmUSIQoGZW5naW5lGAQgASgOMhEucGx5bG9nLnYxLkVuZ2luZRINCgVub2RlcxgFIAEoBBIQCghzZXF1ZW5jZRgGIAEoBCK/AQoWQW5hbHl6ZVBvc2l0aW9uUmVxdWVzdBIpCgZ0YXJnZXQYASABKAsyGS5wbHlsb2cudjEuQW5hbHlzaXNUYXJnZXQSIQoGZW5naW5lGAIgASgOMhEucGx5bG9nLnYxLkVuZ2luZRIQCghzdHJlbmd0aBgDIAEoDRIRCgRzZWVkGAQgASgESACIAQESKQoGYnVkZ2V0GAUgASgLMhkucGx5bG9nLnYxLkFuYWx5c2lzQnVkZ2V0QgcKBV9zZWVkIksKCU1vdmVTY29yZRIdCgRtb3ZlGAEgASgLMg8ucGx5bG9nLnYxLk1vdmUSHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUisQEKF0FuYWx5emVQb3NpdGlvblJlc3BvbnNlEgwKBHNlYXQYASABKA0SHwoFc2NvcmUYAiABKAsyEC5wbHlsb2cudjEuU2NvcmUSIwoFbW92ZXMYAyADKAsyFC5wbHlsb2cudjEuTW92ZVNjb3JlEiEKBmVuZ2luZRgEIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSDQoFbm9kZXMYBSABKAQSEAoIc2VxdWVuY2UYBiABKAQq6wgKC0Vycm9yUmVhc29uEhwKGEVSUk9SX1JFQVNPTl9VTlNQRUNJRklFRBAAEhIKDkdBTUVfTk9UX0ZPVU5EEAESEQoNSU5WQUxJRF9SVUxFUxACEhEKDUlOVkFMSURfU0VBVFMQAxITCg9JTlZBTElEX1JFUVVFU1QQBBIRCg1PVVRfT0ZfQk9VTkRTEAUSEwoPV1JPTkdfTU9WRV9LSU5EEAYSEQoNQ0VMTF9PQ0NVUElFRBAHEg8KC0NPTFVNTl9GVUxMEAgSEQoNTk9UX1lPVVJfVFVSThAJEg0KCUdBTUVfT1ZFUhAKEhMKD05PVEhJTkdfVE9fVU5ETxALEhUKEVNFUVVFTkNFX01JU01BVENIEAwSDwoLR0FNRV9FWElTVFMQDRIVChFSRVFVRVNUX0lEX1JFVVNFRBAOEhkKFVNFUVVFTkNFX09VVF9PRl9SQU5HRRAPEg4KCk9WRVJMT0FERUQQEBIRCg1TSFVUVElOR19ET1dOEBESEgoOSU5URVJOQUxfRVJST1IQEhIWChJJTlZBTElEX1BBR0VfVE9LRU4QExILCgdOT19GTElQEBQSEAoMQ09MVU1OX0VNUFRZEBUSEQoNTk9UX1lPVVJfRElTQxAWEhEKDVVORE9fRElTQUJMRUQQFxISCg5OT1RfTEFTVF9NT1ZFUhAYEhcKE1NFQVRfVE9LRU5fUkVRVUlSRUQQGRIWChJTRUFUX1RPS0VOX0lOVkFMSUQQGhIUChBBUElfS0VZX1JFUVVJUkVEEBsSEwoPQVBJX0tFWV9JTlZBTElEEBwSEQoNTElNSVRfUkVBQ0hFRBAdEhUKEVJFUVVFU1RfVE9PX0xBUkdFEB4SFQoRU1RPUkVfVU5BVkFJTEFCTEUQHxISCg5OT19TRUFUX1RPS0VOUxAgEh0KGVNFQVRfVE9LRU5fU0VDUkVUX01JU1NJTkcQIRIaChZBUElfS0VZX05PVF9DT05GSUdVUkVEECISFAoQU1dBUF9OT1RfQUxMT1dFRBAjEhMKD05PVEhJTkdfVE9fUkVETxAkEhQKEENPTlNFTlRfUkVRVUlSRUQQJRIYChRUQUtFQkFDS19OT1RfQUxMT1dFRBAmEhQKEE5PX1BFTkRJTkdfT0ZGRVIQJxISCg5BTFJFQURZX0FHUkVFRBAoEhIKDkFCT1JUX1RPT19MQVRFECkSDAoIU0VBVF9PVVQQKhIQCgxUSU1FX0VYUElSRUQQKxIYChRJTlZBTElEX1RJTUVfQ09OVFJPTBAsEhMKD1JFTUFUQ0hfUEVORElORxAtEhgKFFBSRVNFTkNFX1VOQVZBSUxBQkxFEC4SDwoLU0VBVF9JU19CT1QQLxIWChJFTkdJTkVfVU5TVVBQT1JURUQQMBIdChlBTkFMWVNJU19CVURHRVRfRVhIQVVTVEVEEDESFAoQQVBQRU5EX0NPTlRFTkRFRBAyEg8KC0xPR19DT1JSVVBUEDcSDQoJTk9UX09XTkVSEDgqTgoIR2FtZVZpZXcSGQoVR0FNRV9WSUVXX1VOU1BFQ0lGSUVEEAASEwoPR0FNRV9WSUVXX0JBU0lDEAESEgoOR0FNRV9WSUVXX0ZVTEwQAirjAQoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9SRVNJR04QARIQCgxBQ1RJT05fQUJPUlQQAhIVChFBQ1RJT05fT0ZGRVJfRFJBVxADEhYKEkFDVElPTl9BQ0NFUFRfRFJBVxAEEhcKE0FDVElPTl9ERUNMSU5FX0RSQVcQBRIbChdBQ1RJT05fUkVRVUVTVF9UQUtFQkFDSxAGEhoKFkFDVElPTl9BQ0NFUFRfVEFLRUJBQ0sQBxIbChdBQ1RJT05fREVDTElORV9UQUtFQkFDSxAIKp8BCglMaWZlY3ljbGUSGQoVTElGRUNZQ0xFX1VOU1BFQ0lGSUVEEAASFQoRTElGRUNZQ0xFX0NSRUFURUQQARIbChdMSUZFQ1lDTEVfUk9VTkRfU1RBUlRFRBACEhYKEkxJRkVDWUNMRV9TRUFUX09VVBADEhMKD0xJRkVDWUNMRV9FTkRFRBAEEhYKEkxJRkVDWUNMRV9SRU9QRU5FRBAFMtMJCgtHYW1lU2VydmljZRJJCgpDcmVhdGVHYW1lEhwucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXF1ZXN0Gh0ucGx5bG9nLnYxLkNyZWF0ZUdhbWVSZXNwb25zZRJMCgtDcmVhdGVHYW1lcxIdLnBseWxvZy52MS5DcmVhdGVHYW1lc1JlcXVlc3QaHi5wbHlsb2cudjEuQ3JlYXRlR2FtZXNSZXNwb25zZRJACgdHZXRHYW1lEhkucGx5bG9nLnYxLkdldEdhbWVSZXF1ZXN0GhoucGx5bG9nLnYxLkdldEdhbWVSZXNwb25zZRJGCglMaXN0R2FtZXMSGy5wbHlsb2cudjEuTGlzdEdhbWVzUmVxdWVzdBocLnBseWxvZy52MS5MaXN0R2FtZXNSZXNwb25zZRJJCgpTdWJtaXRNb3ZlEhwucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXF1ZXN0Gh0ucGx5bG9nLnYxLlN1Ym1pdE1vdmVSZXNwb25zZRI3CgRVbmRvEhYucGx5bG9nLnYxLlVuZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlVuZG9SZXNwb25zZRI3CgRSZWRvEhYucGx5bG9nLnYxLlJlZG9SZXF1ZXN0GhcucGx5bG9nLnYxLlJlZG9SZXNwb25zZRJPCgxTdWJtaXRBY3Rpb24SHi5wbHlsb2cudjEuU3VibWl0QWN0aW9uUmVxdWVzdBofLnBseWxvZy52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJACgdSZW1hdGNoEhkucGx5bG9nLnYxLlJlbWF0Y2hSZXF1ZXN0GhoucGx5bG9nLnYxLlJlbWF0Y2hSZXNwb25zZRJRCgxTdHJlYW1FdmVudHMSHi5wbHlsb2cudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBofLnBseWxvZy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABEloKD1N0cmVhbUFsbEV2ZW50cxIhLnBseWxvZy52MS5TdHJlYW1BbGxFdmVudHNSZXF1ZXN0GiIucGx5bG9nLnYxLlN0cmVhbUFsbEV2ZW50c1Jlc3BvbnNlMAESRgoJR2V0UmVwbGF5EhsucGx5bG9nLnYxLkdldFJlcGxheVJlcXVlc3QaHC5wbHlsb2cudjEuR2V0UmVwbGF5UmVzcG9uc2USVQoOTGlzdExlZ2FsTW92ZXMSIC5wbHlsb2cudjEuTGlzdExlZ2FsTW92ZXNSZXF1ZXN0GiEucGx5bG9nLnYxLkxpc3RMZWdhbE1vdmVzUmVzcG9uc2USWwoQUmVpc3N1ZVNlYXRUb2tlbhIiLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVxdWVzdBojLnBseWxvZy52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USTAoLU3VnZ2VzdE1vdmUSHS5wbHlsb2cudjEuU3VnZ2VzdE1vdmVSZXF1ZXN0Gh4ucGx5bG9nLnYxLlN1Z2dlc3RNb3ZlUmVzcG9uc2USWAoPQW5hbHl6ZVBvc2l0aW9uEiEucGx5bG9nLnYxLkFuYWx5emVQb3NpdGlvblJlcXVlc3QaIi5wbHlsb2cudjEuQW5hbHl6ZVBvc2l0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_plylog_v1_game]);
 
 /**
  * The request of CreateGame.
@@ -113,6 +113,18 @@ export type CreateGameRequest = Message<"plylog.v1.CreateGameRequest"> & {
    * @generated from field: map<string, string> labels = 9;
    */
   labels: { [key: string]: string };
+
+  /**
+   * When the game's clocks start (lichess bulk pairing's startClocksAt):
+   * the first turn's time, and a game clock's, count from then, so games
+   * created together can start together; a move before it is charged no
+   * time. At or before the creation, or absent: at the creation. More than
+   * an hour after the server's clock is INVALID_ARGUMENT / INVALID_REQUEST.
+   * Kept in the GameCreated event.
+   *
+   * @generated from field: google.protobuf.Timestamp clocks_start_at = 10;
+   */
+  clocksStartAt?: Timestamp | undefined;
 };
 
 /**
@@ -121,6 +133,59 @@ export type CreateGameRequest = Message<"plylog.v1.CreateGameRequest"> & {
  */
 export const CreateGameRequestSchema: GenMessage<CreateGameRequest> = /*@__PURE__*/
   messageDesc(file_plylog_v1_game_service, 0);
+
+/**
+ * The request of CreateGames.
+ *
+ * @generated from message plylog.v1.CreateGamesRequest
+ */
+export type CreateGamesRequest = Message<"plylog.v1.CreateGamesRequest"> & {
+  /**
+   * The games, each a CreateGame request: 1 to 100 of them. Each is
+   * checked, deduplicated by its own request_id and created as CreateGame
+   * would; an invalid one refuses the whole call (INVALID_ARGUMENT naming
+   * `requests[i].<field>`) before any is created.
+   *
+   * @generated from field: repeated plylog.v1.CreateGameRequest requests = 1;
+   */
+  requests: CreateGameRequest[];
+
+  /**
+   * When every game's clocks start (see CreateGameRequest.clocks_start_at),
+   * overriding each request's: a bulk pairing's games start together.
+   *
+   * @generated from field: google.protobuf.Timestamp clocks_start_at = 2;
+   */
+  clocksStartAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message plylog.v1.CreateGamesRequest.
+ * Use `create(CreateGamesRequestSchema)` to create a new message.
+ */
+export const CreateGamesRequestSchema: GenMessage<CreateGamesRequest> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 1);
+
+/**
+ * The reply of CreateGames.
+ *
+ * @generated from message plylog.v1.CreateGamesResponse
+ */
+export type CreateGamesResponse = Message<"plylog.v1.CreateGamesResponse"> & {
+  /**
+   * One per request, in the requests' order.
+   *
+   * @generated from field: repeated plylog.v1.CreateGameResponse responses = 1;
+   */
+  responses: CreateGameResponse[];
+};
+
+/**
+ * Describes the message plylog.v1.CreateGamesResponse.
+ * Use `create(CreateGamesResponseSchema)` to create a new message.
+ */
+export const CreateGamesResponseSchema: GenMessage<CreateGamesResponse> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game_service, 2);
 
 /**
  * The reply of CreateGame.
@@ -155,7 +220,7 @@ export type CreateGameResponse = Message<"plylog.v1.CreateGameResponse"> & {
  * Use `create(CreateGameResponseSchema)` to create a new message.
  */
 export const CreateGameResponseSchema: GenMessage<CreateGameResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 1);
+  messageDesc(file_plylog_v1_game_service, 3);
 
 /**
  * The request of GetGame.
@@ -184,7 +249,7 @@ export type GetGameRequest = Message<"plylog.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 2);
+  messageDesc(file_plylog_v1_game_service, 4);
 
 /**
  * The reply of GetGame.
@@ -205,7 +270,7 @@ export type GetGameResponse = Message<"plylog.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 3);
+  messageDesc(file_plylog_v1_game_service, 5);
 
 /**
  * The request of ListGames.
@@ -267,7 +332,7 @@ export type ListGamesRequest = Message<"plylog.v1.ListGamesRequest"> & {
  * Use `create(ListGamesRequestSchema)` to create a new message.
  */
 export const ListGamesRequestSchema: GenMessage<ListGamesRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 4);
+  messageDesc(file_plylog_v1_game_service, 6);
 
 /**
  * A line of the game list.
@@ -338,7 +403,7 @@ export type GameSummary = Message<"plylog.v1.GameSummary"> & {
  * Use `create(GameSummarySchema)` to create a new message.
  */
 export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 5);
+  messageDesc(file_plylog_v1_game_service, 7);
 
 /**
  * The reply of ListGames.
@@ -367,7 +432,7 @@ export type ListGamesResponse = Message<"plylog.v1.ListGamesResponse"> & {
  * Use `create(ListGamesResponseSchema)` to create a new message.
  */
 export const ListGamesResponseSchema: GenMessage<ListGamesResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 6);
+  messageDesc(file_plylog_v1_game_service, 8);
 
 /**
  * The request of SubmitMove.
@@ -438,7 +503,7 @@ export type SubmitMoveRequest = Message<"plylog.v1.SubmitMoveRequest"> & {
  * Use `create(SubmitMoveRequestSchema)` to create a new message.
  */
 export const SubmitMoveRequestSchema: GenMessage<SubmitMoveRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 7);
+  messageDesc(file_plylog_v1_game_service, 9);
 
 /**
  * The reply of SubmitMove (also returned again, unchanged, to a retry with the same request_id).
@@ -466,7 +531,7 @@ export type SubmitMoveResponse = Message<"plylog.v1.SubmitMoveResponse"> & {
  * Use `create(SubmitMoveResponseSchema)` to create a new message.
  */
 export const SubmitMoveResponseSchema: GenMessage<SubmitMoveResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 8);
+  messageDesc(file_plylog_v1_game_service, 10);
 
 /**
  * The request of Undo.
@@ -521,7 +586,7 @@ export type UndoRequest = Message<"plylog.v1.UndoRequest"> & {
  * Use `create(UndoRequestSchema)` to create a new message.
  */
 export const UndoRequestSchema: GenMessage<UndoRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 9);
+  messageDesc(file_plylog_v1_game_service, 11);
 
 /**
  * The reply of Undo (also returned again to a retry with the same request_id).
@@ -549,7 +614,7 @@ export type UndoResponse = Message<"plylog.v1.UndoResponse"> & {
  * Use `create(UndoResponseSchema)` to create a new message.
  */
 export const UndoResponseSchema: GenMessage<UndoResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 10);
+  messageDesc(file_plylog_v1_game_service, 12);
 
 /**
  * The request of Redo.
@@ -602,7 +667,7 @@ export type RedoRequest = Message<"plylog.v1.RedoRequest"> & {
  * Use `create(RedoRequestSchema)` to create a new message.
  */
 export const RedoRequestSchema: GenMessage<RedoRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 11);
+  messageDesc(file_plylog_v1_game_service, 13);
 
 /**
  * The reply of Redo (also returned again to a retry with the same request_id).
@@ -630,7 +695,7 @@ export type RedoResponse = Message<"plylog.v1.RedoResponse"> & {
  * Use `create(RedoResponseSchema)` to create a new message.
  */
 export const RedoResponseSchema: GenMessage<RedoResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 12);
+  messageDesc(file_plylog_v1_game_service, 14);
 
 /**
  * The request of SubmitAction.
@@ -690,7 +755,7 @@ export type SubmitActionRequest = Message<"plylog.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 13);
+  messageDesc(file_plylog_v1_game_service, 15);
 
 /**
  * The reply of SubmitAction (also returned again to a retry with the same
@@ -719,7 +784,7 @@ export type SubmitActionResponse = Message<"plylog.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 14);
+  messageDesc(file_plylog_v1_game_service, 16);
 
 /**
  * The request of Rematch.
@@ -780,7 +845,7 @@ export type RematchRequest = Message<"plylog.v1.RematchRequest"> & {
  * Use `create(RematchRequestSchema)` to create a new message.
  */
 export const RematchRequestSchema: GenMessage<RematchRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 15);
+  messageDesc(file_plylog_v1_game_service, 17);
 
 /**
  * The reply of Rematch.
@@ -808,7 +873,7 @@ export type RematchResponse = Message<"plylog.v1.RematchResponse"> & {
  * Use `create(RematchResponseSchema)` to create a new message.
  */
 export const RematchResponseSchema: GenMessage<RematchResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 16);
+  messageDesc(file_plylog_v1_game_service, 18);
 
 /**
  * The request of ReissueSeatToken.
@@ -845,7 +910,7 @@ export type ReissueSeatTokenRequest = Message<"plylog.v1.ReissueSeatTokenRequest
  * Use `create(ReissueSeatTokenRequestSchema)` to create a new message.
  */
 export const ReissueSeatTokenRequestSchema: GenMessage<ReissueSeatTokenRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 17);
+  messageDesc(file_plylog_v1_game_service, 19);
 
 /**
  * The reply of ReissueSeatToken.
@@ -881,7 +946,7 @@ export type ReissueSeatTokenResponse = Message<"plylog.v1.ReissueSeatTokenRespon
  * Use `create(ReissueSeatTokenResponseSchema)` to create a new message.
  */
 export const ReissueSeatTokenResponseSchema: GenMessage<ReissueSeatTokenResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 18);
+  messageDesc(file_plylog_v1_game_service, 20);
 
 /**
  * The request of StreamEvents.
@@ -926,7 +991,7 @@ export type StreamEventsRequest = Message<"plylog.v1.StreamEventsRequest"> & {
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 19);
+  messageDesc(file_plylog_v1_game_service, 21);
 
 /**
  * The end of the stored history: every event up to `sequence` has been sent.
@@ -947,7 +1012,7 @@ export type CaughtUp = Message<"plylog.v1.CaughtUp"> & {
  * Use `create(CaughtUpSchema)` to create a new message.
  */
 export const CaughtUpSchema: GenMessage<CaughtUp> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 20);
+  messageDesc(file_plylog_v1_game_service, 22);
 
 /**
  * Sent on a followed stream when no event has been sent for a while (the
@@ -979,7 +1044,7 @@ export type Heartbeat = Message<"plylog.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 21);
+  messageDesc(file_plylog_v1_game_service, 23);
 
 /**
  * One message of an event stream.
@@ -1024,7 +1089,7 @@ export type StreamEventsResponse = Message<"plylog.v1.StreamEventsResponse"> & {
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 22);
+  messageDesc(file_plylog_v1_game_service, 24);
 
 /**
  * The request of StreamAllEvents.
@@ -1107,7 +1172,7 @@ export type StreamAllEventsRequest = Message<"plylog.v1.StreamAllEventsRequest">
  * Use `create(StreamAllEventsRequestSchema)` to create a new message.
  */
 export const StreamAllEventsRequestSchema: GenMessage<StreamAllEventsRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 23);
+  messageDesc(file_plylog_v1_game_service, 25);
 
 /**
  * An event of the feed.
@@ -1164,7 +1229,7 @@ export type FeedEvent = Message<"plylog.v1.FeedEvent"> & {
  * Use `create(FeedEventSchema)` to create a new message.
  */
 export const FeedEventSchema: GenMessage<FeedEvent> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 24);
+  messageDesc(file_plylog_v1_game_service, 26);
 
 /**
  * How far a feed has been read: resume with StreamAllEventsRequest.after set
@@ -1203,7 +1268,7 @@ export type FeedCheckpoint = Message<"plylog.v1.FeedCheckpoint"> & {
  * Use `create(FeedCheckpointSchema)` to create a new message.
  */
 export const FeedCheckpointSchema: GenMessage<FeedCheckpoint> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 25);
+  messageDesc(file_plylog_v1_game_service, 27);
 
 /**
  * One message of StreamAllEvents.
@@ -1243,7 +1308,7 @@ export type StreamAllEventsResponse = Message<"plylog.v1.StreamAllEventsResponse
  * Use `create(StreamAllEventsResponseSchema)` to create a new message.
  */
 export const StreamAllEventsResponseSchema: GenMessage<StreamAllEventsResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 26);
+  messageDesc(file_plylog_v1_game_service, 28);
 
 /**
  * The request of GetReplay.
@@ -1323,7 +1388,7 @@ export type GetReplayRequest = Message<"plylog.v1.GetReplayRequest"> & {
  * Use `create(GetReplayRequestSchema)` to create a new message.
  */
 export const GetReplayRequestSchema: GenMessage<GetReplayRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 27);
+  messageDesc(file_plylog_v1_game_service, 29);
 
 /**
  * One event and, when asked for (GetReplayRequest.position_every and
@@ -1352,7 +1417,7 @@ export type ReplayStep = Message<"plylog.v1.ReplayStep"> & {
  * Use `create(ReplayStepSchema)` to create a new message.
  */
 export const ReplayStepSchema: GenMessage<ReplayStep> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 28);
+  messageDesc(file_plylog_v1_game_service, 30);
 
 /**
  * The reply of GetReplay.
@@ -1387,7 +1452,7 @@ export type GetReplayResponse = Message<"plylog.v1.GetReplayResponse"> & {
  * Use `create(GetReplayResponseSchema)` to create a new message.
  */
 export const GetReplayResponseSchema: GenMessage<GetReplayResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 29);
+  messageDesc(file_plylog_v1_game_service, 31);
 
 /**
  * The request of ListLegalMoves.
@@ -1423,7 +1488,7 @@ export type ListLegalMovesRequest = Message<"plylog.v1.ListLegalMovesRequest"> &
  * Use `create(ListLegalMovesRequestSchema)` to create a new message.
  */
 export const ListLegalMovesRequestSchema: GenMessage<ListLegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 30);
+  messageDesc(file_plylog_v1_game_service, 32);
 
 /**
  * The reply of ListLegalMoves.
@@ -1472,7 +1537,7 @@ export type ListLegalMovesResponse = Message<"plylog.v1.ListLegalMovesResponse">
  * Use `create(ListLegalMovesResponseSchema)` to create a new message.
  */
 export const ListLegalMovesResponseSchema: GenMessage<ListLegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 31);
+  messageDesc(file_plylog_v1_game_service, 33);
 
 /**
  * Where an analysis looks: a game's position, or one set up from rules and
@@ -1519,7 +1584,7 @@ export type AnalysisTarget = Message<"plylog.v1.AnalysisTarget"> & {
  * Use `create(AnalysisTargetSchema)` to create a new message.
  */
 export const AnalysisTargetSchema: GenMessage<AnalysisTarget> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 32);
+  messageDesc(file_plylog_v1_game_service, 34);
 
 /**
  * A position given by its rules and the moves that lead to it.
@@ -1556,7 +1621,7 @@ export type PositionSetup = Message<"plylog.v1.PositionSetup"> & {
  * Use `create(PositionSetupSchema)` to create a new message.
  */
 export const PositionSetupSchema: GenMessage<PositionSetup> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 33);
+  messageDesc(file_plylog_v1_game_service, 35);
 
 /**
  * How much an analysis may search.
@@ -1587,7 +1652,7 @@ export type AnalysisBudget = Message<"plylog.v1.AnalysisBudget"> & {
  * Use `create(AnalysisBudgetSchema)` to create a new message.
  */
 export const AnalysisBudgetSchema: GenMessage<AnalysisBudget> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 34);
+  messageDesc(file_plylog_v1_game_service, 36);
 
 /**
  * The request of SuggestMove.
@@ -1637,7 +1702,7 @@ export type SuggestMoveRequest = Message<"plylog.v1.SuggestMoveRequest"> & {
  * Use `create(SuggestMoveRequestSchema)` to create a new message.
  */
 export const SuggestMoveRequestSchema: GenMessage<SuggestMoveRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 35);
+  messageDesc(file_plylog_v1_game_service, 37);
 
 /**
  * The reply of SuggestMove.
@@ -1693,7 +1758,7 @@ export type SuggestMoveResponse = Message<"plylog.v1.SuggestMoveResponse"> & {
  * Use `create(SuggestMoveResponseSchema)` to create a new message.
  */
 export const SuggestMoveResponseSchema: GenMessage<SuggestMoveResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 36);
+  messageDesc(file_plylog_v1_game_service, 38);
 
 /**
  * The request of AnalyzePosition.
@@ -1743,7 +1808,7 @@ export type AnalyzePositionRequest = Message<"plylog.v1.AnalyzePositionRequest">
  * Use `create(AnalyzePositionRequestSchema)` to create a new message.
  */
 export const AnalyzePositionRequestSchema: GenMessage<AnalyzePositionRequest> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 37);
+  messageDesc(file_plylog_v1_game_service, 39);
 
 /**
  * A legal move with its value.
@@ -1771,7 +1836,7 @@ export type MoveScore = Message<"plylog.v1.MoveScore"> & {
  * Use `create(MoveScoreSchema)` to create a new message.
  */
 export const MoveScoreSchema: GenMessage<MoveScore> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 38);
+  messageDesc(file_plylog_v1_game_service, 40);
 
 /**
  * The reply of AnalyzePosition.
@@ -1828,7 +1893,7 @@ export type AnalyzePositionResponse = Message<"plylog.v1.AnalyzePositionResponse
  * Use `create(AnalyzePositionResponseSchema)` to create a new message.
  */
 export const AnalyzePositionResponseSchema: GenMessage<AnalyzePositionResponse> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game_service, 39);
+  messageDesc(file_plylog_v1_game_service, 41);
 
 /**
  * Stable, machine-readable reasons for rejections. The name of the value is
@@ -2482,6 +2547,21 @@ export const GameService: GenService<{
     methodKind: "unary";
     input: typeof CreateGameRequestSchema;
     output: typeof CreateGameResponseSchema;
+  },
+  /**
+   * Creates up to 100 games in one call (lichess's bulk pairing), each as
+   * CreateGame would and idempotent by its own request_id; the store
+   * writes them together (its group commit). A call that fails after some
+   * were created is retried whole: those come back as they were.
+   * Errors: CreateGame's, and INVALID_ARGUMENT (INVALID_REQUEST) for no
+   * request or more than 100.
+   *
+   * @generated from rpc plylog.v1.GameService.CreateGames
+   */
+  createGames: {
+    methodKind: "unary";
+    input: typeof CreateGamesRequestSchema;
+    output: typeof CreateGamesResponseSchema;
   },
   /**
    * Returns a game's current position, or its position after an earlier event.
