@@ -844,6 +844,11 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
     // applied; and game c4's third event recorded before its second (a
     // clock that stepped back).
     let before_the_feed = [
+        // The lifecycle came after the feed: its index is on positions.
+        "DROP INDEX events_lifecycle",
+        "DROP INDEX events_unmarked",
+        "ALTER TABLE events DROP COLUMN lifecycle",
+        "DELETE FROM _sqlx_migrations WHERE version = 20261208000002",
         "DROP INDEX events_position",
         "ALTER TABLE events DROP COLUMN position",
         "DELETE FROM _sqlx_migrations WHERE version = 20261207000001",
