@@ -120,15 +120,13 @@ impl FeedReader {
     }
 }
 
-/// The feed's last position (cell 0): a read that matches no event the
-/// workload writes, so the server scans to the end in large ranges and
-/// sends only its checkpoints.
+/// The feed's last position (cell 0): a read from the feed's end that
+/// does not follow, which the server answers with one checkpoint there.
 async fn feed_end(client: &mut GameServiceClient<Channel>) -> Result<u64, BenchError> {
     let failed = |status: tonic::Status| BenchError::Failed(format!("the feed's end: {status}"));
     let mut stream = client
         .stream_all_events(pb::StreamAllEventsRequest {
-            event_types: vec!["seat_token_reissued".into()],
-            checkpoint_interval: 100_000,
+            from_end: true,
             ..Default::default()
         })
         .await
