@@ -521,8 +521,7 @@ where
     /// in the log how many games it marked, if any.
     ///
     /// # Errors
-    /// Store failures; [`StoreError::Corrupt`] for an event that does not
-    /// decode.
+    /// Store failures.
     pub(super) async fn fill_lifecycles(conn: &mut DB::Connection) -> Result<(), StoreError>
     where
         for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -544,14 +543,23 @@ where
             .await?;
             let mut over = false;
             for event in events {
-                let wire =
-                    <crate::proto::GameEvent as prost::Message>::decode(event.payload.as_slice())
-                        .map_err(|e| {
-                        StoreError::Corrupt(format!(
-                            "game {} event {}: {e}",
-                            game.game_id, event.sequence
-                        ))
-                    })?;
+                // From an event that does not decode on, the game's events
+                // stay unmarked (`plylog verify` names the game); the
+                // server starts all the same.
+                let decoded =
+                    <crate::proto::GameEvent as prost::Message>::decode(event.payload.as_slice());
+                let wire = match decoded {
+                    Ok(wire) => wire,
+                    Err(e) => {
+                        tracing::warn!(
+                            game_id = %game.game_id,
+                            sequence = event.sequence,
+                            error = %e,
+                            "an event does not decode: it and the game's later events keep no lifecycle"
+                        );
+                        break;
+                    }
+                };
                 let lifecycle;
                 (lifecycle, over) = crate::proto::event_format::lifecycle(&wire, over);
                 if event.lifecycle.is_none() {
@@ -569,8 +577,8 @@ where
         }
         if !games.is_empty() {
             tracing::info!(
-                games = games.len(),
-                "lifecycles marked for events stored before them"
+                games_read = games.len(),
+                "lifecycles marked for events stored before them (games whose events do not all decode are named above)"
             );
         }
         Ok(())
@@ -714,8 +722,7 @@ where
     /// tagged, if any.
     ///
     /// # Errors
-    /// Store failures; [`StoreError::Corrupt`] for a first event that is
-    /// not a GameCreated.
+    /// Store failures.
     pub(super) async fn fill_tags(conn: &mut DB::Connection) -> Result<(), StoreError>
     where
         for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -724,22 +731,38 @@ where
         /// Games tagged per transaction.
         const PAGE: i64 = 500;
         let mut tagged = 0;
+        let mut after = 0;
         loop {
             let games: Vec<UntaggedRow> = sqlx::query_as(
                 "SELECT g.pk, g.game_id, e.payload FROM games g \
                  JOIN events e ON e.game_id = g.game_id AND e.sequence = 1 \
-                 WHERE NOT g.tagged ORDER BY g.pk LIMIT $1",
+                 WHERE NOT g.tagged AND g.pk > $1 ORDER BY g.pk LIMIT $2",
             )
+            .bind(after)
             .bind(PAGE)
             .fetch_all(&mut *conn)
             .await?;
-            if games.is_empty() {
+            let Some(last) = games.last() else {
                 break;
-            }
+            };
+            after = last.pk;
             let mut tx = sqlx::Connection::begin(&mut *conn).await?;
             for game in &games {
-                let tags = crate::proto::event_format::created_tags(&game.payload)
-                    .map_err(|why| StoreError::Corrupt(format!("game {}: {why}", game.game_id)))?;
+                // A game whose creation does not read stays untagged (and
+                // unlisted by a filter): `plylog verify` names it, and the
+                // server starts all the same.
+                let tags = match crate::proto::event_format::created_tags(&game.payload) {
+                    Ok(tags) => tags,
+                    Err(why) => {
+                        tracing::warn!(
+                            game_id = %game.game_id,
+                            %why,
+                            "a game's creation does not read: not tagged"
+                        );
+                        continue;
+                    }
+                };
+                tagged += 1;
                 for tag in tags {
                     sqlx::query(
                         "INSERT INTO game_tags (tag, game_pk) VALUES ($1, $2) \
@@ -757,7 +780,6 @@ where
                     .await?;
             }
             tx.commit().await?;
-            tagged += games.len();
         }
         if tagged > 0 {
             tracing::info!(
