@@ -280,6 +280,24 @@ impl Browser {
         .await
     }
 
+    /// Watches the API calls the page makes to `methods`, from the
+    /// browser's own record (a stream is recorded once it ends), for
+    /// [`NO_RETRY_WINDOW`]: `None` when they stayed `expected` all along,
+    /// else what they became (which ends the watch).
+    async fn calls_beyond(&self, methods: &[&str], expected: &Value) -> Option<Value> {
+        let script = format!(
+            "return performance.getEntriesByType('resource')
+                 .map(e => e.name.split('/').pop())
+                 .filter(m => {}.includes(m));",
+            json!(methods)
+        );
+        poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
+            let calls = self.eval(&script).await;
+            (&calls != expected).then_some(calls)
+        })
+        .await
+    }
+
     /// Saves a screenshot as `<name>.png` in the screenshot directory.
     async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.page.screenshot().await.expect("screenshot");
@@ -1061,20 +1079,12 @@ async fn a_missing_game_shows_only_not_found() {
     );
     browser.screenshot("not-found").await;
 
-    // The API calls the page made, counted from the browser's own record.
-    let calls = "return performance.getEntriesByType('resource')
-                     .map(e => e.name.split('/').pop())
-                     .filter(m => m === 'GetGame' || m === 'StreamEvents');";
-    let mut last = Value::Null;
-    // Watched for the whole window: any other call ends the watch early.
-    let retried = poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
-        last = browser.eval(calls).await;
-        (last != json!(["GetGame"])).then_some(())
-    })
-    .await;
+    let retried = browser
+        .calls_beyond(&["GetGame", "StreamEvents"], &json!(["GetGame"]))
+        .await;
     assert!(
         retried.is_none(),
-        "the page calls the server again for a missing game: {last}"
+        "the page calls the server again for a missing game: {retried:?}"
     );
     server.stop().await;
 }
@@ -1143,19 +1153,12 @@ async fn the_game_list_follows_the_feed_without_polling() {
     )
     .await;
     browser.screenshot("games-live").await;
-    // The calls the page made, from the browser's own record (a stream is
-    // recorded only once it ends: the feed is still open). Watched for
-    // longer than the poll interval the page used to have (1 s).
-    let calls = "return performance.getEntriesByType('resource')
-                     .map(e => e.name.split('/').pop())
-                     .filter(m => m === 'ListGames' || m === 'StreamAllEvents');";
-    let mut last = Value::Null;
-    let polled = poll(NO_RETRY_WINDOW, Duration::from_millis(100), async || {
-        last = browser.eval(calls).await;
-        (last != json!(["ListGames"])).then_some(())
-    })
-    .await;
-    assert!(polled.is_none(), "the list was read again: {last}");
+    // The feed is still open, so only the list's read is recorded; watched
+    // for longer than the poll interval the page used to have (1 s).
+    let polled = browser
+        .calls_beyond(&["ListGames", "StreamAllEvents"], &json!(["ListGames"]))
+        .await;
+    assert!(polled.is_none(), "the list was read again: {polled:?}");
     server.stop().await;
 }
 
