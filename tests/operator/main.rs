@@ -845,10 +845,7 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
     // clock that stepped back).
     let before_the_feed = [
         // The lifecycle came after the feed: its index is on positions.
-        "DROP INDEX events_lifecycle",
-        "DROP INDEX events_unmarked",
-        "ALTER TABLE events DROP COLUMN lifecycle",
-        "DELETE FROM _sqlx_migrations WHERE version = 20261208000002",
+        BEFORE_LIFECYCLES,
         "DROP INDEX events_position",
         "ALTER TABLE events DROP COLUMN position",
         "DELETE FROM _sqlx_migrations WHERE version = 20261207000001",
@@ -857,15 +854,6 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
     ];
     // The rows as (position, game, sequence), in position order.
     let query = "SELECT position, game_id, sequence FROM events ORDER BY position";
-    macro_rules! run {
-        ($connection:ty, $extra:expr) => {{
-            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
-            for sql in before_the_feed.iter().chain($extra) {
-                sqlx::query(sql).execute(&mut conn).await.expect(sql);
-            }
-            conn.close().await.expect("closes");
-        }};
-    }
     macro_rules! rows {
         ($connection:ty) => {{
             let mut conn = <$connection>::connect(&db.url).await.expect("connects");
@@ -877,9 +865,9 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
             rows
         }};
     }
-    match db.backend {
-        Backend::Sqlite => run!(sqlx::SqliteConnection, &[]),
-        Backend::Postgres => run!(sqlx::PgConnection, &["DROP TABLE feed_head"]),
+    execute_behind_the_servers_back(&db, &before_the_feed.join(";\n")).await;
+    if db.backend == Backend::Postgres {
+        execute_behind_the_servers_back(&db, "DROP TABLE feed_head").await;
     }
     db.plylog(&["migrate"]).expect_code(0);
     let rows = match db.backend {
@@ -913,7 +901,6 @@ async fn events_stored_before_the_feed_are_numbered_by_the_migration_in_each_gam
 /// are read off its GameCreated event, its last activity off its last
 /// event, and every filter finds them.
 async fn games_stored_before_the_listing_tags_are_tagged_by_the_migration(backend: Backend) {
-    use sqlx::Connection;
     let db = four_games(backend).await;
     let before_the_listing = [
         "DROP TABLE game_tags",
@@ -925,19 +912,7 @@ async fn games_stored_before_the_listing_tags_are_tagged_by_the_migration(backen
         "ALTER TABLE games DROP COLUMN updated_at_ms",
         "DELETE FROM _sqlx_migrations WHERE version = 20261208000001",
     ];
-    macro_rules! run {
-        ($connection:ty) => {{
-            let mut conn = <$connection>::connect(&db.url).await.expect("connects");
-            for sql in before_the_listing {
-                sqlx::query(sql).execute(&mut conn).await.expect(sql);
-            }
-            conn.close().await.expect("closes");
-        }};
-    }
-    match db.backend {
-        Backend::Sqlite => run!(sqlx::SqliteConnection),
-        Backend::Postgres => run!(sqlx::PgConnection),
-    }
+    execute_behind_the_servers_back(&db, &before_the_listing.join(";\n")).await;
     db.plylog(&["migrate"]).expect_code(0);
     let (server, mut client) = serve(&db, None).await;
     create(
@@ -993,38 +968,27 @@ async fn events_stored_before_lifecycles_are_marked_as_the_server_marks_them(bac
     use sqlx::Connection;
     let db = four_games(backend).await;
     let query = "SELECT game_id, sequence, lifecycle FROM events ORDER BY position";
-    let undo = [
-        "DROP INDEX events_lifecycle",
-        "DROP INDEX events_unmarked",
-        "ALTER TABLE events DROP COLUMN lifecycle",
-        "DELETE FROM _sqlx_migrations WHERE version = 20261208000002",
-    ];
     macro_rules! marks {
-        ($connection:ty, $undo:expr) => {{
+        ($connection:ty) => {{
             let mut conn = <$connection>::connect(&db.url).await.expect("connects");
             let rows: Vec<(String, i64, Option<i32>)> = sqlx::query_as(query)
                 .fetch_all(&mut conn)
                 .await
                 .expect("marks");
-            for sql in $undo {
-                sqlx::query(sql).execute(&mut conn).await.expect(sql);
-            }
             conn.close().await.expect("closes");
             rows
         }};
     }
-    let live = match db.backend {
-        Backend::Sqlite => marks!(sqlx::SqliteConnection, undo),
-        Backend::Postgres => marks!(sqlx::PgConnection, undo),
+    let marks = async || match db.backend {
+        Backend::Sqlite => marks!(sqlx::SqliteConnection),
+        Backend::Postgres => marks!(sqlx::PgConnection),
     };
+    let live = marks().await;
     let ended: Vec<_> = live.iter().filter(|r| r.2 == Some(4)).collect();
     assert_eq!(ended, [&("ttt".to_owned(), 6, Some(4))], "{live:?}");
+    execute_behind_the_servers_back(&db, BEFORE_LIFECYCLES).await;
     db.plylog(&["migrate"]).expect_code(0);
-    let marked = match db.backend {
-        Backend::Sqlite => marks!(sqlx::SqliteConnection, [""; 0]),
-        Backend::Postgres => marks!(sqlx::PgConnection, [""; 0]),
-    };
-    assert_eq!(marked, live);
+    assert_eq!(marks().await, live);
 }
 
 /// `plylog feed` prints the server's feed as JSON lines and keeps its
@@ -1424,6 +1388,14 @@ async fn usage_errors_exit_with_code_2(backend: Backend) {
         );
     }
 }
+
+/// The statements that take a database back to before the migration
+/// `20261208000002_event_lifecycle` (one text, for
+/// [`execute_behind_the_servers_back`]).
+const BEFORE_LIFECYCLES: &str = "DROP INDEX events_lifecycle;
+    DROP INDEX events_unmarked;
+    ALTER TABLE events DROP COLUMN lifecycle;
+    DELETE FROM _sqlx_migrations WHERE version = 20261208000002";
 
 /// Runs `sql` (one or more statements) on `db` directly, behind any
 /// server's back.
