@@ -392,6 +392,11 @@ async fn board_text(client: &mut Client, game_id: &str, at: Option<u64>) -> Stri
         .unwrap_or_default()
 }
 
+/// The rules of an m,n,k game (tic-tac-toe is 3, 3, 3).
+fn mnk_kind(rows: i32, cols: i32, k: i32) -> pb::rule_set::Kind {
+    pb::rule_set::Kind::Mnk(pb::MnkRules { rows, cols, k })
+}
+
 /// A temporary directory with the database file's path in it.
 fn database() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -422,17 +427,7 @@ async fn a_game_is_followed_live_and_replayed() {
         .expect("the game list");
 
     let id = "tic-tac-toe";
-    create(
-        &mut client,
-        id,
-        pb::rule_set::Kind::Mnk(pb::MnkRules {
-            rows: 3,
-            cols: 3,
-            k: 3,
-        }),
-        2,
-    )
-    .await;
+    create(&mut client, id, mnk_kind(3, 3, 3), 2).await;
     let row = format!("#games tr[data-game-id='{id}']");
     browser
         .page
@@ -791,17 +786,7 @@ async fn a_board_of_a_million_cells_stays_responsive() {
     let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
     let mut client = server.client().await;
     let id = "million";
-    create(
-        &mut client,
-        id,
-        pb::rule_set::Kind::Mnk(pb::MnkRules {
-            rows: 1000,
-            cols: 1000,
-            k: 5,
-        }),
-        2,
-    )
-    .await;
+    create(&mut client, id, mnk_kind(1000, 1000, 5), 2).await;
     for (row, col) in [(500, 500), (501, 501), (0, 0), (999, 999)] {
         play(&mut client, id, place(row, col)).await;
     }
@@ -897,17 +882,7 @@ async fn a_game_opened_after_its_moves_lists_its_history() {
     // 600 moves on a board nobody can win: a 40x40 board, k = 40, filled
     // row by row (each column holds one seat's pieces, 15 of them).
     let id = "long";
-    create(
-        &mut client,
-        id,
-        pb::rule_set::Kind::Mnk(pb::MnkRules {
-            rows: 40,
-            cols: 40,
-            k: 40,
-        }),
-        2,
-    )
-    .await;
+    create(&mut client, id, mnk_kind(40, 40, 40), 2).await;
     for i in 0..600 {
         sequence = play_as(&mut client, id, i % 2, place(i as i32 / 40, i as i32 % 40)).await;
     }
@@ -955,16 +930,9 @@ async fn a_finished_game_shows_its_end_not_live() {
     let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
     let mut client = server.client().await;
     let browser = Browser::open().await;
-    let tic_tac_toe = || {
-        pb::rule_set::Kind::Mnk(pb::MnkRules {
-            rows: 3,
-            cols: 3,
-            k: 3,
-        })
-    };
 
     let id = "won-before";
-    create(&mut client, id, tic_tac_toe(), 2).await;
+    create(&mut client, id, mnk_kind(3, 3, 3), 2).await;
     let mut sequence = 1;
     for (i, mv) in x_wins_top_row().into_iter().enumerate() {
         sequence = play_as(&mut client, id, i as u32 % 2, mv).await;
@@ -989,7 +957,7 @@ async fn a_finished_game_shows_its_end_not_live() {
         .await;
 
     let id = "drawn-live";
-    create(&mut client, id, tic_tac_toe(), 2).await;
+    create(&mut client, id, mnk_kind(3, 3, 3), 2).await;
     let view = browser.open_game(&server, id, 1).await;
     assert_eq!(view["badge"], "live");
     // X: (0,0) (0,2) (1,0) (1,2) (2,1); O: (0,1) (1,1) (2,0) (2,2): no line.
@@ -1021,7 +989,7 @@ async fn a_finished_game_shows_its_end_not_live() {
     assert_eq!(view["badge"], "drawn", "{view:#}");
 
     let id = "aborted-live";
-    create(&mut client, id, tic_tac_toe(), 2).await;
+    create(&mut client, id, mnk_kind(3, 3, 3), 2).await;
     browser.open_game(&server, id, 1).await;
     client
         .submit_action(pb::SubmitActionRequest {
@@ -1098,14 +1066,7 @@ async fn the_game_list_follows_the_feed_without_polling() {
     let (_dir, db) = database();
     let server = Server::start("127.0.0.1:0".parse().unwrap(), &db).await;
     let mut client = server.client().await;
-    let tic_tac_toe = || {
-        pb::rule_set::Kind::Mnk(pb::MnkRules {
-            rows: 3,
-            cols: 3,
-            k: 3,
-        })
-    };
-    create(&mut client, "before", tic_tac_toe(), 2).await;
+    create(&mut client, "before", mnk_kind(3, 3, 3), 2).await;
     let browser = Browser::open().await;
     browser
         .page
@@ -1131,7 +1092,7 @@ async fn the_game_list_follows_the_feed_without_polling() {
         json!([["before", "IN_PROGRESS", "1"]]),
     )
     .await;
-    create(&mut client, "after", tic_tac_toe(), 2).await;
+    create(&mut client, "after", mnk_kind(3, 3, 3), 2).await;
     wait_rows(
         "the new game, at the top",
         SHOWN_WITHIN,
