@@ -33,6 +33,7 @@ mod paging;
 mod request;
 mod status;
 
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -88,11 +89,23 @@ macro_rules! serve_here_or_pass_on {
     };
 }
 
+/// The reply to a CreateGame request for `created`: the game, and its seat
+/// tokens but a bot seat's (the server plays it: nobody gets its token).
+fn create_reply(created: crate::registry::Created) -> pb::CreateGameResponse {
+    let mut seat_tokens = created.seat_tokens;
+    for (token, seat) in seat_tokens.iter_mut().zip(&created.game.seats) {
+        if seat.bot.is_some() {
+            token.clear();
+        }
+    }
+    pb::CreateGameResponse {
+        game: Some(created.game),
+        seat_tokens,
+    }
+}
+
 /// Most games one CreateGames call creates.
 pub const MAX_CREATE_GAMES: usize = 100;
-
-/// How many of a CreateGames call's games are being created at once.
-const CREATE_GAMES_AT_ONCE: usize = 16;
 
 impl GameApi {
     /// A CreateGame request checked: the game id asked for, the game's
@@ -279,26 +292,14 @@ impl GameService for GameApi {
             .create(game_id, config, self.access.seat_tokens, meta)
             .await?;
         tracing::Span::current().record("game_id", &created.game.game_id);
-        // The server plays a bot seat: nobody gets its token.
-        let mut seat_tokens = created.seat_tokens;
-        for (token, seat) in seat_tokens.iter_mut().zip(&created.game.seats) {
-            if seat.bot.is_some() {
-                token.clear();
-            }
-        }
-        Ok(Response::new(pb::CreateGameResponse {
-            game: Some(created.game),
-            seat_tokens,
-        }))
+        Ok(Response::new(create_reply(created)))
     }
 
     async fn create_games(
         &self,
         request: Request<pb::CreateGamesRequest>,
     ) -> Result<Response<pb::CreateGamesResponse>, Status> {
-        use futures_util::stream::{self, StreamExt, TryStreamExt};
         self.check_api_key(request.metadata(), "CreateGames")?;
-        let metadata = request.metadata().clone();
         let req = request.into_inner();
         if req.requests.is_empty() || req.requests.len() > MAX_CREATE_GAMES {
             return Err(FieldError::invalid(
@@ -316,24 +317,46 @@ impl GameService for GameApi {
                 item.clocks_start_at = Some(at);
             }
         }
-        // Every request checked before any game is created.
+        let _permit = self.admit()?;
+        // Every request checked before any game is created; a request id or
+        // game id names one game of the call.
+        let mut games = Vec::with_capacity(items.len());
+        let mut request_ids = HashMap::new();
+        let mut game_ids = HashMap::new();
         for (i, item) in items.iter().enumerate() {
-            self.prepare_create(item).map_err(|e| {
+            let in_item = |e: FieldError| {
                 FieldError::new(format!("requests[{i}].{}", e.field), e.why, e.reason)
-            })?;
+            };
+            let (game_id, config, normalized) = self.prepare_create(item).map_err(in_item)?;
+            let request = request_meta(&normalized).map_err(in_item)?;
+            for (key, seen, field) in [
+                (&item.request_id, &mut request_ids, "request_id"),
+                (&item.game_id, &mut game_ids, "game_id"),
+            ] {
+                if key.is_empty() {
+                    continue;
+                }
+                if let Some(first) = seen.insert(key.as_str(), i) {
+                    return Err(FieldError::invalid(
+                        format!("requests[{i}].{field}"),
+                        format!("{key:?} is requests[{first}]'s too: one game per {field}"),
+                    )
+                    .into());
+                }
+            }
+            games.push(crate::registry::NewGameRequest {
+                game_id,
+                config,
+                request,
+            });
         }
-        // Each created as CreateGame would (its checks, its node, its
-        // idempotency), a few at a time: the store's writer commits those
-        // that queue together as one group.
-        let calls = items.into_iter().map(|item| {
-            let mut call = Request::new(item);
-            *call.metadata_mut() = metadata.clone();
-            async move { self.create_game(call).await.map(Response::into_inner) }
-        });
-        let responses = stream::iter(calls)
-            .buffered(CREATE_GAMES_AT_ONCE)
-            .try_collect()
+        // Written together, here: a game whose slot another node holds is
+        // loaded by that node when it is first called.
+        let created = self
+            .registry
+            .create_many(games, self.access.seat_tokens)
             .await?;
+        let responses = created.into_iter().map(create_reply).collect();
         Ok(Response::new(pb::CreateGamesResponse { responses }))
     }
 

@@ -86,6 +86,30 @@ fn bound_clocks_start(config: GameConfig, created_ms: i64) -> Result<GameConfig,
     }
 }
 
+/// A new game ready to be stored, and what the registry keeps of it once it
+/// is (see [`Registry::keep_created`]).
+struct Prepared {
+    new_game: NewGame,
+    state: GameState,
+    recorded_at_ms: crate::game::Millis,
+    tokens: Vec<String>,
+    seat_token_hashes: Vec<TokenHash>,
+    wake: crate::store::Wake,
+    chain: crate::store::chain::Chain,
+}
+
+/// One game of a [`Registry::create_many`] call: the id asked for, its
+/// configuration, and its request (its id and fingerprint).
+#[derive(Debug, Clone)]
+pub struct NewGameRequest {
+    /// The game id the request names; `None`: the server picks one.
+    pub game_id: Option<String>,
+    /// The game's configuration, checked.
+    pub config: GameConfig,
+    /// The request's id and fingerprint (idempotency).
+    pub request: RequestMeta,
+}
+
 impl Registry {
     /// Creates a game, with a token for each seat when `seat_tokens` (see
     /// [`crate::tokens`]), or returns the game an earlier identical request
@@ -94,8 +118,8 @@ impl Registry {
     /// # Errors
     /// [`RegistryError::GameExists`], [`RegistryError::RequestIdReused`],
     /// [`RegistryError::NoTokenSecret`] when tokens are asked for and the
-    /// server has no secret, [`RegistryError::TimeOutOfRange`], store
-    /// failures.
+    /// server has no secret, [`RegistryError::TimeOutOfRange`],
+    /// [`RegistryError::PresenceUnavailable`], store failures.
     pub async fn create(
         &self,
         game_id: Option<String>,
@@ -103,20 +127,129 @@ impl Registry {
         seat_tokens: bool,
         request: RequestMeta,
     ) -> Result<Created, RegistryError> {
-        let store = &self.inner.store;
         let given = game_id.clone();
         if let Some(created) = self.find_creation(&request, given.as_deref()).await? {
             return Ok(created);
         }
+        let recorded_at_ms = self.settings().clock.now_ms();
+        let prepared = self.prepare_game(game_id, config, seat_tokens, &request, recorded_at_ms)?;
+        let game_id = prepared.new_game.game_id.clone();
+        match self.inner.store.create(prepared.new_game.clone()).await {
+            Ok(()) => Ok(self.keep_created(prepared)),
+            Err(crate::store::StoreError::GameExists) => {
+                match self.find_creation(&request, given.as_deref()).await? {
+                    Some(created) => Ok(created),
+                    None => Err(RegistryError::GameExists { game_id }),
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates `games` (CreateGames) as [`Registry::create`] creates each,
+    /// but written in one transaction (one per cell): the replies in the
+    /// order of `games`. A game an earlier request with its request id
+    /// created is returned as it was created; the others are created
+    /// together or not at all. A game whose request id another call uses at
+    /// the same moment is looked up again and the rest written without it.
+    ///
+    /// # Errors
+    /// As [`Registry::create`], for the first game that fails: nothing new
+    /// was created (on several cells, the cells before its cell have
+    /// written theirs; a retry with the same request ids returns them).
+    pub async fn create_many(
+        &self,
+        games: Vec<NewGameRequest>,
+        seat_tokens: bool,
+    ) -> Result<Vec<Created>, RegistryError> {
+        let mut replies: Vec<Option<Created>> = Vec::with_capacity(games.len());
+        for game in &games {
+            replies.push(
+                self.find_creation(&game.request, game.game_id.as_deref())
+                    .await?,
+            );
+        }
+        let recorded_at_ms = self.settings().clock.now_ms();
+        let mut prepared = Vec::new();
+        for (at, game) in games.iter().enumerate() {
+            if replies[at].is_none() {
+                let ready = self.prepare_game(
+                    game.game_id.clone(),
+                    game.config.clone(),
+                    seat_tokens,
+                    &game.request,
+                    recorded_at_ms,
+                )?;
+                prepared.push((at, ready));
+            }
+        }
+        // Each round either writes every game left or takes at least one
+        // out (found as another call of its request created it), or fails.
+        while !prepared.is_empty() {
+            let new_games = prepared.iter().map(|(_, p)| p.new_game.clone()).collect();
+            match self.inner.store.create_all(new_games).await {
+                Ok(()) => {
+                    for (at, ready) in prepared.drain(..) {
+                        replies[at] = Some(self.keep_created(ready));
+                    }
+                }
+                Err(crate::store::StoreError::GameExistsAt(taken)) => {
+                    let (at, ready) = prepared.remove(taken);
+                    let game = &games[at];
+                    let Some(created) = self
+                        .find_creation(&game.request, game.game_id.as_deref())
+                        .await?
+                    else {
+                        return Err(RegistryError::GameExists {
+                            game_id: ready.new_game.game_id,
+                        });
+                    };
+                    replies[at] = Some(created);
+                    // Another call of the same requests, most likely: the
+                    // games it created come back as it created them.
+                    let mut left = Vec::with_capacity(prepared.len());
+                    for (at, ready) in prepared.drain(..) {
+                        let game = &games[at];
+                        match self
+                            .find_creation(&game.request, game.game_id.as_deref())
+                            .await?
+                        {
+                            Some(created) => replies[at] = Some(created),
+                            None => left.push((at, ready)),
+                        }
+                    }
+                    prepared = left;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(replies.into_iter().flatten().collect())
+    }
+
+    /// A new game (`game_id`, or one of the server's choosing) of `config`
+    /// as created at `recorded_at_ms`, with its seat tokens when
+    /// `seat_tokens`, ready to be stored.
+    ///
+    /// # Errors
+    /// [`RegistryError::PresenceUnavailable`] for an absence policy without
+    /// seat tokens, [`RegistryError::TimeOutOfRange`],
+    /// [`RegistryError::NoTokenSecret`].
+    fn prepare_game(
+        &self,
+        game_id: Option<String>,
+        config: GameConfig,
+        seat_tokens: bool,
+        request: &RequestMeta,
+        recorded_at_ms: crate::game::Millis,
+    ) -> Result<Prepared, RegistryError> {
         if config.absence().is_some() && !seat_tokens {
             return Err(RegistryError::PresenceUnavailable {
                 why: "seat tokens: a seat is present while it streams with its token",
             });
         }
-        let recorded_at_ms = self.settings().clock.now_ms();
         let config = bound_matched_at(config, recorded_at_ms)?;
         let config = bound_clocks_start(config, recorded_at_ms)?;
-        let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms, &request));
+        let game_id = game_id.unwrap_or_else(|| self.new_game_id(recorded_at_ms, request));
         let tokens: Vec<String> = match (&self.inner.keys, seat_tokens) {
             (_, false) => Vec::new(),
             (None, true) => return Err(RegistryError::NoTokenSecret),
@@ -151,7 +284,7 @@ impl Registry {
         .with_lifecycle(pb::Lifecycle::Created as i32);
         let chain = created.chain;
         let new_game = NewGame {
-            game_id: game_id.clone(),
+            game_id,
             created,
             request: (!request.request_id.is_empty())
                 .then(|| (request.request_id.clone(), request.fingerprint.clone())),
@@ -160,52 +293,61 @@ impl Registry {
             wake,
             tags: crate::proto::event_format::game_tags(&config),
         };
-        match store.create(new_game).await {
-            Ok(()) => {
-                self.inner
-                    .metrics
-                    .game_created(crate::metrics::kind(config.rules()));
-                let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
-                // Keep the new game warm, if there is room: its first move
-                // then needs no replay.
-                let mut actors = self.inner.actors.lock().expect("registry lock");
-                // Only the node that runs the game keeps it.
-                let room = !actors.contains_key(&game_id)
-                    && matches!(self.route(&game_id), Route::Local(_))
-                    && make_room(&mut actors, &self.inner.budget, self.limits(), 1, None);
-                if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
-                    && room
-                {
-                    let loaded = Loaded {
-                        state,
-                        created_at_ms: recorded_at_ms,
-                        requests: HashMap::new(),
-                        seat_token_hashes,
-                        snapshot_at: 0,
-                        wake,
-                        last_recorded_at_ms: recorded_at_ms,
-                        chain,
-                        unchecked_prefix: None,
-                    };
-                    let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
-                    slot.insert(handle);
-                } else if wake.at_ms.is_some() {
-                    // Not in memory here: the timer queue picks it up.
-                    self.inner.wakes.notify_one();
-                }
-                Ok(Created {
-                    game,
-                    seat_tokens: tokens,
-                    created: true,
-                })
-            }
-            Err(crate::store::StoreError::GameExists) => {
-                match self.find_creation(&request, given.as_deref()).await? {
-                    Some(created) => Ok(created),
-                    None => Err(RegistryError::GameExists { game_id }),
-                }
-            }
-            Err(e) => Err(e.into()),
+        Ok(Prepared {
+            new_game,
+            state,
+            recorded_at_ms,
+            tokens,
+            seat_token_hashes,
+            wake,
+            chain,
+        })
+    }
+
+    /// A stored new game counted, kept warm when this node runs it and has
+    /// room (its first move then needs no replay), or else left to the
+    /// timer queue when it is due: the reply to its creation.
+    fn keep_created(&self, prepared: Prepared) -> Created {
+        let Prepared {
+            state,
+            recorded_at_ms,
+            wake,
+            ..
+        } = prepared;
+        let game_id = prepared.new_game.game_id;
+        self.inner
+            .metrics
+            .game_created(crate::metrics::kind(state.config().rules()));
+        let game = convert::game_to_proto(&game_id, &state, recorded_at_ms, 1);
+        let mut actors = self.inner.actors.lock().expect("registry lock");
+        // Only the node that runs the game keeps it.
+        let room = !actors.contains_key(&game_id)
+            && matches!(self.route(&game_id), Route::Local(_))
+            && make_room(&mut actors, &self.inner.budget, self.limits(), 1, None);
+        if let std::collections::hash_map::Entry::Vacant(slot) = actors.entry(game_id)
+            && room
+        {
+            let loaded = Loaded {
+                state,
+                created_at_ms: recorded_at_ms,
+                requests: HashMap::new(),
+                seat_token_hashes: prepared.seat_token_hashes,
+                snapshot_at: 0,
+                wake,
+                last_recorded_at_ms: recorded_at_ms,
+                chain: prepared.chain,
+                unchecked_prefix: None,
+            };
+            let handle = Actor::spawn(self.clone(), slot.key().clone(), Some(loaded));
+            slot.insert(handle);
+        } else if wake.at_ms.is_some() {
+            // Not in memory here: the timer queue picks it up.
+            self.inner.wakes.notify_one();
+        }
+        Created {
+            game,
+            seat_tokens: prepared.tokens,
+            created: true,
         }
     }
 

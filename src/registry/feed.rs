@@ -6,7 +6,9 @@
 //! [`EventStore::read_feed`]), so a reader that reads on from the last
 //! position it scanned can neither skip nor repeat an event. There is no
 //! live buffer to fall behind: a reader reads its cell's feed from the
-//! store a page at a time, caught up or not, and once it has read
+//! store a page at a time, caught up or not (a store may serve its latest
+//! events from memory: SQLite's writer keeps a tail of them while the feed
+//! has readers), and once it has read
 //! everything it waits for the store's signal (a commit of this node) or,
 //! on a store other nodes write too, at most [`POLL`] (their commits). A
 //! reader holds at most one page: a client that stops reading stops the
@@ -81,9 +83,9 @@ enum Part {
         cell: usize,
         position: u64,
         game_id: String,
-        payload: Vec<u8>,
+        payload: bytes::Bytes,
         lifecycle: i32,
-        created_payload: Option<Vec<u8>>,
+        created_payload: Option<bytes::Bytes>,
     },
     /// Every matching event of the cell up to `position` has been given;
     /// `caught_up` when that was the cell's last position.
@@ -208,9 +210,9 @@ fn items(
                             "cell {cell} feed position {position} (game {game_id}): {e}"
                         ))
                     };
-                    let event = pb::GameEvent::decode(payload.as_slice()).map_err(corrupt)?;
+                    let event = pb::GameEvent::decode(payload).map_err(corrupt)?;
                     let player_ids = match created_payload {
-                        Some(created) => match pb::GameEvent::decode(created.as_slice())
+                        Some(created) => match pb::GameEvent::decode(created)
                             .map_err(corrupt)?
                             .kind
                         {

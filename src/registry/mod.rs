@@ -61,6 +61,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub use clock::{Clock, ClockSample};
+pub use create::NewGameRequest;
 pub use error::{RegistryError, game_reason};
 pub use feed::{
     DEFAULT_CHECKPOINT_INTERVAL, FeedRequest, FeedStream, MAX_CHECKPOINT_INTERVAL,

@@ -91,8 +91,13 @@ impl Cells {
 
     /// The cell `game_id` lives in.
     fn cell(&self, game_id: &str) -> &dyn EventStore {
+        self.cells[self.cell_index(game_id)].as_ref()
+    }
+
+    /// The index of the cell `game_id` lives in.
+    fn cell_index(&self, game_id: &str) -> usize {
         let slot = crate::registry::ownership::slot_of(game_id, self.slots);
-        self.cells[cell_of_slot(slot, self.cells.len())].as_ref()
+        cell_of_slot(slot, self.cells.len())
     }
 
     /// `slots` split by cell (each cell's part in the order given).
@@ -114,6 +119,30 @@ fn all_ok(results: Vec<Result<(), StoreError>>) -> Result<(), StoreError> {
 impl EventStore for Cells {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
         self.cell(&game.game_id).create(game).await
+    }
+
+    /// Each cell's games in a transaction of that cell, cell after cell:
+    /// when one cell refuses its games, the cells before it have written
+    /// theirs (a retry with the same request ids finds them).
+    async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError> {
+        let mut parts: Vec<Vec<(usize, NewGame)>> = vec![Vec::new(); self.cells.len()];
+        for (at, game) in games.into_iter().enumerate() {
+            parts[self.cell_index(&game.game_id)].push((at, game));
+        }
+        for (cell, part) in parts.into_iter().enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            let (indexes, games): (Vec<usize>, Vec<NewGame>) = part.into_iter().unzip();
+            self.cells[cell]
+                .create_all(games)
+                .await
+                .map_err(|e| match e {
+                    StoreError::GameExistsAt(at) => StoreError::GameExistsAt(indexes[at]),
+                    other => other,
+                })?;
+        }
+        Ok(())
     }
 
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {

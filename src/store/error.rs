@@ -19,6 +19,12 @@ pub enum StoreError {
     /// The game id, or the creation request id, is already used.
     #[error("a game with this id or creation request id exists")]
     GameExists,
+    /// The new game at this index of a [`crate::store::EventStore::create_all`]
+    /// has an id or creation request id already used (by a stored game or
+    /// an earlier game of the same call): nothing of the call's games (on
+    /// several cells: of that game's cell) was written.
+    #[error("the new game at index {0} has an id or creation request id that exists")]
+    GameExistsAt(usize),
     /// A stored row cannot be read back.
     #[error("corrupt row: {0}")]
     Corrupt(String),

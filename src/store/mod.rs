@@ -70,6 +70,17 @@ pub trait EventStore: Send + Sync + 'static {
     /// taken; database errors.
     async fn create(&self, game: NewGame) -> Result<(), StoreError>;
 
+    /// Records new games (CreateGames) in one transaction, as one group
+    /// commit: every one of them, or none. On several cells
+    /// ([`crate::store::Cells`]) each cell's games are one transaction,
+    /// written cell after cell.
+    ///
+    /// # Errors
+    /// [`StoreError::GameExistsAt`] naming the first game whose id or
+    /// creation request id is taken, by a stored game or an earlier one of
+    /// `games` (nothing of its cell written); database errors.
+    async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError>;
+
     /// Records a whole game at once: its row, its GameCreated event and
     /// every later event, in one transaction, so that either all of it is
     /// stored or nothing. The caller has replayed the events.
@@ -337,7 +348,9 @@ pub trait EventStore: Send + Sync + 'static {
     /// A value that changes (it counts up) after this process commits a
     /// group of writes to cell `cell`, for feed readers to wait on; writes
     /// of other processes sharing the store are not signalled (readers poll
-    /// for those). `cell` is below [`EventStore::cell_count`].
+    /// for those). `cell` is below [`EventStore::cell_count`]. What it
+    /// counts is the store's own (SQLite: the feed's last position;
+    /// PostgreSQL: the groups committed).
     fn feed_signal(&self, cell: usize) -> tokio::sync::watch::Receiver<u64>;
 
     /// Looks up the game a CreateGame request id created; `game_id` is the

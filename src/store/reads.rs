@@ -342,9 +342,9 @@ where
                     game_id: row.game_id,
                     sequence: sequence("events.sequence", row.sequence)?,
                     event_type: row.event_type,
-                    payload: row.payload,
+                    payload: row.payload.into(),
                     lifecycle: row.lifecycle.unwrap_or_default(),
-                    created_payload: row.created_payload,
+                    created_payload: row.created_payload.map(Into::into),
                 })
             })
             .collect()

@@ -83,13 +83,13 @@ pub struct FeedEvent {
     /// The GameEvent oneof case, e.g. `"move_played"`.
     pub event_type: String,
     /// The encoded `plylog.v1.GameEvent`.
-    pub payload: Vec<u8>,
+    pub payload: bytes::Bytes,
     /// What it does to its game's life (`plylog.v1.Lifecycle`'s value; 0:
     /// nothing).
     pub lifecycle: i32,
     /// For an event with a lifecycle: its game's encoded GameCreated event
     /// (the seats); `None` otherwise.
-    pub created_payload: Option<Vec<u8>>,
+    pub created_payload: Option<bytes::Bytes>,
 }
 
 /// Which events of the feed to read (see [`EventStore::read_feed`]).

@@ -3,6 +3,7 @@
 //! of sqlx readers.
 
 mod events;
+mod tail;
 mod writer;
 
 use std::str::FromStr;
@@ -16,6 +17,7 @@ use sqlx::{Acquire, Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use self::events::EventReaders;
+use self::tail::FeedTail;
 use self::writer::{WriteJob, WriteOp};
 
 use super::reads::{Events, Reads, Requests};
@@ -131,9 +133,12 @@ pub struct SqliteStore {
     /// `journal_mode` and `synchronous` as the first connection reported
     /// them when it opened.
     durability: Vec<(String, String)>,
-    /// Counts the writer's committed groups (see
-    /// [`EventStore::feed_signal`]).
+    /// The feed's last position, published by the writer after each
+    /// commit (see [`EventStore::feed_signal`]); 0 in a read-only store.
     feed: watch::Sender<u64>,
+    /// The feed's last events, kept by the writer while the feed has
+    /// readers; `None` in a read-only store.
+    tail: Option<Arc<FeedTail>>,
 }
 
 impl SqliteStore {
@@ -167,6 +172,7 @@ impl SqliteStore {
                 events,
                 durability,
                 feed: watch::Sender::new(0),
+                tail: None,
             });
         }
         let mut migrating = SqliteConnection::connect_with(&connect).await?;
@@ -187,11 +193,14 @@ impl SqliteStore {
             .connect_with(connect.read_only(true).row_buffer_size(READ_ROW_BUFFER))
             .await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
-        let feed = watch::Sender::new(0);
+        let head = writer::feed_head(&conn).map_err(StoreError::Sqlite)?;
+        let feed = watch::Sender::new(head);
+        let tail = Arc::new(FeedTail::new(head, tail::CAPACITY));
         let committed = feed.clone();
+        let written = Arc::clone(&tail);
         std::thread::Builder::new()
             .name("plylog-sqlite-writer".to_owned())
-            .spawn(move || writer::run(conn, queue, &committed))
+            .spawn(move || writer::run(conn, queue, &committed, &written))
             .map_err(|e| StoreError::from(sqlx::Error::Io(e)))?;
         Ok(SqliteStore {
             writes: Some(writes),
@@ -199,6 +208,7 @@ impl SqliteStore {
             events: EventReaders::new(&path, options.readers),
             durability,
             feed,
+            tail: Some(tail),
         })
     }
 
@@ -276,6 +286,10 @@ fn durability_settings(journal_mode: String, synchronous: i64) -> Vec<(String, S
 impl EventStore for SqliteStore {
     async fn create(&self, game: NewGame) -> Result<(), StoreError> {
         self.write(WriteOp::Create(game)).await.map(drop)
+    }
+
+    async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError> {
+        self.write(WriteOp::CreateAll(games)).await.map(drop)
     }
 
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
@@ -384,7 +398,12 @@ impl EventStore for SqliteStore {
     }
 
     // One cell: `cell` is 0.
+    /// As the writer last published it after its last commit: only it
+    /// writes the file. A read-only store reads it.
     async fn feed_head(&self, _cell: usize) -> Result<u64, StoreError> {
+        if self.writes.is_some() {
+            return Ok(*self.feed.borrow());
+        }
         Reads::feed_head(&self.readers).await
     }
 
@@ -393,6 +412,9 @@ impl EventStore for SqliteStore {
         _cell: usize,
         range: FeedRange<'_>,
     ) -> Result<Vec<FeedEvent>, StoreError> {
+        if let Some(events) = self.tail.as_ref().and_then(|tail| tail.read(&range)) {
+            return Ok(events);
+        }
         Reads::feed(&self.readers, range).await
     }
 

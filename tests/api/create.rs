@@ -516,3 +516,107 @@ async fn create_games_creates_each_once_and_refuses_a_bad_batch_whole() {
     ids.sort();
     assert_eq!(listed, ids, "nothing of the refused batches was created");
 }
+
+#[tokio::test]
+async fn create_games_writes_every_new_game_or_none() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    let item = |i: usize| pb::CreateGameRequest {
+        request_id: format!("round-{i}"),
+        ..create_request("", connect_four())
+    };
+    let taken = c
+        .create_game(create_request("taken", connect_four()))
+        .await
+        .unwrap()
+        .into_inner();
+    // The last game names an id another game has: the call is refused and
+    // none of the four before it exists.
+    let mut clash: Vec<_> = (0..5).map(item).collect();
+    clash[4].game_id = "taken".to_owned();
+    let answer = c
+        .create_games(pb::CreateGamesRequest {
+            requests: clash.clone(),
+            clocks_start_at: None,
+        })
+        .await;
+    assert_rejected(answer, Code::AlreadyExists, "GAME_EXISTS");
+    let listed = list_games(c).await;
+    assert_eq!(
+        listed
+            .iter()
+            .map(|g| g.game_id.as_str())
+            .collect::<Vec<_>>(),
+        ["taken"],
+        "nothing of the refused call was created"
+    );
+    // Two requests of one call with one request id, or one game id.
+    for (field, second) in [("request_id", 3), ("game_id", 2)] {
+        let mut twice: Vec<_> = (10..14).map(item).collect();
+        if field == "game_id" {
+            twice[0].game_id = "twin".to_owned();
+            twice[second].game_id = "twin".to_owned();
+        } else {
+            twice[second].request_id = twice[1].request_id.clone();
+        }
+        let answer = c
+            .create_games(pb::CreateGamesRequest {
+                requests: twice,
+                clocks_start_at: None,
+            })
+            .await;
+        let status = assert_rejected(answer, Code::InvalidArgument, "INVALID_REQUEST");
+        assert_eq!(
+            bad_field(&status).as_deref(),
+            Some(format!("requests[{second}].{field}").as_str())
+        );
+    }
+    // A game an earlier call created comes back as it was; the others of
+    // the call are created around it, in the call's order.
+    let alone = c
+        .create_games(pb::CreateGamesRequest {
+            requests: vec![item(1)],
+            clocks_start_at: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    clash[4].game_id.clear();
+    let round = c
+        .create_games(pb::CreateGamesRequest {
+            requests: clash,
+            clocks_start_at: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(round.responses.len(), 5);
+    assert_eq!(round.responses[1], alone.responses[0]);
+    let mut listed: Vec<String> = list_games(c).await.into_iter().map(|g| g.game_id).collect();
+    let mut ids: Vec<String> = round
+        .responses
+        .iter()
+        .map(|r| r.game.as_ref().unwrap().game_id.clone())
+        .chain([taken.game.unwrap().game_id])
+        .collect();
+    listed.sort();
+    ids.sort();
+    assert_eq!(listed, ids);
+    // One call sent four times at once: one creates the games, every
+    // call answers with them.
+    let batch = pb::CreateGamesRequest {
+        requests: (20..28).map(item).collect(),
+        clocks_start_at: None,
+    };
+    let calls = (0..4).map(|_| {
+        let mut c = c.clone();
+        let batch = batch.clone();
+        async move { c.create_games(batch).await.map(tonic::Response::into_inner) }
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    let first = answers[0].as_ref().expect("created").clone();
+    for answer in &answers {
+        assert_eq!(answer.as_ref().expect("created"), &first);
+    }
+    assert_eq!(list_games(c).await.len(), ids.len() + 8);
+}

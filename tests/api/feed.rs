@@ -334,10 +334,11 @@ fn lives(feed: &[&pb::FeedEvent]) -> Vec<(String, pb::Lifecycle, Vec<String>, bo
         .collect()
 }
 
-#[tokio::test]
-async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() {
-    let mut server = TestServer::start().await;
-    let c = &mut server.client;
+/// Plays a game of every lifecycle: "won" (won, the win undone and
+/// played again, then a rematch), "resigned" (labelled `cup=spring`, its
+/// second seat resigns) and "three" (three seats, one resigns and the game
+/// goes on).
+async fn live_every_lifecycle(c: &mut Client) {
     create(c, "won", mnk(3, 3, 3)).await;
     create_from(
         c,
@@ -384,11 +385,11 @@ async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() 
         .await
         .expect("resigned");
     }
-    let request = pb::StreamAllEventsRequest {
-        lifecycle_only: true,
-        ..Default::default()
-    };
-    let all = read_to_end(&mut open(c, request).await).await;
+}
+
+/// The lifecycle events [`live_every_lifecycle`] makes, in order, as
+/// [`lives`] tells them.
+fn every_lifecycle() -> Vec<(String, pb::Lifecycle, Vec<String>, bool)> {
     let players = || vec!["alice".to_owned(), "bob".to_owned()];
     let won = |life, outcome| ("won".to_owned(), life, players(), outcome);
     let resigned = |life, outcome| ("resigned".to_owned(), life, players(), outcome);
@@ -397,20 +398,33 @@ async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() 
         ("three".to_owned(), life, ids, false)
     };
     use pb::Lifecycle::*;
-    assert_eq!(
-        lives(&events(&all)),
-        [
-            won(Created, false),
-            resigned(Created, false),
-            won(Ended, true),
-            won(Reopened, false),
-            won(Ended, true),
-            won(RoundStarted, false),
-            three(Created),
-            three(SeatOut),
-            resigned(Ended, true),
-        ]
-    );
+    vec![
+        won(Created, false),
+        resigned(Created, false),
+        won(Ended, true),
+        won(Reopened, false),
+        won(Ended, true),
+        won(RoundStarted, false),
+        three(Created),
+        three(SeatOut),
+        resigned(Ended, true),
+    ]
+}
+
+#[tokio::test]
+async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    live_every_lifecycle(c).await;
+    let request = pb::StreamAllEventsRequest {
+        lifecycle_only: true,
+        ..Default::default()
+    };
+    let all = read_to_end(&mut open(c, request).await).await;
+    assert_eq!(lives(&events(&all)), every_lifecycle());
+    let players = || vec!["alice".to_owned(), "bob".to_owned()];
+    let resigned = |life, outcome| ("resigned".to_owned(), life, players(), outcome);
+    use pb::Lifecycle::*;
     // The full feed marks the same events, and only those.
     let every = read_to_end(&mut open(c, feed_request(&[], false, &[])).await).await;
     let marked: Vec<_> = events(&every)
@@ -440,6 +454,24 @@ async fn a_lifecycle_feed_tells_each_start_end_and_reopening_with_the_players() 
         panic!("a checkpoint ends the feed");
     };
     assert_eq!(last.positions, [events(&every).len() as u64]);
+}
+
+#[tokio::test]
+async fn a_lifecycle_reader_following_live_gets_each_start_and_end_with_the_players() {
+    let mut server = TestServer::start().await;
+    let c = &mut server.client;
+    // Open before anything is written: the events come as they commit
+    // (from the writer's tail of the feed, on SQLite).
+    let request = pb::StreamAllEventsRequest {
+        lifecycle_only: true,
+        follow: true,
+        ..Default::default()
+    };
+    let mut feed = open(c, request).await;
+    live_every_lifecycle(c).await;
+    let expected = every_lifecycle();
+    let (seen, _) = follow_until(&mut feed, expected.len()).await;
+    assert_eq!(lives(&seen.iter().collect::<Vec<_>>()), expected);
 }
 
 #[tokio::test]

@@ -261,6 +261,33 @@ impl EventStore for PostgresStore {
         self.write(Write::Create(game)).await
     }
 
+    /// One transaction of one `WRITE_GROUP` statement for every game
+    /// (not through the writer task: its groups are written one write at a
+    /// time when one fails), rolled back unless it created them all.
+    async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError> {
+        // The statement would keep the first of two games with one id and
+        // then fail on its second GameCreated.
+        let mut ids = std::collections::HashSet::new();
+        if let Some(at) = games.iter().position(|g| !ids.insert(g.game_id.as_str())) {
+            return Err(StoreError::GameExistsAt(at));
+        }
+        let mut tx = self.pool.begin().await?;
+        let creates: Vec<&NewGame> = games.iter().collect();
+        let wrote = write_all(&mut *tx, &creates, &[])
+            .await
+            .map_err(|e| classify(e, StoreError::GameExists))?;
+        if let Some(at) = games
+            .iter()
+            .position(|g| !wrote.created.contains(&g.game_id))
+        {
+            // Dropping the transaction rolls it back.
+            return Err(StoreError::GameExistsAt(at));
+        }
+        tx.commit().await?;
+        self.feed.send_modify(|groups| *groups += 1);
+        Ok(())
+    }
+
     async fn restore(&self, game: RestoredGame) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         let created = write_all(&mut *tx, &[&game.game], &[])

@@ -15,8 +15,9 @@ use std::sync::Arc;
 use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::tail::FeedTail;
 use crate::store::{
-    Append, DueWake, NewEvent, NewGame, RestoredGame, Snapshot, StoreError, Wake, clamp,
+    Append, DueWake, FeedEvent, NewEvent, NewGame, RestoredGame, Snapshot, StoreError, Wake, clamp,
 };
 
 /// Most writes one transaction commits together.
@@ -27,6 +28,9 @@ const EVENT_VERSION: i64 = 1;
 /// A write for the writer thread.
 pub(super) enum WriteOp {
     Create(NewGame),
+    /// New games in one savepoint: all or none (see
+    /// [`crate::store::EventStore::create_all`]).
+    CreateAll(Vec<NewGame>),
     Append(Append),
     Restore(RestoredGame),
     /// Keep a snapshot (see [`crate::store::EventStore::save_snapshot`]).
@@ -80,12 +84,14 @@ pub(super) fn open(
 /// The writer loop, run on its own thread until the queue closes or a
 /// [`WriteOp::Close`] arrives: takes every queued write (up to
 /// [`MAX_GROUP`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
-/// transaction, commits once, then answers each caller and counts the
-/// group in `feed` (for the feed's readers).
+/// transaction, commits once, then answers each caller and publishes the
+/// feed's last position in `feed` (for the feed's readers: it is read
+/// here, on the writer's own connection, rather than by each reader).
 pub(super) fn run(
     mut conn: Connection,
     mut queue: mpsc::Receiver<WriteJob>,
     feed: &watch::Sender<u64>,
+    tail: &FeedTail,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.blocking_recv_many(&mut group, MAX_GROUP) > 0 {
@@ -96,10 +102,26 @@ pub(super) fn run(
         if !group.is_empty() {
             match commit_group(&mut conn, &group) {
                 Ok(results) => {
+                    // The feed's tail is kept while someone reads the feed.
+                    let committed = (feed.receiver_count() > 0).then(|| {
+                        group
+                            .iter()
+                            .zip(&results)
+                            .filter(|(_, result)| result.is_ok())
+                            .flat_map(|(job, _)| feed_events(&job.op))
+                            .collect()
+                    });
+                    // Published before any caller hears of its write: a
+                    // feed read from the end then starts after it. The tail
+                    // ends at the published position; when a read fails,
+                    // the next commit finds a gap and resets it.
+                    let before = *feed.borrow();
+                    publish_head(&conn, feed, |head| {
+                        extend_tail(&conn, tail, before, head, committed);
+                    });
                     for (job, result) in group.drain(..).zip(results) {
                         let _ = job.reply.send(result);
                     }
-                    feed.send_modify(|groups| *groups += 1);
                 }
                 Err(error) => {
                     tracing::error!(error = %error, writes = group.len(), "group commit failed");
@@ -132,6 +154,106 @@ pub(super) fn run(
     close(conn);
 }
 
+/// The feed's last position (0: no event yet), read on `conn`.
+pub(super) fn feed_head(conn: &Connection) -> rusqlite::Result<u64> {
+    let head = conn
+        .prepare_cached("SELECT coalesce(max(position), 0) FROM events")?
+        .query_row([], |row| row.get::<_, i64>(0))?;
+    Ok(u64::try_from(head).unwrap_or(0))
+}
+
+/// Reads the feed's last position on `conn`, runs `before_publishing` with
+/// it, then publishes it in `feed`, waking its readers when it moved. A
+/// failed read publishes nothing: readers wait for the next commit.
+fn publish_head(conn: &Connection, feed: &watch::Sender<u64>, before_publishing: impl FnOnce(u64)) {
+    match feed_head(conn) {
+        Ok(head) => {
+            before_publishing(head);
+            feed.send_if_modified(|published| std::mem::replace(published, head) != head);
+        }
+        Err(error) => tracing::warn!(error = %error, "reading the feed's last position failed"),
+    }
+}
+
+/// The events a committed write added to the feed, in the order it
+/// inserted them (so at consecutive positions), each with its game's
+/// GameCreated when it has a lifecycle and the write holds it (an append's
+/// is filled in by [`extend_tail`]).
+fn feed_events(op: &WriteOp) -> Vec<FeedEvent> {
+    let event = |game_id: &str, event: &NewEvent, created: Option<&NewEvent>| FeedEvent {
+        position: 0,
+        game_id: game_id.to_owned(),
+        sequence: event.sequence,
+        event_type: event.event_type.to_owned(),
+        payload: event.payload.clone(),
+        lifecycle: event.lifecycle,
+        created_payload: (event.lifecycle > 0)
+            .then(|| created.map(|created| created.payload.clone()))
+            .flatten(),
+    };
+    let new_game = |game: &NewGame| event(&game.game_id, &game.created, Some(&game.created));
+    match op {
+        WriteOp::Create(game) => vec![new_game(game)],
+        WriteOp::CreateAll(games) => games.iter().map(new_game).collect(),
+        WriteOp::Append(append) => append
+            .events
+            .iter()
+            .map(|e| event(&append.game_id, e, None))
+            .collect(),
+        WriteOp::Restore(restored) => std::iter::once(new_game(&restored.game))
+            .chain(
+                restored
+                    .events
+                    .iter()
+                    .map(|e| event(&restored.game.game_id, e, Some(&restored.game.created))),
+            )
+            .collect(),
+        WriteOp::Snapshot(_) | WriteOp::Wake { .. } | WriteOp::Claim { .. } | WriteOp::Close => {
+            Vec::new()
+        }
+    }
+}
+
+/// Adds a committed group's `events` (`None`: nobody reads the feed) to
+/// `tail`, at the positions after `before`, the feed's last before the
+/// group; resets the tail at `head` instead when they do not end there
+/// (another process wrote the file too) or a lifecycle event's GameCreated
+/// cannot be read.
+fn extend_tail(
+    conn: &Connection,
+    tail: &FeedTail,
+    before: u64,
+    head: u64,
+    events: Option<Vec<FeedEvent>>,
+) {
+    let Some(mut events) = events.filter(|e| before + e.len() as u64 == head) else {
+        tail.reset(head);
+        return;
+    };
+    let mut created = match conn
+        .prepare_cached("SELECT payload FROM events WHERE game_id = ?1 AND sequence = 1")
+    {
+        Ok(created) => created,
+        Err(_) => {
+            tail.reset(head);
+            return;
+        }
+    };
+    for (event, position) in events.iter_mut().zip(before + 1..) {
+        event.position = position;
+        if event.lifecycle > 0 && event.created_payload.is_none() {
+            match created.query_row([&event.game_id], |row| row.get::<_, Vec<u8>>(0)) {
+                Ok(payload) => event.created_payload = Some(payload.into()),
+                Err(_) => {
+                    tail.reset(head);
+                    return;
+                }
+            }
+        }
+    }
+    tail.extend(before + 1, events);
+}
+
 fn close(conn: Connection) {
     if let Err((_, error)) = conn.close() {
         tracing::warn!(error = %error, "closing the writer connection failed");
@@ -157,6 +279,7 @@ fn commit_group(
         run_statement(conn, "SAVEPOINT write")?;
         let result = match &job.op {
             WriteOp::Create(game) => insert_game(conn, game).map(|()| Written::new()),
+            WriteOp::CreateAll(games) => insert_games(conn, games).map(|()| Written::new()),
             WriteOp::Append(append) => insert_append(conn, append).map(|()| Written::new()),
             WriteOp::Restore(game) => insert_restored(conn, game).map(|()| Written::new()),
             WriteOp::Snapshot(snapshot) => upsert_snapshot(conn, snapshot).map(|()| Written::new()),
@@ -247,6 +370,19 @@ fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
     }
     insert_event(conn, &game.game_id, &game.created)
         .map_err(|e| classify(e, StoreError::GameExists))
+}
+
+/// Inserts each of `games` in order, stopping at the first whose id or
+/// request id is taken ([`StoreError::GameExistsAt`]; the caller rolls the
+/// savepoint back, so none stands).
+fn insert_games(conn: &Connection, games: &[NewGame]) -> Result<(), StoreError> {
+    for (at, game) in games.iter().enumerate() {
+        insert_game(conn, game).map_err(|e| match e {
+            StoreError::GameExists => StoreError::GameExistsAt(at),
+            other => other,
+        })?;
+    }
+    Ok(())
 }
 
 fn insert_append(conn: &Connection, append: &Append) -> Result<(), StoreError> {

@@ -141,10 +141,11 @@ export const CreateGameRequestSchema: GenMessage<CreateGameRequest> = /*@__PURE_
  */
 export type CreateGamesRequest = Message<"plylog.v1.CreateGamesRequest"> & {
   /**
-   * The games, each a CreateGame request: 1 to 100 of them. Each is
-   * checked, deduplicated by its own request_id and created as CreateGame
-   * would; an invalid one refuses the whole call (INVALID_ARGUMENT naming
-   * `requests[i].<field>`) before any is created.
+   * The games, each a CreateGame request: 1 to 100 of them, no two with
+   * one request_id or one game_id. Each is checked, deduplicated by its own
+   * request_id and created as CreateGame would; an invalid one refuses the
+   * whole call (INVALID_ARGUMENT naming `requests[i].<field>`) before any
+   * is created.
    *
    * @generated from field: repeated plylog.v1.CreateGameRequest requests = 1;
    */
@@ -2550,11 +2551,14 @@ export const GameService: GenService<{
   },
   /**
    * Creates up to 100 games in one call (lichess's bulk pairing), each as
-   * CreateGame would and idempotent by its own request_id; the store
-   * writes them together (its group commit). A call that fails after some
-   * were created is retried whole: those come back as they were.
+   * CreateGame would and idempotent by its own request_id, written in one
+   * transaction: all of them are created, or none (with several cells, one
+   * transaction per cell: a call refused for one cell's game may have
+   * created the games of the cells written before it). A retry of the whole
+   * call returns the games already created as they were.
    * Errors: CreateGame's, and INVALID_ARGUMENT (INVALID_REQUEST) for no
-   * request or more than 100.
+   * request, more than 100, or two requests with one request_id or one
+   * game_id.
    *
    * @generated from rpc plylog.v1.GameService.CreateGames
    */
