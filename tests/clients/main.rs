@@ -1,5 +1,6 @@
 //! plylog as its clients meet it: the Python client example against the
-//! real binary (`python_client::...`, in `python_client.rs`), the
+//! real binary (`python_client::...`, in `python_client.rs`), the chess
+//! rules against python-chess (`chess_oracle::...`), the
 //! dashboard in a headless Chromium (`browser::...`, in `browser.rs`), and
 //! the docs' examples, links and generated references (`docs::...`, in
 //! `docs.rs`).
@@ -17,6 +18,8 @@ use libtest_mimic::Arguments;
 
 /// The dashboard in a real browser.
 mod browser;
+/// The chess rules against python-chess.
+mod chess_oracle;
 /// The docs: examples run, links followed, references regenerated.
 mod docs;
 /// The Python client example (docs/guide/clients.md).
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let mut tests = python_client::trials();
     tests.extend(browser::trials());
+    tests.extend(chess_oracle::trials());
     tests.extend(docs::trials());
     libtest_mimic::run(&args, tests).exit_code()
 }

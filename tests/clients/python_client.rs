@@ -20,11 +20,17 @@ use process::{Server, plylog};
 
 /// The Python to run the example with, if one has its packages.
 fn python() -> Option<PathBuf> {
+    python_with("grpc, grpc_status, grpc_tools")
+}
+
+/// `PLYLOG_PYTHON`, or else the repository's `.venv/bin/python`, if it can
+/// import `modules` (as an `import` statement lists them).
+pub(crate) fn python_with(modules: &str) -> Option<PathBuf> {
     let candidate = std::env::var_os("PLYLOG_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
     Command::new(&candidate)
-        .args(["-c", "import grpc, grpc_status, grpc_tools"])
+        .args(["-c", &format!("import {modules}")])
         .output()
         .ok()
         .filter(|out| out.status.success())

@@ -8,6 +8,8 @@
 
 mod aggregate;
 mod around;
+/// Chess move generation against published perft counts.
+mod chess;
 /// The engines against references: exhaustive game trees and published
 /// solver results.
 mod engines;

@@ -16,6 +16,10 @@
 //!   [`ConnectFourPosition`] (connect_four.rs), [`OthelloRules`]
 //!   (othello.rs), [`SnakesLaddersRules`] with its [`Race`] (snakes.rs),
 //!   [`HexRules`] with its [`HexPosition`] (hex.rs).
+//! - [`chess`]: chess and Chess960 ([`chess::ChessGame`]: positions, UCI
+//!   and SAN, FEN, every ending and draw claim of the FIDE Laws), not yet a
+//!   [`Game`] of the [`RuleSet`]: its moves are not placements, and it
+//!   joins the service through its own arm.
 //! - Shared machinery the games call, naming no game: [`Board`] (a flat grid
 //!   that counts its pieces), [`lines`] (K-in-a-row through the last cell
 //!   and the outcome of a placement), [`Coord`].
@@ -70,6 +74,7 @@
 //!    (a console block, run by tests/clients/docs.rs).
 
 mod board;
+pub mod chess;
 mod connect_four;
 mod coord;
 mod error;

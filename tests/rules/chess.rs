@@ -1,0 +1,148 @@
+//! Chess move generation against published perft counts
+//! (`tests/fixtures/chess`, with their sources): every position's tree of
+//! legal moves walked through plylog's rules (`ChessGame::legal_moves` and
+//! `ChessGame::after`, as a game plays them), the leaves counted at each
+//! depth.
+
+use plylog::rules::chess::{ChessGame, ChessVariant};
+use rand::SeedableRng;
+use rand::seq::IndexedRandom;
+
+/// One position of a `.perft` file: its name, its FEN and its counts by
+/// depth.
+struct Case {
+    id: String,
+    fen: String,
+    counts: Vec<(u32, u64)>,
+}
+
+/// The positions of a `.perft` file (see the fixtures' README).
+fn cases(text: &str) -> Vec<Case> {
+    let mut cases: Vec<Case> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line.split_once(' ').expect("a key and a value");
+        match key {
+            "id" => cases.push(Case {
+                id: value.to_owned(),
+                fen: String::new(),
+                counts: Vec::new(),
+            }),
+            "epd" => cases.last_mut().expect("an id first").fen = value.to_owned(),
+            "perft" => {
+                let (depth, count) = value.split_once(' ').expect("depth and count");
+                cases.last_mut().expect("an id first").counts.push((
+                    depth.parse().expect("a depth"),
+                    count.parse().expect("a count"),
+                ));
+            }
+            other => panic!("unknown key {other:?}"),
+        }
+    }
+    cases
+}
+
+/// The leaves of `game`'s tree of legal moves `depth` plies deep (the last
+/// ply counted, not played).
+fn perft(game: &ChessGame, depth: u32) -> u64 {
+    match depth {
+        0 => 1,
+        1 => game.legal_move_count() as u64,
+        _ => game
+            .legal_moves()
+            .into_iter()
+            .map(|mv| perft(&game.after(mv), depth - 1))
+            .sum(),
+    }
+}
+
+/// Positions no game can reach, which the rules refuse (python-chess and
+/// shakmaty count their moves; plylog's move generator, cozy-chess, does
+/// not take them, and neither does a game started from a FEN): an en
+/// passant square no legal last move can have made (the side to move was
+/// in check before the double step), and more pieces than a side has.
+const UNREACHABLE: [&str; 4] = [
+    "align-ep",
+    "align-ep-pinned",
+    "ep-unrelated-check",
+    "max-legals-too-much-material",
+];
+
+/// Checks each case's counts up to `max_depth` (all listed when `None`).
+fn check(variant: ChessVariant, cases: &[&Case], max_depth: Option<u32>) -> usize {
+    let mut checked = 0;
+    for case in cases {
+        let game = match ChessGame::from_fen(variant, &case.fen) {
+            Ok(game) => game,
+            Err(e) if UNREACHABLE.contains(&case.id.as_str()) => {
+                println!("{} refused, as expected: {e}", case.id);
+                continue;
+            }
+            Err(e) => panic!("{} ({}): {e}", case.id, case.fen),
+        };
+        for &(depth, count) in &case.counts {
+            if max_depth.is_some_and(|max| depth > max) {
+                continue;
+            }
+            assert_eq!(
+                perft(&game, depth),
+                count,
+                "{} ({}) at depth {depth}",
+                case.id,
+                case.fen
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn the_tricky_positions_match_their_counts_to_every_listed_depth() {
+    let cases = cases(include_str!("../fixtures/chess/tricky.perft"));
+    assert_eq!(cases.len(), 26);
+    let checked = check(
+        ChessVariant::Standard,
+        &cases.iter().collect::<Vec<_>>(),
+        None,
+    );
+    println!(
+        "{checked} counts of {} positions",
+        cases.len() - UNREACHABLE.len()
+    );
+}
+
+#[test]
+fn a_seeded_sample_of_random_positions_matches_to_depth_three() {
+    let cases = cases(include_str!("../fixtures/chess/random.perft"));
+    assert_eq!(cases.len(), 6_838);
+    let seed = 40;
+    println!("seed {seed}");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let sample: Vec<&Case> = cases.choose_multiple(&mut rng, 500).collect();
+    check(ChessVariant::Standard, &sample, Some(3));
+}
+
+#[test]
+#[ignore = "every random position to depth 4: minutes in a debug build"]
+fn every_random_position_matches_to_depth_four() {
+    let cases = cases(include_str!("../fixtures/chess/random.perft"));
+    check(
+        ChessVariant::Standard,
+        &cases.iter().collect::<Vec<_>>(),
+        Some(4),
+    );
+}
+
+#[test]
+fn every_chess960_start_matches_to_depth_three() {
+    let cases = cases(include_str!("../fixtures/chess/chess960.perft"));
+    assert_eq!(cases.len(), 960);
+    check(
+        ChessVariant::Chess960,
+        &cases.iter().collect::<Vec<_>>(),
+        Some(3),
+    );
+}
