@@ -146,3 +146,59 @@ fn every_chess960_start_matches_to_depth_three() {
         Some(3),
     );
 }
+
+#[test]
+fn every_real_game_replays_move_by_move_and_is_written_back_as_it_was() {
+    use plylog::rules::chess::{ChessEnding, Side, pgn};
+    let text = include_str!("../fixtures/chess/lichess_db_sample.pgn");
+    let games = pgn::parse(text).expect("the sample reads");
+    assert_eq!(games.len(), 438);
+    // Each game's movetext as the file has it, white space aside.
+    let movetexts: Vec<String> = text
+        .split("\n[Event ")
+        .map(|game| {
+            game.lines()
+                .filter(|line| !line.starts_with('[') && !line.ends_with("\"]"))
+                .flat_map(str::split_whitespace)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    assert_eq!(movetexts.len(), games.len());
+    let (mut plies, mut on_the_board) = (0, 0);
+    for (at, (game, movetext)) in games.iter().zip(&movetexts).enumerate() {
+        let site = game.tag("Site").unwrap_or("?");
+        let (moves, end) = game
+            .replay()
+            .unwrap_or_else(|e| panic!("game {at} ({site}): {e}"));
+        // The rules write each move as the file does.
+        let mut position = game.start().expect("a start");
+        for (mv, written) in moves.iter().zip(&game.moves) {
+            assert_eq!(position.san(*mv), written.san, "game {at} ({site})");
+            position.play(*mv).expect("replayed");
+        }
+        plies += moves.len();
+        // A game that ended on the board has the result the rules give.
+        if let Some(ending) = end.ending() {
+            on_the_board += 1;
+            let result = match (ending, end.side_to_move()) {
+                (ChessEnding::Checkmate, Side::White) => "0-1",
+                (ChessEnding::Checkmate, Side::Black) => "1-0",
+                _ => "1/2-1/2",
+            };
+            assert_eq!(game.result, result, "game {at} ({site}): {ending:?}");
+            assert_eq!(game.tag("Result"), Some(result));
+        }
+        let written = pgn::write(game);
+        let again = pgn::parse(&written).expect("its own output reads");
+        assert_eq!(again, std::slice::from_ref(game), "game {at} ({site})");
+        let written_movetext = written
+            .lines()
+            .filter(|line| !line.starts_with('['))
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(&written_movetext, movetext, "game {at} ({site})");
+    }
+    println!("438 games, {plies} plies, {on_the_board} ended on the board: no divergence");
+}

@@ -40,6 +40,7 @@
 //!   Chess960; the en passant square only when a capture there is legal
 //!   (as python-chess writes it).
 
+pub mod pgn;
 mod san;
 #[cfg(test)]
 mod tests;

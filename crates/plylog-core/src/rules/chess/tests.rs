@@ -226,3 +226,38 @@ impl ChessGame {
         Ok(game)
     }
 }
+
+#[test]
+fn pgn_reads_variations_zeros_and_a_set_up_start_and_writes_the_export_format() {
+    let text = "[Event \"?\"]\n[SetUp \"1\"]\n[FEN \"r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 12\"]\n\n\
+                12... 0-0 (12... Kd7 { no }) 13. Rad1 $1 Rf2 ; a rest-of-line comment\n\
+                14. Kxf2?? { oops } *\n";
+    let games = pgn::parse(text).expect("reads");
+    assert_eq!(games.len(), 1);
+    let game = &games[0];
+    let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(sans, ["0-0", "Rad1", "Rf2", "Kxf2"]);
+    assert_eq!(game.moves[1].nags, ["$1"]);
+    assert_eq!(game.moves[3].suffix, "??");
+    let (_, end) = game.replay().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(end.piece_on("g8"), Some((Side::Black, PieceKind::King)));
+    // Ke2 is not legal: the rook on f2 holds the second rank.
+    assert!(matches!(
+        pgn::parse(&text.replace("14. Kxf2??", "14. Ke2")).expect("reads")[0].replay(),
+        Err(pgn::PgnError::Move { ply: 4, .. })
+    ));
+    let written = pgn::write(game);
+    assert!(
+        written.starts_with("[Event \"?\"]\n[Site \"?\"]\n[Date \"????.??.??\"]"),
+        "{written}"
+    );
+    assert!(
+        written.contains("12... 0-0 13. Rad1 $1 Rf2 14. Kxf2?? { oops } *"),
+        "{written}"
+    );
+    assert_eq!(pgn::parse(&written).expect("reads")[0].moves, game.moves);
+    assert!(matches!(
+        pgn::parse("[Event \"x\"\n1. e4 *"),
+        Err(pgn::PgnError::Syntax { line: 1, .. })
+    ));
+}
