@@ -193,8 +193,27 @@ impl Registry {
                         replies[at] = Some(self.keep_created(ready));
                     }
                 }
-                Err(crate::store::StoreError::GameExistsAt(taken)) => {
-                    let (at, ready) = prepared.remove(taken);
+                Err(crate::store::StoreError::GameExistsAt { at: taken, written }) => {
+                    // Games other cells wrote before the refusal are this
+                    // call's: kept as created.
+                    let mut refused = None;
+                    let mut left = Vec::with_capacity(prepared.len());
+                    for (index, (at, ready)) in prepared.drain(..).enumerate() {
+                        if index == taken {
+                            refused = Some((at, ready));
+                        } else if written.contains(&index) {
+                            replies[at] = Some(self.keep_created(ready));
+                        } else {
+                            left.push((at, ready));
+                        }
+                    }
+                    prepared = left;
+                    let Some((at, ready)) = refused else {
+                        return Err(RegistryError::Internal(format!(
+                            "the store refused game {taken} of {} it was given",
+                            prepared.len()
+                        )));
+                    };
                     let game = &games[at];
                     let Some(created) = self
                         .find_creation(&game.request, game.game_id.as_deref())

@@ -123,24 +123,28 @@ impl EventStore for Cells {
 
     /// Each cell's games in a transaction of that cell, cell after cell:
     /// when one cell refuses its games, the cells before it have written
-    /// theirs (a retry with the same request ids finds them).
+    /// theirs, and the error says which ([`StoreError::GameExistsAt`]).
     async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError> {
         let mut parts: Vec<Vec<(usize, NewGame)>> = vec![Vec::new(); self.cells.len()];
         for (at, game) in games.into_iter().enumerate() {
             parts[self.cell_index(&game.game_id)].push((at, game));
         }
+        let mut written = Vec::new();
         for (cell, part) in parts.into_iter().enumerate() {
             if part.is_empty() {
                 continue;
             }
             let (indexes, games): (Vec<usize>, Vec<NewGame>) = part.into_iter().unzip();
-            self.cells[cell]
-                .create_all(games)
-                .await
-                .map_err(|e| match e {
-                    StoreError::GameExistsAt(at) => StoreError::GameExistsAt(indexes[at]),
-                    other => other,
-                })?;
+            match self.cells[cell].create_all(games).await {
+                Ok(()) => written.extend(indexes),
+                Err(StoreError::GameExistsAt { at, .. }) => {
+                    return Err(StoreError::GameExistsAt {
+                        at: indexes[at],
+                        written,
+                    });
+                }
+                Err(other) => return Err(other),
+            }
         }
         Ok(())
     }

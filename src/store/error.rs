@@ -19,12 +19,19 @@ pub enum StoreError {
     /// The game id, or the creation request id, is already used.
     #[error("a game with this id or creation request id exists")]
     GameExists,
-    /// The new game at this index of a [`crate::store::EventStore::create_all`]
-    /// has an id or creation request id already used (by a stored game or
-    /// an earlier game of the same call): nothing of the call's games (on
-    /// several cells: of that game's cell) was written.
-    #[error("the new game at index {0} has an id or creation request id that exists")]
-    GameExistsAt(usize),
+    /// The new game at index `at` of a
+    /// [`crate::store::EventStore::create_all`] has an id or creation
+    /// request id already used (by a stored game or an earlier game of the
+    /// same call): nothing of its cell's games was written. `written`: the
+    /// indexes of the call's games other cells, written before it, did
+    /// write (always empty with one cell).
+    #[error("the new game at index {at} has an id or creation request id that exists")]
+    GameExistsAt {
+        /// The index of the game refused.
+        at: usize,
+        /// The indexes of the games written, in other cells.
+        written: Vec<usize>,
+    },
     /// A stored row cannot be read back.
     #[error("corrupt row: {0}")]
     Corrupt(String),

@@ -78,7 +78,8 @@ pub trait EventStore: Send + Sync + 'static {
     /// # Errors
     /// [`StoreError::GameExistsAt`] naming the first game whose id or
     /// creation request id is taken, by a stored game or an earlier one of
-    /// `games` (nothing of its cell written); database errors.
+    /// `games` (nothing of its cell written), and the games other cells
+    /// wrote before it; database errors.
     async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError>;
 
     /// Records a whole game at once: its row, its GameCreated event and

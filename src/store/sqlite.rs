@@ -399,10 +399,12 @@ impl EventStore for SqliteStore {
 
     // One cell: `cell` is 0.
     /// As the writer last published it after its last commit: only it
-    /// writes the file. A read-only store reads it.
+    /// writes the file. A read-only store, or a writer that could not read
+    /// it, reads it from the file.
     async fn feed_head(&self, _cell: usize) -> Result<u64, StoreError> {
-        if self.writes.is_some() {
-            return Ok(*self.feed.borrow());
+        let published = *self.feed.borrow();
+        if self.writes.is_some() && published != writer::UNKNOWN_HEAD {
+            return Ok(published);
         }
         Reads::feed_head(&self.readers).await
     }

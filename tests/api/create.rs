@@ -602,16 +602,28 @@ async fn create_games_writes_every_new_game_or_none() {
     listed.sort();
     ids.sort();
     assert_eq!(listed, ids);
-    // One call sent four times at once: one creates the games, every
-    // call answers with them.
+    // One call sent four times at once, twice with its requests in the
+    // other order: one creates the games, every call answers with them
+    // (and none waits on another in a cycle: a deadlock on PostgreSQL).
     let batch = pb::CreateGamesRequest {
         requests: (20..28).map(item).collect(),
         clocks_start_at: None,
     };
-    let calls = (0..4).map(|_| {
+    let calls = (0..4).map(|n| {
         let mut c = c.clone();
-        let batch = batch.clone();
-        async move { c.create_games(batch).await.map(tonic::Response::into_inner) }
+        let mut batch = batch.clone();
+        if n % 2 == 1 {
+            batch.requests.reverse();
+        }
+        async move {
+            let mut answer = c.create_games(batch).await.map(tonic::Response::into_inner);
+            if n % 2 == 1
+                && let Ok(answer) = answer.as_mut()
+            {
+                answer.responses.reverse();
+            }
+            answer
+        }
     });
     let answers = futures_util::future::join_all(calls).await;
     let first = answers[0].as_ref().expect("created").clone();

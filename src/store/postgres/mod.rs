@@ -263,16 +263,32 @@ impl EventStore for PostgresStore {
 
     /// One transaction of one `WRITE_GROUP` statement for every game
     /// (not through the writer task: its groups are written one write at a
-    /// time when one fails), rolled back unless it created them all.
+    /// time when one fails), rolled back unless it created them all. The
+    /// games go in in order of request id, then game id: two calls with the
+    /// same requests then wait on each other's rows in one order, never in
+    /// a cycle (a deadlock).
     async fn create_all(&self, games: Vec<NewGame>) -> Result<(), StoreError> {
+        let taken = |at| StoreError::GameExistsAt {
+            at,
+            written: Vec::new(),
+        };
         // The statement would keep the first of two games with one id and
         // then fail on its second GameCreated.
         let mut ids = std::collections::HashSet::new();
         if let Some(at) = games.iter().position(|g| !ids.insert(g.game_id.as_str())) {
-            return Err(StoreError::GameExistsAt(at));
+            return Err(taken(at));
         }
+        let mut creates: Vec<&NewGame> = games.iter().collect();
+        creates.sort_by(|a, b| {
+            let key = |g: &NewGame| {
+                (
+                    g.request.as_ref().map(|(id, _)| id.clone()),
+                    g.game_id.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
         let mut tx = self.pool.begin().await?;
-        let creates: Vec<&NewGame> = games.iter().collect();
         let wrote = write_all(&mut *tx, &creates, &[])
             .await
             .map_err(|e| classify(e, StoreError::GameExists))?;
@@ -281,7 +297,7 @@ impl EventStore for PostgresStore {
             .position(|g| !wrote.created.contains(&g.game_id))
         {
             // Dropping the transaction rolls it back.
-            return Err(StoreError::GameExistsAt(at));
+            return Err(taken(at));
         }
         tx.commit().await?;
         self.feed.send_modify(|groups| *groups += 1);

@@ -162,16 +162,24 @@ pub(super) fn feed_head(conn: &Connection) -> rusqlite::Result<u64> {
     Ok(u64::try_from(head).unwrap_or(0))
 }
 
+/// The feed's last position as published when it could not be read: the
+/// store's readers then read it from the file themselves.
+pub(super) const UNKNOWN_HEAD: u64 = u64::MAX;
+
 /// Reads the feed's last position on `conn`, runs `before_publishing` with
 /// it, then publishes it in `feed`, waking its readers when it moved. A
-/// failed read publishes nothing: readers wait for the next commit.
+/// failed read publishes [`UNKNOWN_HEAD`] (and wakes the readers), so that
+/// nothing committed waits for the next commit to be seen.
 fn publish_head(conn: &Connection, feed: &watch::Sender<u64>, before_publishing: impl FnOnce(u64)) {
     match feed_head(conn) {
         Ok(head) => {
             before_publishing(head);
             feed.send_if_modified(|published| std::mem::replace(published, head) != head);
         }
-        Err(error) => tracing::warn!(error = %error, "reading the feed's last position failed"),
+        Err(error) => {
+            tracing::warn!(error = %error, "reading the feed's last position failed");
+            feed.send_replace(UNKNOWN_HEAD);
+        }
     }
 }
 
@@ -226,7 +234,8 @@ fn extend_tail(
     head: u64,
     events: Option<Vec<FeedEvent>>,
 ) {
-    let Some(mut events) = events.filter(|e| before + e.len() as u64 == head) else {
+    let follows = |e: &Vec<FeedEvent>| before.checked_add(e.len() as u64) == Some(head);
+    let Some(mut events) = events.filter(|e| before != UNKNOWN_HEAD && follows(e)) else {
         tail.reset(head);
         return;
     };
@@ -378,7 +387,10 @@ fn insert_game(conn: &Connection, game: &NewGame) -> Result<(), StoreError> {
 fn insert_games(conn: &Connection, games: &[NewGame]) -> Result<(), StoreError> {
     for (at, game) in games.iter().enumerate() {
         insert_game(conn, game).map_err(|e| match e {
-            StoreError::GameExists => StoreError::GameExistsAt(at),
+            StoreError::GameExists => StoreError::GameExistsAt {
+                at,
+                written: Vec::new(),
+            },
             other => other,
         })?;
     }
