@@ -129,6 +129,13 @@ pub enum ChessSetupError {
     /// the parser's reason.
     #[error("invalid FEN: {0}")]
     Fen(String),
+    /// Castling rights standard chess does not have (a king off e1/e8, a
+    /// castling rook off the a- and h-files): a Chess960 position. The
+    /// rights as read.
+    #[error(
+        "castling rights {0}: standard chess castles a king on e1/e8 with a rook on the a- or h-file (this is a Chess960 position)"
+    )]
+    Chess960Castling(String),
     /// A Chess960 start numbered outside 0 to 959.
     #[error("Chess960 start {0}: the starts are numbered 0 to 959")]
     NoSuchStart(u32),
@@ -241,6 +248,9 @@ impl ChessGame {
         }
         let fen = fields.join(" ");
         let board = Board::from_fen(&fen, true).map_err(|e| ChessSetupError::Fen(e.to_string()))?;
+        if variant == ChessVariant::Standard {
+            standard_castling(&board)?;
+        }
         let mut game = Self::at(variant, board);
         game.halfmove_clock = halfmove_clock;
         Ok(game)
@@ -592,7 +602,12 @@ impl ChessGame {
     /// [`ChessMoveError::NotUci`] for text that is not a UCI move.
     pub fn parse_uci(&self, text: &str) -> Result<ChessMove, ChessMoveError> {
         let not_uci = || ChessMoveError::NotUci(text.to_owned());
-        if !(4..=5).contains(&text.len()) || !text.is_ascii() {
+        // The promotion letter, if any, names a piece a pawn becomes (the
+        // parser below would read `k` or `p` as none).
+        if !(4..=5).contains(&text.len())
+            || !text.is_ascii()
+            || text.len() == 5 && !text.ends_with(['q', 'r', 'b', 'n'])
+        {
             return Err(not_uci());
         }
         let mv = match self.variant {
@@ -650,6 +665,27 @@ impl fmt::Display for ChessMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.0, f)
     }
+}
+
+/// Checks that `board`'s castling rights are standard chess's.
+///
+/// # Errors
+/// [`ChessSetupError::Chess960Castling`].
+fn standard_castling(board: &Board) -> Result<(), ChessSetupError> {
+    for color in [Color::White, Color::Black] {
+        let rights = board.castle_rights(color);
+        let home = Square::new(File::E, Rank::First.relative_to(color));
+        let any = rights.short.is_some() || rights.long.is_some();
+        if (any && board.king(color) != home)
+            || rights.short.is_some_and(|file| file != File::H)
+            || rights.long.is_some_and(|file| file != File::A)
+        {
+            let shredder = format!("{board:#}");
+            let rights = shredder.split(' ').nth(2).unwrap_or("?").to_owned();
+            return Err(ChessSetupError::Chess960Castling(rights));
+        }
+    }
+    Ok(())
 }
 
 /// X-FEN castling rights (`KQkq`: the outermost rook on that side of the

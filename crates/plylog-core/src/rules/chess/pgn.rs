@@ -146,7 +146,14 @@ pub fn parse(text: &str) -> Result<Vec<PgnGame>, PgnError> {
                 reader.next();
             }
             '%' if reader.at_line_start() => reader.skip_line(),
-            '[' if !in_movetext => {
+            // Tags begin a game; at the start of a line they also end one
+            // that had no termination marker.
+            '[' if !in_movetext || reader.at_line_start() => {
+                if in_movetext && (!game.moves.is_empty() || !game.tags.is_empty()) {
+                    game.result = game.tag("Result").unwrap_or("*").to_owned();
+                    games.push(std::mem::take(&mut game));
+                }
+                in_movetext = false;
                 let tag = reader.tag()?;
                 game.tags.push(tag);
             }
@@ -183,11 +190,14 @@ pub fn parse(text: &str) -> Result<Vec<PgnGame>, PgnError> {
                     }
                     _ => {
                         // A move number, with its dots, may stick to the move
-                        // (castling written with zeros is not one).
-                        let san = if word.starts_with("0-0") {
-                            word.as_str()
+                        // (`4.e4`, `12...0-0`; castling with zeros is no number).
+                        let after_digits = word.trim_start_matches(|c: char| c.is_ascii_digit());
+                        let san = if after_digits.starts_with('.') {
+                            after_digits.trim_start_matches('.')
+                        } else if after_digits.is_empty() {
+                            ""
                         } else {
-                            word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+                            word.as_str()
                         };
                         if san.is_empty() {
                             continue;
@@ -210,7 +220,7 @@ pub fn parse(text: &str) -> Result<Vec<PgnGame>, PgnError> {
             }
         }
     }
-    if in_movetext || !game.tags.is_empty() {
+    if !game.moves.is_empty() || !game.tags.is_empty() {
         // A game without its termination marker ends with the text.
         game.result = game.tag("Result").unwrap_or("*").to_owned();
         games.push(game);
@@ -413,6 +423,10 @@ impl Reader {
             match c {
                 '{' => {
                     self.comment()?;
+                    continue;
+                }
+                ';' => {
+                    self.skip_line();
                     continue;
                 }
                 '(' => depth += 1,

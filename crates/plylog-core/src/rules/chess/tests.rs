@@ -213,9 +213,21 @@ fn refusals_say_what_is_wrong() {
         mated.play_clone("e2e4"),
         Err(ChessMoveError::Ended(ChessEnding::Checkmate))
     ));
-    // X-FEN castling with the rooks away from the corners.
-    let xfen = game("r1k1r2q/p1ppp1pp/8/8/8/8/P1PPP1PP/R1K1R2Q w KQkq - 0 1");
-    assert_eq!(xfen.castling_rights(), "KQkq");
+    // X-FEN castling with the rooks away from the corners: Chess960's.
+    let xfen = "r1k1r2q/p1ppp1pp/8/8/8/8/P1PPP1PP/R1K1R2Q w KQkq - 0 1";
+    assert_eq!(
+        ChessGame::from_fen(ChessVariant::Standard, xfen),
+        Err(ChessSetupError::Chess960Castling("EAea".into()))
+    );
+    let g = ChessGame::from_fen(ChessVariant::Chess960, xfen).expect("valid");
+    assert_eq!(g.castling_rights(), "EAea");
+    let short = g.parse_san("O-O").expect("legal");
+    assert_eq!(g.uci(short), "c1e1");
+    assert_eq!(g.parse_uci("c1e1"), Ok(short));
+    assert!(matches!(
+        g.parse_uci("e2e4k"),
+        Err(ChessMoveError::NotUci(_))
+    ));
 }
 
 impl ChessGame {
@@ -260,4 +272,18 @@ fn pgn_reads_variations_zeros_and_a_set_up_start_and_writes_the_export_format() 
         pgn::parse("[Event \"x\"\n1. e4 *"),
         Err(pgn::PgnError::Syntax { line: 1, .. })
     ));
+    // Move numbers stuck to zero castling; a comment after a result and a
+    // game with no result marker before the next game's tags; a `;`
+    // comment inside a variation.
+    let two = "[Event \"a\"]\n1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4.0-0 4...0-0 1-0\n{end}\n\n\
+               [Event \"b\"]\n1. d4 (1. c4 ; see ) here\n) d5\n[Event \"c\"]\n1. c4 *\n";
+    let games = pgn::parse(two).expect("reads");
+    let sans = |g: &pgn::PgnGame| g.moves.iter().map(|m| m.san.clone()).collect::<Vec<_>>();
+    assert_eq!(games.len(), 3);
+    assert_eq!(sans(&games[0])[6..], ["0-0", "0-0"]);
+    assert_eq!(
+        (sans(&games[1]), games[1].result.as_str()),
+        (vec!["d4".into(), "d5".into()], "*")
+    );
+    assert_eq!(sans(&games[2]), ["c4"]);
 }
