@@ -111,21 +111,11 @@ fn chess_move_cost(c: &mut Criterion) {
             black_box(after)
         })
     });
-    fn perft(game: &ChessGame, depth: u32) -> u64 {
-        match depth {
-            1 => game.legal_move_count() as u64,
-            _ => game
-                .legal_moves()
-                .into_iter()
-                .map(|mv| perft(&game.after(mv), depth - 1))
-                .sum(),
-        }
-    }
     let start = ChessGame::default();
-    assert_eq!(perft(&start, 4), 197_281);
+    assert_eq!(start.perft(4), 197_281);
     group.throughput(Throughput::Elements(197_281));
     group.bench_function("perft(4) from the start", |b| {
-        b.iter(|| black_box(perft(black_box(&start), 4)))
+        b.iter(|| black_box(black_box(&start).perft(4)))
     });
     group.finish();
 }

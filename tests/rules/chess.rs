@@ -1,8 +1,7 @@
 //! Chess move generation against published perft counts
 //! (`tests/fixtures/chess`, with their sources): every position's tree of
-//! legal moves walked through plylog's rules (`ChessGame::legal_moves` and
-//! `ChessGame::after`, as a game plays them), the leaves counted at each
-//! depth.
+//! legal moves walked through plylog's rules (`ChessGame::perft`, which
+//! plays them as a game does), the leaves counted at each depth.
 
 use plylog::rules::chess::{ChessGame, ChessSetupError, ChessVariant};
 use rand::SeedableRng;
@@ -44,20 +43,6 @@ fn cases(text: &str) -> Vec<Case> {
     cases
 }
 
-/// The leaves of `game`'s tree of legal moves `depth` plies deep (the last
-/// ply counted, not played).
-fn perft(game: &ChessGame, depth: u32) -> u64 {
-    match depth {
-        0 => 1,
-        1 => game.legal_move_count() as u64,
-        _ => game
-            .legal_moves()
-            .into_iter()
-            .map(|mv| perft(&game.after(mv), depth - 1))
-            .sum(),
-    }
-}
-
 /// Positions no game can reach, which the rules refuse (python-chess and
 /// shakmaty count their moves; plylog's move generator, cozy-chess, does
 /// not take them, and neither does a game started from a FEN): an en
@@ -95,7 +80,7 @@ fn check(variant: ChessVariant, cases: &[&Case], max_depth: Option<u32>) -> usiz
                 continue;
             }
             assert_eq!(
-                perft(&game, depth),
+                game.perft(depth),
                 count,
                 "{} ({}) at depth {depth}",
                 case.id,

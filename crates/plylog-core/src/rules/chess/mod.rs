@@ -318,7 +318,7 @@ impl ChessGame {
     /// The castling rights as X-FEN or Shredder-FEN write them (`KQkq`,
     /// `HAha` in Chess960), `-` for none.
     pub fn castling_rights(&self) -> String {
-        let fen = self.fen();
+        let fen = self.board_fen();
         fen.split(' ').nth(2).unwrap_or("-").to_owned()
     }
 
@@ -347,6 +347,23 @@ impl ChessGame {
             false
         });
         count
+    }
+
+    /// The leaves of this position's tree of legal moves `depth` plies deep
+    /// (perft, the Chess Programming Wiki's move-generation check: depth 1
+    /// is the legal moves, depth 0 the position itself), walked with
+    /// [`ChessGame::legal_moves`] and [`ChessGame::after`] as a game plays
+    /// them, the last ply counted rather than played.
+    pub fn perft(&self, depth: u32) -> u64 {
+        match depth {
+            0 => 1,
+            1 => self.legal_move_count() as u64,
+            _ => self
+                .legal_moves()
+                .into_iter()
+                .map(|mv| self.after(mv).perft(depth - 1))
+                .sum(),
+        }
     }
 
     /// Whether `mv` is legal here.
@@ -570,10 +587,7 @@ impl ChessGame {
 
     /// The position as a FEN (see the module's text forms).
     pub fn fen(&self) -> String {
-        let fen = match self.variant {
-            ChessVariant::Standard => format!("{}", self.board),
-            ChessVariant::Chess960 => format!("{:#}", self.board),
-        };
+        let fen = self.board_fen();
         let mut fields: Vec<String> = fen.split(' ').map(str::to_owned).collect();
         if let Some(en_passant) = fields.get_mut(3) {
             *en_passant = effective_en_passant(&self.board)
@@ -583,6 +597,16 @@ impl ChessGame {
             *clock = self.halfmove_clock.to_string();
         }
         fields.join(" ")
+    }
+
+    /// The move generator's FEN of the position: X-FEN castling in
+    /// standard chess, Shredder-FEN in Chess960; its en passant square and
+    /// halfmove clock are its own (see [`ChessGame::fen`]).
+    fn board_fen(&self) -> String {
+        match self.variant {
+            ChessVariant::Standard => format!("{}", self.board),
+            ChessVariant::Chess960 => format!("{:#}", self.board),
+        }
     }
 
     /// `mv` in UCI (see the module's text forms).
