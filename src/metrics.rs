@@ -25,7 +25,7 @@ use prometheus_client::registry::{Registry as Collection, Unit};
 use crate::rules::{EndReason, Outcome, RuleSet};
 
 /// Every name [`kind`] gives.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 8] = [
     "mnk",
     "connect_four",
     "gomoku",
@@ -33,6 +33,7 @@ pub const KINDS: [&str; 7] = [
     "othello",
     "snakes_ladders",
     "hex",
+    "chess",
 ];
 
 /// A game kind: the `RuleSet` field the game was created with (one of
@@ -46,6 +47,7 @@ pub fn kind(rules: &RuleSet) -> &'static str {
         RuleSet::Othello(_) => "othello",
         RuleSet::SnakesLadders(_) => "snakes_ladders",
         RuleSet::Hex(_) => "hex",
+        RuleSet::Chess(_) => "chess",
     }
 }
 
@@ -661,6 +663,13 @@ fn end_reason(reason: EndReason) -> &'static str {
         EndReason::Agreement => "agreement",
         EndReason::Aborted => "aborted",
         EndReason::Abandoned => "abandoned",
+        EndReason::Checkmate => "checkmate",
+        EndReason::Stalemate => "stalemate",
+        EndReason::InsufficientMaterial => "insufficient_material",
+        EndReason::ThreefoldRepetition => "threefold_repetition",
+        EndReason::FiftyMoves => "fifty_moves",
+        EndReason::FivefoldRepetition => "fivefold_repetition",
+        EndReason::SeventyFiveMoves => "seventy_five_moves",
     }
 }
 

@@ -280,7 +280,7 @@ mod tests {
         assert!(refused("status = UNSPECIFIED").contains("none of"));
         assert!(refused("status != WON").contains("status takes ="));
         assert!(refused("status = WON AND status = DRAWN").contains("restricted twice"));
-        assert!(refused("kind = \"chess\"").contains("none of mnk"));
+        assert!(refused("kind = \"go\"").contains("none of mnk"));
         assert!(refused("game_id = \"x\"").contains("cannot be filtered on"));
         assert!(refused("labels.Team = \"x\"").contains("label key"));
         assert!(refused("labels.team = \"x*\"").contains("wildcards"));

@@ -14,6 +14,7 @@ use crate::game::GameError;
 use crate::proto::{self as pb, convert::FieldError};
 use crate::registry::{RegistryError, game_reason};
 use crate::rules::IllegalMove;
+use crate::rules::chess::{ChessMoveError, SanError};
 
 /// The ErrorInfo domain of every plylog error.
 pub const DOMAIN: &str = "plylog.v1";
@@ -104,6 +105,7 @@ fn rejection_of(rejection: &GameError) -> Rejection {
         GameError::Illegal(IllegalMove::NoSuchMark { .. } | IllegalMove::UnexpectedMark { .. }) => {
             return Rejection::Field("move.place.mark");
         }
+        GameError::Illegal(IllegalMove::Chess(chess)) => return chess_rejection(chess),
         GameError::NoSuchSeat { .. } | GameError::SeatRequired => {
             return Rejection::Field("seat");
         }
@@ -139,9 +141,43 @@ fn rejection_of(rejection: &GameError) -> Rejection {
         | GameError::AbortTooLate
         | GameError::RematchPending
         | GameError::SeatOut { .. }
-        | GameError::SeatIsBot { .. } => Code::FailedPrecondition,
+        | GameError::SeatIsBot { .. }
+        | GameError::NoDrawClaim => Code::FailedPrecondition,
     };
     Rejection::Status(code, HashMap::new())
+}
+
+/// How a refused chess move goes on the wire: unreadable text names its
+/// field; an illegal move says which and why, an ambiguous one its
+/// candidates, in the ErrorInfo metadata.
+fn chess_rejection(error: &ChessMoveError) -> Rejection {
+    let metadata = |pairs: &[(&str, String)]| {
+        pairs
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), value.clone()))
+            .collect()
+    };
+    match error {
+        ChessMoveError::NotUci(_) | ChessMoveError::San(SanError::NotSan(_)) => {
+            Rejection::Field("move.chess.text")
+        }
+        ChessMoveError::San(SanError::Ambiguous { candidates, .. }) => Rejection::Status(
+            Code::InvalidArgument,
+            metadata(&[("candidates", candidates.join(","))]),
+        ),
+        ChessMoveError::Illegal { uci, why } => Rejection::Status(
+            Code::FailedPrecondition,
+            metadata(&[("move", uci.clone()), ("why", (*why).to_owned())]),
+        ),
+        ChessMoveError::San(SanError::Illegal(san)) => Rejection::Status(
+            Code::FailedPrecondition,
+            metadata(&[
+                ("move", san.clone()),
+                ("why", "no legal move fits it".to_owned()),
+            ]),
+        ),
+        ChessMoveError::Ended(_) => Rejection::Status(Code::FailedPrecondition, HashMap::new()),
+    }
 }
 
 /// A move of an analysis' position setup that the rules or the game refuse:

@@ -29,6 +29,7 @@ pub mod games;
 pub mod import;
 mod json;
 pub mod migrate;
+pub mod pgn;
 pub mod show;
 pub mod verify;
 

@@ -12,11 +12,12 @@
 //! The same encoding is what StreamEvents and GetReplay send.
 
 use super::convert::{
-    FieldError, WireConfig, absence_to_proto, cell_from_proto, cell_to_proto, chooser_to_proto,
-    config_from_proto, end_reason_from_proto, end_reason_to_proto, engine_from_proto, enum_field,
-    move_from_proto, move_to_proto, outcome_from_proto, outcome_to_proto, roll_to_proto,
-    rules_to_proto, seat_from_proto, seat_to_proto, strength_from_proto, time_control_to_proto,
-    timestamp, undo_policy_to_proto,
+    FieldError, WireConfig, absence_to_proto, cell_from_proto, cell_to_proto,
+    chess_played_from_proto, chess_played_to_proto, chooser_to_proto, config_from_proto,
+    end_reason_from_proto, end_reason_to_proto, engine_from_proto, enum_field, move_from_proto,
+    move_to_proto, outcome_from_proto, outcome_to_proto, roll_to_proto, rules_to_proto,
+    seat_from_proto, seat_to_proto, strength_from_proto, time_control_to_proto, timestamp,
+    undo_policy_to_proto,
 };
 use super::{self as pb, ErrorReason};
 use crate::engine::Chooser;
@@ -150,6 +151,8 @@ fn played_to_proto(
     pb::MovePlayed {
         chosen_by: chosen_by.map(chooser_to_proto),
         seat: seat.0.into(),
+        // A chess move's squares (castling as king takes rook, which reads
+        // back alone); its UCI and SAN travel in `chess`.
         r#move: Some(move_to_proto(played.mv)),
         // The wire names a roll's square as the cell (0, square).
         placement: played
@@ -160,9 +163,10 @@ fn played_to_proto(
         outcome: played
             .outcome
             .as_ref()
-            .map(|o| outcome_to_proto(Some(o), rules.end_reason(o))),
+            .map(|o| outcome_to_proto(Some(o), rules.end_reason(played))),
         flipped: played.flips.iter().copied().map(cell_to_proto).collect(),
         roll: played.roll.as_deref().map(roll_to_proto),
+        chess: played.chess.as_deref().map(chess_played_to_proto),
     }
 }
 
@@ -406,6 +410,39 @@ fn played_from_proto(m: &pb::MovePlayed, field: &str) -> Result<(Seat, u32, Play
         .map(roll_from_proto)
         .transpose()?
         .map(Box::new);
+    let outcome = match m.outcome.as_ref().map(outcome_from_proto).transpose()? {
+        Some(None) => {
+            return Err(FieldError::invalid(
+                format!("{field}.outcome"),
+                "a move does not end a game with no result",
+            ));
+        }
+        Some(outcome) => outcome,
+        None => None,
+    };
+    if matches!(mv, Move::ChessText(_)) {
+        // A chess move: its squares and facts, no cells.
+        let end = m
+            .outcome
+            .as_ref()
+            .map(|o| end_reason_from_proto(o.reason, &format!("{field}.outcome.reason")))
+            .transpose()?;
+        let (mv, chess) = chess_played_from_proto(mv, m.chess.as_ref(), end, field)?;
+        let played = Played {
+            mv,
+            placement: None,
+            flips: Vec::new(),
+            roll: None,
+            passes: Vec::new(),
+            outcome,
+            chess: Some(chess),
+        };
+        return Ok((
+            seat_from_proto(m.seat, &format!("{field}.seat"))?,
+            m.ply,
+            played,
+        ));
+    }
     let placement = cell_from_proto(m.placement.as_ref(), &format!("{field}.placement"))?;
     // A roll's placement on the wire is its square: see above.
     let placement = match (mv, &roll) {
@@ -418,16 +455,6 @@ fn played_from_proto(m: &pb::MovePlayed, field: &str) -> Result<(Seat, u32, Play
         }
         _ => Some(placement),
     };
-    let outcome = match m.outcome.as_ref().map(outcome_from_proto).transpose()? {
-        Some(None) => {
-            return Err(FieldError::invalid(
-                format!("{field}.outcome"),
-                "a move does not end a game with no result",
-            ));
-        }
-        Some(outcome) => outcome,
-        None => None,
-    };
     let played = Played {
         mv,
         placement,
@@ -439,6 +466,7 @@ fn played_from_proto(m: &pb::MovePlayed, field: &str) -> Result<(Seat, u32, Play
         roll,
         passes: Vec::new(),
         outcome,
+        chess: None,
     };
     Ok((
         seat_from_proto(m.seat, &format!("{field}.seat"))?,
@@ -646,6 +674,7 @@ mod tests {
                 roll: Some(Box::new(roll)),
                 passes: Vec::new(),
                 outcome: None,
+                chess: None,
             },
             chosen_by: None,
         };

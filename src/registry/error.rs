@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::game::{GameError, ReplayError};
 use crate::proto as pb;
 use crate::rules::IllegalMove;
+use crate::rules::chess::{ChessMoveError, SanError};
 use crate::store::StoreError;
 
 /// Why the registry refused or failed a request.
@@ -287,6 +288,16 @@ pub fn game_reason(rejection: &GameError) -> pb::ErrorReason {
             IllegalMove::SwapNotAllowed => R::SwapNotAllowed,
             IllegalMove::ColumnEmpty { .. } => R::ColumnEmpty,
             IllegalMove::NotYourDisc { .. } => R::NotYourDisc,
+            IllegalMove::Chess(chess) => match chess {
+                ChessMoveError::NotUci(_) | ChessMoveError::San(SanError::NotSan(_)) => {
+                    R::InvalidMoveText
+                }
+                ChessMoveError::San(SanError::Ambiguous { .. }) => R::AmbiguousMove,
+                ChessMoveError::Illegal { .. } | ChessMoveError::San(SanError::Illegal(_)) => {
+                    R::IllegalMove
+                }
+                ChessMoveError::Ended(_) => R::GameOver,
+            },
         },
         GameError::NoSuchSeat { .. } | GameError::SeatRequired => R::InvalidRequest,
         GameError::NotYourTurn { .. } => R::NotYourTurn,
@@ -304,5 +315,6 @@ pub fn game_reason(rejection: &GameError) -> pb::ErrorReason {
         GameError::SeatOut { .. } => R::SeatOut,
         GameError::SeatIsBot { .. } => R::SeatIsBot,
         GameError::TimeExpired { .. } => R::TimeExpired,
+        GameError::NoDrawClaim => R::NoDrawClaim,
     }
 }

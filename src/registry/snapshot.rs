@@ -34,8 +34,9 @@ use crate::store::{Snapshot, StoredEvent};
 /// checksum, and the chain value in place of the event payload's hash. 4:
 /// the game's configuration keeps when its players were matched
 /// (CreateGame's `matched_at`). 5: and its labels, and when its clocks
-/// start (`clocks_start_at`).
-pub const FORMAT: u32 = 5;
+/// start (`clocks_start_at`). 6: chess (a move's [`crate::rules::Played::chess`], new
+/// moves, rules, positions and end reasons).
+pub const FORMAT: u32 = 6;
 
 /// What follows the format version and the checksum: `S` is `&GameState`
 /// when encoding and `GameState` when decoding.
@@ -187,8 +188,9 @@ mod tests {
         Command, Event, GameConfig, PlayedMove, SeatInfo, SeatLimits, decide, evolve,
     };
     use crate::rules::{
-        ConnectFourRules, GomokuRules, HexRules, MnkRules, Move, OthelloRules, Overline, Played,
-        PopBothLines, RuleSet, SnakesLaddersOptions, SnakesLaddersRules, WildRules,
+        ChessRules, ConnectFourRules, GomokuRules, HexRules, MnkRules, Move, OthelloRules,
+        Overline, Played, PopBothLines, RuleSet, SnakesLaddersOptions, SnakesLaddersRules,
+        WildRules,
     };
 
     /// A game of `rules` for two seats after `plies` uniformly random legal
@@ -263,6 +265,7 @@ mod tests {
     fn every_kind() -> Vec<RuleSet> {
         vec![
             RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()),
+            RuleSet::Chess(ChessRules::standard()),
             RuleSet::Gomoku(
                 GomokuRules::new(None, None, None, Overline::DoesNotWin, 1_000).unwrap(),
             ),
@@ -322,7 +325,7 @@ mod tests {
         other[0] = 9;
         assert_eq!(
             why(&with(other, at), &events),
-            "format 9, this build reads 5"
+            "format 9, this build reads 6"
         );
         // Any byte after the version changes the checksum or the bytes it
         // covers.
@@ -442,7 +445,7 @@ mod tests {
         let state = played(RuleSet::Mnk(MnkRules::new(3, 3, 3, 100).unwrap()), 3, 3);
         let bytes = encode(&state, 1_764_547_200_000, [7; 32]);
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(FORMAT, 5);
+        assert_eq!(FORMAT, 6);
         assert_eq!(hex, GOLDEN, "the snapshot encoding changed: bump FORMAT");
     }
 
@@ -505,10 +508,10 @@ mod tests {
     }
 
     const GOLDEN: &str = concat!(
-        "055f6973c941b2fa2b9a97ca9ac145d67f76e4ca7045e52e677b8d7e648bbe48",
-        "098090acf3da6607070707070707070707070707070707070707070707070707",
+        "06371a4d4adcf58e948122c0f32d101592a99b711dc69fce45a7b2ece555fdbf",
+        "118090acf3da6607070707070707070707070707070707070707070707070707",
         "07070707070707000303030203616e6e0001580003626f6200014f0000000000",
         "0000000303090000000000010000000101010004000102010102000000000000",
-        "000400d40f0200000201000000d00f00000000000000",
+        "00000400d40f0200000201000000d00f00000000000000",
     );
 }

@@ -37,17 +37,6 @@ fn timed_request(game_id: &str, time_control: pb::TimeControl) -> pb::CreateGame
     }
 }
 
-fn action(game_id: &str, seat: u32, action: pb::Action) -> pb::SubmitActionRequest {
-    pb::SubmitActionRequest {
-        game_id: game_id.into(),
-        seat: Some(seat),
-        action: action as i32,
-        request_id: String::new(),
-        expected_sequence: None,
-        view: pb::GameView::Full as i32,
-    }
-}
-
 fn outcome(game: &pb::Game) -> (i32, i32) {
     let position = position(game);
     let reason = position.outcome.as_ref().map_or(0, |o| o.reason);
@@ -232,7 +221,7 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
     create(client, "resign", mnk(3, 3, 3)).await;
     play(client, "resign", 0, place(0, 0)).await.unwrap();
     let reply = client
-        .submit_action(action("resign", 0, pb::Action::Resign))
+        .submit_action(action_request("resign", 0, pb::Action::Resign))
         .await
         .unwrap()
         .into_inner();
@@ -247,7 +236,7 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
     create(client, "abort", mnk(3, 3, 3)).await;
     play(client, "abort", 0, place(0, 0)).await.unwrap();
     let reply = client
-        .submit_action(action("abort", 1, pb::Action::Abort))
+        .submit_action(action_request("abort", 1, pb::Action::Abort))
         .await
         .unwrap()
         .into_inner();
@@ -268,7 +257,7 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
     play_all(client, "late-abort", &[place(0, 0), place(1, 1)]).await;
     assert_rejected(
         client
-            .submit_action(action("late-abort", 0, pb::Action::Abort))
+            .submit_action(action_request("late-abort", 0, pb::Action::Abort))
             .await,
         Code::FailedPrecondition,
         "ABORT_TOO_LATE",
@@ -277,13 +266,13 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
     create(client, "draw", mnk(3, 3, 3)).await;
     assert_rejected(
         client
-            .submit_action(action("draw", 1, pb::Action::AcceptDraw))
+            .submit_action(action_request("draw", 1, pb::Action::AcceptDraw))
             .await,
         Code::FailedPrecondition,
         "NO_PENDING_OFFER",
     );
     let offered = client
-        .submit_action(action("draw", 0, pb::Action::OfferDraw))
+        .submit_action(action_request("draw", 0, pb::Action::OfferDraw))
         .await
         .unwrap()
         .into_inner();
@@ -296,7 +285,7 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
         })
     );
     let accepted = client
-        .submit_action(action("draw", 1, pb::Action::AcceptDraw))
+        .submit_action(action_request("draw", 1, pb::Action::AcceptDraw))
         .await
         .unwrap()
         .into_inner();
@@ -310,7 +299,7 @@ async fn resign_abort_and_draw_offers_through_submit_action() {
     );
     let bad = pb::SubmitActionRequest {
         action: 0,
-        ..action("draw", 0, pb::Action::Resign)
+        ..action_request("draw", 0, pb::Action::Resign)
     };
     let status = assert_rejected(
         client.submit_action(bad).await,
@@ -344,11 +333,11 @@ async fn takebacks_by_consent_and_redo() {
         "CONSENT_REQUIRED",
     );
     client
-        .submit_action(action("consent", 0, pb::Action::RequestTakeback))
+        .submit_action(action_request("consent", 0, pb::Action::RequestTakeback))
         .await
         .unwrap();
     let reply = client
-        .submit_action(action("consent", 1, pb::Action::AcceptTakeback))
+        .submit_action(action_request("consent", 1, pb::Action::AcceptTakeback))
         .await
         .unwrap()
         .into_inner();
@@ -420,7 +409,7 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
         "REMATCH_PENDING",
     );
     // The winning move ends round 0 and starts round 1 in the same reply.
-    let last = play(client, "again", 0, moves[4]).await.unwrap();
+    let last = play(client, "again", 0, moves[4].clone()).await.unwrap();
     assert_eq!(last.events.len(), 2);
     assert_eq!(last.events[0].round, 0);
     assert_eq!(
@@ -475,7 +464,7 @@ async fn a_rematch_that_races_the_final_move_starts_the_next_round_after_it() {
     }
     // A finished round: the rematch starts the next one at once.
     client
-        .submit_action(action("again", 0, pb::Action::Resign))
+        .submit_action(action_request("again", 0, pb::Action::Resign))
         .await
         .unwrap();
     let next = client

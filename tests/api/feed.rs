@@ -358,7 +358,9 @@ async fn live_every_lifecycle(c: &mut Client) {
     })
     .await
     .expect("the winning move undone");
-    play(c, "won", 0, moves[4]).await.expect("won again");
+    play(c, "won", 0, moves[4].clone())
+        .await
+        .expect("won again");
     c.rematch(pb::RematchRequest {
         game_id: "won".into(),
         seat: Some(1),

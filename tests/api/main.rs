@@ -12,6 +12,9 @@
 mod around;
 /// Bot seats, SuggestMove and AnalyzePosition.
 mod bots;
+/// Chess: real games in SAN, perft through the API, endings, draw claims
+/// and refusals.
+mod chess;
 /// The binary's start-up log and how it fails to open a database.
 mod cli;
 /// The connection layer under attack: idle, half-open and never-reading

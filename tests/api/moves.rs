@@ -647,13 +647,13 @@ async fn hex_swaps_once_wins_by_connection_and_undoes_the_swap() {
     create(c, "hex", hex).await;
     let swap = swap();
     play(c, "hex", 0, place(0, 1)).await.unwrap();
-    let reply = play(c, "hex", 1, swap).await.unwrap();
+    let reply = play(c, "hex", 1, swap.clone()).await.unwrap();
     let Some(pb::game_event::Kind::MovePlayed(played)) = &reply.events[0].kind else {
         panic!("a move")
     };
     assert_eq!(
-        (played.r#move, played.placement),
-        (Some(swap), Some(pb::Cell { row: 1, col: 0 }))
+        (played.r#move.clone(), played.placement),
+        (Some(swap.clone()), Some(pb::Cell { row: 1, col: 0 }))
     );
     assert_eq!(board_text(&reply.game.unwrap()), ["...", "O..", "..."]);
     // Seat 0 moves next; nobody may swap again.

@@ -214,7 +214,7 @@ async fn the_last_mover_is_the_seat_that_played_last_even_when_it_is_to_move_aga
     for seed in 0..200 {
         let game_id = format!("six-{seed}");
         create(c, &game_id, snakes_with_extra_turns(seed)).await;
-        let reply = play(c, &game_id, 0, roll).await.unwrap();
+        let reply = play(c, &game_id, 0, roll.clone()).await.unwrap();
         if position(reply.game.as_ref().unwrap()).seat_to_move == Some(0) {
             found = Some(game_id);
             break;

@@ -236,7 +236,7 @@ async fn play(
         let Some(seat) = legal.seat_to_move else {
             continue;
         };
-        let mv = legal.moves[rng.random_range(0..legal.moves.len())];
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())].clone();
         k += 1;
         // Most moves carry a turn token; the others are decided again on the
         // fresh state when they lose a race.

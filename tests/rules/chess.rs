@@ -4,59 +4,12 @@
 //! plays them as a game does), the leaves counted at each depth.
 
 use plylog::rules::chess::{ChessGame, ChessSetupError, ChessVariant};
+use plylog_testkit::{PerftCase, UNREACHABLE, perft_cases};
 use rand::SeedableRng;
 use rand::seq::IndexedRandom;
 
-/// One position of a `.perft` file: its name, its FEN and its counts by
-/// depth.
-struct Case {
-    id: String,
-    fen: String,
-    counts: Vec<(u32, u64)>,
-}
-
-/// The positions of a `.perft` file (see the fixtures' README).
-fn cases(text: &str) -> Vec<Case> {
-    let mut cases: Vec<Case> = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (key, value) = line.split_once(' ').expect("a key and a value");
-        match key {
-            "id" => cases.push(Case {
-                id: value.to_owned(),
-                fen: String::new(),
-                counts: Vec::new(),
-            }),
-            "epd" => cases.last_mut().expect("an id first").fen = value.to_owned(),
-            "perft" => {
-                let (depth, count) = value.split_once(' ').expect("depth and count");
-                cases.last_mut().expect("an id first").counts.push((
-                    depth.parse().expect("a depth"),
-                    count.parse().expect("a count"),
-                ));
-            }
-            other => panic!("unknown key {other:?}"),
-        }
-    }
-    cases
-}
-
-/// Positions no game can reach, which the rules refuse (python-chess and
-/// shakmaty count their moves; plylog's move generator, cozy-chess, does
-/// not take them, and neither does a game started from a FEN): an en
-/// passant square no legal last move can have made (the side to move was
-/// in check before the double step), and more pieces than a side has.
-const UNREACHABLE: [&str; 4] = [
-    "align-ep",
-    "align-ep-pinned",
-    "ep-unrelated-check",
-    "max-legals-too-much-material",
-];
-
 /// Checks each case's counts up to `max_depth` (all listed when `None`).
-fn check(variant: ChessVariant, cases: &[&Case], max_depth: Option<u32>) -> usize {
+fn check(variant: ChessVariant, cases: &[&PerftCase], max_depth: Option<u32>) -> usize {
     let mut checked = 0;
     for case in cases {
         // Standard positions with Chess960's castling (the `xfen-` ones,
@@ -94,7 +47,7 @@ fn check(variant: ChessVariant, cases: &[&Case], max_depth: Option<u32>) -> usiz
 
 #[test]
 fn the_tricky_positions_match_their_counts_to_every_listed_depth() {
-    let cases = cases(include_str!("../fixtures/chess/tricky.perft"));
+    let cases = perft_cases(include_str!("../fixtures/chess/tricky.perft"));
     assert_eq!(cases.len(), 26);
     let checked = check(
         ChessVariant::Standard,
@@ -109,19 +62,19 @@ fn the_tricky_positions_match_their_counts_to_every_listed_depth() {
 
 #[test]
 fn a_seeded_sample_of_random_positions_matches_to_depth_three() {
-    let cases = cases(include_str!("../fixtures/chess/random.perft"));
+    let cases = perft_cases(include_str!("../fixtures/chess/random.perft"));
     assert_eq!(cases.len(), 6_838);
     let seed = 40;
     println!("seed {seed}");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let sample: Vec<&Case> = cases.choose_multiple(&mut rng, 500).collect();
+    let sample: Vec<&PerftCase> = cases.choose_multiple(&mut rng, 500).collect();
     check(ChessVariant::Standard, &sample, Some(3));
 }
 
 #[test]
 #[ignore = "every random position to depth 4: minutes in a debug build"]
 fn every_random_position_matches_to_depth_four() {
-    let cases = cases(include_str!("../fixtures/chess/random.perft"));
+    let cases = perft_cases(include_str!("../fixtures/chess/random.perft"));
     check(
         ChessVariant::Standard,
         &cases.iter().collect::<Vec<_>>(),
@@ -131,7 +84,7 @@ fn every_random_position_matches_to_depth_four() {
 
 #[test]
 fn every_chess960_start_matches_to_depth_three() {
-    let cases = cases(include_str!("../fixtures/chess/chess960.perft"));
+    let cases = perft_cases(include_str!("../fixtures/chess/chess960.perft"));
     assert_eq!(cases.len(), 960);
     check(
         ChessVariant::Chess960,

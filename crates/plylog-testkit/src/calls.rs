@@ -95,7 +95,7 @@ pub async fn play_all(
     let mut last = None;
     for (i, mv) in moves.iter().enumerate() {
         last = Some(
-            play(client, game_id, (i % 2) as u32, *mv)
+            play(client, game_id, (i % 2) as u32, mv.clone())
                 .await
                 .expect("move accepted"),
         );

@@ -15,6 +15,7 @@
 //!   refusals: [`calls`]; raw bytes as a request body: [`codec`].
 //! - Games written straight into a store: [`stored`].
 //! - Waiting for something with a deadline: [`wait`] (never a bare loop).
+//! - Chess's perft fixtures: [`perft`].
 //! - Seeded randomness: [`seed`]; the servers' logs with `TEST_LOG=1`:
 //!   [`logs`]; tests that need PostgreSQL, a Python or a browser, as
 //!   libtest-mimic trials: [`optional`].
@@ -25,6 +26,7 @@ pub mod codec;
 pub mod db;
 pub mod logs;
 pub mod optional;
+pub mod perft;
 pub mod postgres;
 pub mod process;
 pub mod requests;
@@ -36,6 +38,7 @@ pub use app::{App, TestServer, settings, spawn_app};
 pub use calls::*;
 pub use codec::RawCodec;
 pub use db::{TestDatabase, execute};
+pub use perft::{PerftCase, UNREACHABLE, perft_cases};
 pub use postgres::{
     PgSchema, fresh_postgres_schema, on_postgres, postgres_configured, postgres_url,
 };

@@ -159,3 +159,16 @@ pub fn timed_tic_tac_toe(game_id: &str, per_move_secs: i64) -> pb::CreateGameReq
         ..create_mnk(game_id, 3, 3, 3)
     }
 }
+
+/// SubmitAction of `action` for `seat` in `game_id`, no request id or turn
+/// token, the full view of the game in the reply.
+pub fn action_request(game_id: &str, seat: u32, action: pb::Action) -> pb::SubmitActionRequest {
+    pb::SubmitActionRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        action: action as i32,
+        request_id: String::new(),
+        expected_sequence: None,
+        view: pb::GameView::Full as i32,
+    }
+}

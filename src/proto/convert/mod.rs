@@ -23,6 +23,7 @@
 //! ([`FieldError`]); domain to wire cannot fail. Events decoded from storage
 //! use the same checks, so a corrupt row becomes an error, never a panic.
 
+mod chess;
 mod config;
 mod moves;
 mod outcome;
@@ -34,13 +35,14 @@ mod view;
 use super::{self as pb, ErrorReason};
 
 pub use super::event_format::{event_from_proto, event_to_proto, event_type};
+pub(super) use chess::{chess_played_from_proto, chess_played_to_proto};
 pub use config::{
     MAX_LABELS, WireConfig, config_from_proto, label_key_problem, undo_policy_to_proto,
 };
 pub(super) use moves::cell_from_proto;
 pub use moves::{
-    action_from_proto, cell_to_proto, move_from_proto, move_to_proto, roll_to_proto,
-    seat_from_proto,
+    action_from_proto, cell_to_proto, move_from_proto, move_on_position_to_proto, move_to_proto,
+    roll_to_proto, seat_from_proto,
 };
 pub(super) use outcome::{end_reason_from_proto, outcome_from_proto};
 pub use outcome::{end_reason_to_proto, outcome_to_proto};
@@ -106,6 +108,9 @@ macro_rules! wire_enum {
 wire_enum!(
     AbsenceAction,
     Action,
+    ChessPieceKind,
+    ChessVariant,
+    DrawRule,
     Engine,
     EndReason,
     ExpiryPolicy,

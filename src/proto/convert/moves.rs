@@ -5,7 +5,8 @@ use super::rules::jump_to_proto;
 use super::{FieldError, enum_field};
 use crate::game::Action;
 use crate::proto::{self as pb, ErrorReason};
-use crate::rules::{Coord, Forfeit, Move, Roll, Seat};
+use crate::rules::chess::MoveText;
+use crate::rules::{Coord, Forfeit, Move, Position, Roll, Seat};
 
 /// A cell on the wire.
 pub fn cell_to_proto(at: Coord) -> pb::Cell {
@@ -57,8 +58,28 @@ pub fn move_to_proto(mv: Move) -> pb::Move {
         }),
         Move::Roll => pb::r#move::Kind::Roll(pb::RollDice {}),
         Move::Swap => pb::r#move::Kind::Swap(pb::Swap {}),
+        Move::Chess(mv) => pb::r#move::Kind::Chess(pb::ChessMove {
+            text: mv.to_string(),
+        }),
+        Move::ChessText(text) => pb::r#move::Kind::Chess(pb::ChessMove {
+            text: text.as_str().to_owned(),
+        }),
     };
     pb::Move { kind: Some(kind) }
+}
+
+/// A move of `position` on the wire: as [`move_to_proto`], except that a
+/// chess move is written in the position's UCI (standard castling as the
+/// king's two-square move, `e1g1`).
+pub fn move_on_position_to_proto(position: &Position, mv: Move) -> pb::Move {
+    match (position, mv) {
+        (Position::Chess(chess), Move::Chess(mv)) => pb::Move {
+            kind: Some(pb::r#move::Kind::Chess(pb::ChessMove {
+                text: chess.game().uci(mv),
+            })),
+        },
+        _ => move_to_proto(mv),
+    }
 }
 
 /// Checks the shape of a wire move (whether it is legal is the rules'
@@ -71,7 +92,7 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
     match mv.and_then(|m| m.kind.as_ref()) {
         None => Err(FieldError::invalid(
             field,
-            "a move is required (place, drop, pop, roll or swap)",
+            "a move is required (place, drop, pop, roll, swap or chess)",
         )),
         Some(pb::r#move::Kind::Place(p)) => {
             let at = coord(p.row, p.col, &format!("{field}.place"))?;
@@ -93,6 +114,19 @@ pub fn move_from_proto(mv: Option<&pb::Move>, field: &str) -> Result<Move, Field
         }
         Some(pb::r#move::Kind::Roll(_)) => Ok(Move::Roll),
         Some(pb::r#move::Kind::Swap(_)) => Ok(Move::Swap),
+        Some(pb::r#move::Kind::Chess(c)) => MoveText::new(&c.text)
+            .map(Move::ChessText)
+            .ok_or_else(|| {
+                FieldError::new(
+                    format!("{field}.chess.text"),
+                    format!(
+                        "{:?} is not a chess move: give UCI (e2e4) or SAN (Nf3) of 1 to {} ASCII characters",
+                        c.text,
+                        MoveText::MAX
+                    ),
+                    ErrorReason::InvalidMoveText,
+                )
+            }),
     }
 }
 
@@ -139,6 +173,7 @@ pub fn action_from_proto(action: i32) -> Result<Action, FieldError> {
             pb::Action::RequestTakeback => Action::RequestTakeback,
             pb::Action::AcceptTakeback => Action::AcceptTakeback,
             pb::Action::DeclineTakeback => Action::DeclineTakeback,
+            pb::Action::ClaimDraw => Action::ClaimDraw,
             pb::Action::Unspecified => {
                 return Err(FieldError::invalid(
                     "action",

@@ -20,6 +20,13 @@ pub fn end_reason_to_proto(reason: EndReason) -> pb::EndReason {
         EndReason::Agreement => pb::EndReason::Agreement,
         EndReason::Aborted => pb::EndReason::Aborted,
         EndReason::Abandoned => pb::EndReason::Abandoned,
+        EndReason::Checkmate => pb::EndReason::Checkmate,
+        EndReason::Stalemate => pb::EndReason::Stalemate,
+        EndReason::InsufficientMaterial => pb::EndReason::InsufficientMaterial,
+        EndReason::ThreefoldRepetition => pb::EndReason::ThreefoldRepetition,
+        EndReason::FiftyMoves => pb::EndReason::FiftyMoves,
+        EndReason::FivefoldRepetition => pb::EndReason::FivefoldRepetition,
+        EndReason::SeventyFiveMoves => pb::EndReason::SeventyFiveMoves,
     }
 }
 
@@ -40,6 +47,13 @@ pub(in crate::proto) fn end_reason_from_proto(
             pb::EndReason::Agreement => EndReason::Agreement,
             pb::EndReason::Aborted => EndReason::Aborted,
             pb::EndReason::Abandoned => EndReason::Abandoned,
+            pb::EndReason::Checkmate => EndReason::Checkmate,
+            pb::EndReason::Stalemate => EndReason::Stalemate,
+            pb::EndReason::InsufficientMaterial => EndReason::InsufficientMaterial,
+            pb::EndReason::ThreefoldRepetition => EndReason::ThreefoldRepetition,
+            pb::EndReason::FiftyMoves => EndReason::FiftyMoves,
+            pb::EndReason::FivefoldRepetition => EndReason::FivefoldRepetition,
+            pb::EndReason::SeventyFiveMoves => EndReason::SeventyFiveMoves,
             pb::EndReason::Unspecified => {
                 return Err(FieldError::invalid(
                     field,

@@ -1,6 +1,7 @@
 //! The rule set of every game on the wire, and the dice seed the server
 //! draws for rules with chance.
 
+use super::chess::{chess_rules_from_proto, chess_rules_to_proto};
 use super::{FieldError, enum_field};
 use crate::proto::{self as pb, ErrorReason};
 use crate::rules::{
@@ -63,6 +64,7 @@ pub fn rules_to_proto(rules: &RuleSet) -> pb::RuleSet {
             three_sixes_forfeit: r.three_sixes_forfeit(),
             seed: Some(r.seed()),
         }),
+        RuleSet::Chess(r) => pb::rule_set::Kind::Chess(chess_rules_to_proto(r)),
     };
     pb::RuleSet { kind: Some(kind) }
 }
@@ -85,7 +87,7 @@ pub fn rules_from_proto(
     match rules.and_then(|r| r.kind.as_ref()) {
         None => Err(FieldError::new(
             "rules",
-            "a rule set is required (mnk, connect_four, gomoku, wild, othello, snakes_ladders or hex)",
+            "a rule set is required (mnk, connect_four, gomoku, wild, othello, snakes_ladders, hex or chess)",
             ErrorReason::InvalidRules,
         )),
         Some(pb::rule_set::Kind::Mnk(m)) => {
@@ -139,6 +141,7 @@ pub fn rules_from_proto(
         Some(pb::rule_set::Kind::Hex(h)) => HexRules::new(h.size.map(i64::from), h.swap, max_cells)
             .map(RuleSet::Hex)
             .map_err(|e| invalid("rules.hex", e)),
+        Some(pb::rule_set::Kind::Chess(c)) => chess_rules_from_proto(c).map(RuleSet::Chess),
         Some(pb::rule_set::Kind::Othello(o)) => OthelloRules::new(o.size.map(i64::from))
             .map(RuleSet::Othello)
             .map_err(|e| invalid("rules.othello", e)),

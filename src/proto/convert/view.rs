@@ -1,13 +1,14 @@
 //! A game as a reply shows it: the position (board, clocks, offers) and,
 //! in the full view, the configuration it was created with.
 
+use super::chess::chess_position_to_proto;
 use super::{
     FieldError, absence_to_proto, duration, enum_field, outcome_to_proto, rules_to_proto,
     seat_to_proto, time_control_to_proto, timestamp, undo_policy_to_proto,
 };
 use crate::game::{GameState, GameStatus, Offer};
 use crate::proto::{self as pb, ErrorReason};
-use crate::rules::{Coord, Seat};
+use crate::rules::{Coord, Position, RuleSet, Seat};
 
 /// Boards with at most this many cells have their pieces read off the board
 /// itself rather than off the moves played.
@@ -144,6 +145,15 @@ fn position_in_view(state: &GameState, view: View) -> pb::Position {
         }),
         // Presence is the shell's: the actor fills it in.
         seats_present: Vec::new(),
+        chess: match (state.config().rules(), state.position()) {
+            (RuleSet::Chess(rules), Position::Chess(position)) => Some(chess_position_to_proto(
+                rules,
+                position,
+                state.to_move().is_none(),
+                view == View::Full,
+            )),
+            _ => None,
+        },
     }
 }
 

@@ -78,7 +78,7 @@ impl Actor {
                     .legal_moves(self.state.position(), seat)
                     .skip(offset)
                     .take(limit)
-                    .map(convert::move_to_proto)
+                    .map(|mv| convert::move_on_position_to_proto(self.state.position(), mv))
                     .collect(),
             ),
         };

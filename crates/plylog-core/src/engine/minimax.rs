@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Budget, Choice, Engine, MAX_STRENGTH, Node, Score, Step};
 use crate::rules::lines::AXES;
-use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat, WildRules};
+use crate::rules::{Board, Coord, Move, Outcome, Position, RuleSet, Seat, WildRules};
 
 /// Negamax with alpha-beta pruning (Knuth and Moore, "An analysis of
 /// alpha-beta pruning", Artificial Intelligence 6, 1975), deepened one ply
@@ -16,7 +16,7 @@ use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat, WildRules};
 /// depth.
 ///
 /// - **Games:** every game of two seats without chance: m,n,k, gomoku,
-///   wild, Connect Four and Pop Out, Othello, Hex.
+///   wild, Connect Four and Pop Out, Othello, Hex, chess.
 /// - **Strength:** the most plies searched: strength `s` below
 ///   [`MAX_STRENGTH`] searches `s` plies; [`MAX_STRENGTH`] searches until
 ///   the game tree is solved or the node budget runs out. Tic-tac-toe (549,946
@@ -29,7 +29,10 @@ use crate::rules::{Board, Coord, Move, Outcome, RuleSet, Seat, WildRules};
 ///   (m,n,k, gomoku, Connect Four), the sum over every window of K cells in a
 ///   row, column or diagonal that holds pieces of one seat only of 4^(n-1)
 ///   for its n pieces, the mover's windows counted positive and the others'
-///   negative; in Othello, the disc difference plus 10 per corner; elsewhere
+///   negative; in Othello, the disc difference plus 10 per corner; in
+///   chess, the material difference in centipawns with the classical
+///   values (Shannon, "Programming a computer for playing chess", 1950:
+///   pawn 100, knight and bishop 300, rook 500, queen 900); elsewhere
 ///   (wild, Hex) 0.
 /// - **Moves searched:** every legal move, except on boards of more than 64
 ///   cells in m,n,k, gomoku, wild, Hex and Connect Four without Pop Out:
@@ -298,10 +301,16 @@ impl Search<'_, '_> {
         }
     }
 
-    /// The table key: the pieces' hash with the seat to move mixed in.
+    /// The table key: the pieces' hash with the seat to move mixed in
+    /// (chess: its position's own hash, which holds castling rights and
+    /// the en passant file too).
     fn key(&self) -> u64 {
         let seat = u64::from(self.node.to_move().0);
-        self.track.key ^ seat.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        let pieces = match self.node.position() {
+            Position::Chess(chess) => chess.game().digest(),
+            _ => self.track.key,
+        };
+        pieces ^ seat.wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     /// The heuristic value of the node for its seat to move (see
@@ -319,7 +328,10 @@ impl Search<'_, '_> {
                 total.clamp(-i64::from(WON - 1), i64::from(WON - 1)) as i32
             }
             (RuleSet::Othello(_), Some(board)) => discs(board, me),
-            _ => 0,
+            _ => match self.node.position() {
+                Position::Chess(chess) => chess.game().material_balance(),
+                _ => 0,
+            },
         }
     }
 }

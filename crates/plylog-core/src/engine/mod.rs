@@ -103,13 +103,14 @@ impl EngineKind {
     }
 
     /// The strongest engine for a game of `rules` with `seats` seats:
-    /// connect4 for standard Connect Four, minimax for two-seat m,n,k and
-    /// wild boards of at most 16 cells, MCTS for other games it plays,
-    /// random for the rest (a race).
+    /// connect4 for standard Connect Four, minimax for chess and for
+    /// two-seat m,n,k and wild boards of at most 16 cells, MCTS for other
+    /// games it plays, random for the rest (a race).
     pub fn best_for(rules: &RuleSet, seats: usize) -> EngineKind {
         let small = |rows: u32, cols: u32| u64::from(rows) * u64::from(cols) <= 16;
         let pick = match rules {
             RuleSet::ConnectFour(_) => EngineKind::ConnectFour,
+            RuleSet::Chess(_) => EngineKind::Minimax,
             RuleSet::Mnk(r) if small(r.rows(), r.cols()) => EngineKind::Minimax,
             RuleSet::Wild(r) if small(r.board().rows(), r.board().cols()) => EngineKind::Minimax,
             _ => EngineKind::Mcts,

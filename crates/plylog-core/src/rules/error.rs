@@ -22,7 +22,7 @@ impl InvalidRules {
 }
 
 /// Why the rules refuse a move on a given position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IllegalMove {
     /// The named cell is not on the board.
     #[error("cell ({row}, {col}) is off the {rows}x{cols} board")]
@@ -102,4 +102,9 @@ pub enum IllegalMove {
         /// The kind of move it takes, e.g. "drop moves".
         expected: &'static str,
     },
+    /// A chess move that is not read (neither UCI nor SAN), not legal
+    /// (with why), ambiguous (with the candidates), or played after the
+    /// game ended by rule.
+    #[error(transparent)]
+    Chess(#[from] super::chess::ChessMoveError),
 }

@@ -88,7 +88,12 @@ impl HexRules {
             Move::Place(at) => at,
             Move::Swap if self.swap => return Ok(None),
             Move::PlaceMark { .. } => return Err(IllegalMove::UnexpectedMark { variant: "hex" }),
-            Move::Drop { .. } | Move::Pop { .. } | Move::Roll | Move::Swap => {
+            Move::Drop { .. }
+            | Move::Pop { .. }
+            | Move::Roll
+            | Move::Swap
+            | Move::Chess(_)
+            | Move::ChessText(_) => {
                 return Err(IllegalMove::WrongMoveKind {
                     variant: "hex",
                     expected: if self.swap {
@@ -358,7 +363,7 @@ impl Game for HexRules {
     }
 
     /// Hex has no draws: a game ends when a seat joins its sides.
-    fn end_reason(&self, _: &Outcome) -> EndReason {
+    fn end_reason(&self, _: &Played) -> EndReason {
         EndReason::Connection
     }
 

@@ -17,9 +17,10 @@
 //!   (othello.rs), [`SnakesLaddersRules`] with its [`Race`] (snakes.rs),
 //!   [`HexRules`] with its [`HexPosition`] (hex.rs).
 //! - [`chess`]: chess and Chess960 ([`chess::ChessGame`]: positions, UCI
-//!   and SAN, FEN, every ending and draw claim of the FIDE Laws), not yet a
-//!   [`Game`] of the [`RuleSet`]: its moves are not placements, and it
-//!   joins the service through its own arm.
+//!   and SAN, FEN, every ending and draw claim of the FIDE Laws), a
+//!   [`Game`] as [`ChessRules`] with its [`ChessPosition`]; its moves are
+//!   squares ([`Move::Chess`]) or text ([`Move::ChessText`]), and what a
+//!   move did is its [`Played::chess`].
 //! - Shared machinery the games call, naming no game: [`Board`] (a flat grid
 //!   that counts its pieces), [`lines`] (K-in-a-row through the last cell
 //!   and the outcome of a placement), [`Coord`].
@@ -87,6 +88,7 @@ mod snakes;
 mod wild;
 
 pub use board::Board;
+pub use chess::{ChessPlayed, ChessPosition, ChessRules};
 pub use connect_four::{ConnectFourPosition, ConnectFourRules, PopBothLines};
 pub use coord::Coord;
 pub use error::{IllegalMove, InvalidRules};
@@ -158,6 +160,12 @@ pub enum Move {
     /// Take over the opponent's first stone instead of placing one (the
     /// swap rule of Hex).
     Swap,
+    /// A chess move, as its squares (what the log records, and what
+    /// engines play).
+    Chess(chess::ChessMove),
+    /// A chess move as a player writes it, UCI or SAN, which the rules
+    /// read on the position.
+    ChessText(chess::MoveText),
 }
 
 impl Move {
@@ -166,14 +174,21 @@ impl Move {
     pub fn piece(self, seat: Seat) -> Seat {
         match self {
             Move::PlaceMark { mark, .. } => mark,
-            Move::Place(_) | Move::Drop { .. } | Move::Pop { .. } | Move::Roll | Move::Swap => seat,
+            Move::Place(_)
+            | Move::Drop { .. }
+            | Move::Pop { .. }
+            | Move::Roll
+            | Move::Swap
+            | Move::Chess(_)
+            | Move::ChessText(_) => seat,
         }
     }
 }
 
-/// Why a game ended. The rules give the first six ([`Game::end_reason`]
-/// for their outcomes; [`EndReason::Repetition`] where a rule set draws on
-/// repetition); the game aggregate gives the rest, which no move decides.
+/// Why a game ended. The rules give the board's reasons
+/// ([`Game::end_reason`] for their outcomes; [`EndReason::Repetition`]
+/// where a rule set draws on repetition; chess's endings of the FIDE
+/// Laws); the game aggregate gives the rest, which no move decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EndReason {
     /// A seat completed K in a row.
@@ -198,6 +213,24 @@ pub enum EndReason {
     Aborted,
     /// A seat stayed away past the grace period on its turn.
     Abandoned,
+    /// The side to move is checkmated (chess; FIDE 5.1.1).
+    Checkmate,
+    /// The side to move has no legal move and is not in check (chess;
+    /// FIDE 5.2.1).
+    Stalemate,
+    /// Neither side can checkmate (chess; FIDE 5.2.2, the simple cases).
+    InsufficientMaterial,
+    /// A draw claimed (or, by the game's rules, made at once) on the same
+    /// position for the third time (chess; FIDE 9.2).
+    ThreefoldRepetition,
+    /// A draw claimed (or made at once) after fifty moves of each side
+    /// without a capture or a pawn move (chess; FIDE 9.3).
+    FiftyMoves,
+    /// The same position for the fifth time (chess; FIDE 9.6.1).
+    FivefoldRepetition,
+    /// Seventy-five moves of each side without a capture or a pawn move
+    /// (chess; FIDE 9.6.2).
+    SeventyFiveMoves,
 }
 
 /// How a game ended.
@@ -242,6 +275,9 @@ pub struct Played {
     pub passes: Vec<Seat>,
     /// `Some` when this move ends the game.
     pub outcome: Option<Outcome>,
+    /// What a chess move did besides its squares (UCI, SAN, capture, how
+    /// it ended the game). Boxed, as [`Played::roll`] is.
+    pub chess: Option<Box<ChessPlayed>>,
 }
 
 impl Played {
@@ -262,6 +298,7 @@ impl Played {
             roll: None,
             passes: Vec::new(),
             outcome,
+            chess: None,
         }
     }
 }
@@ -409,12 +446,20 @@ pub trait Game {
         true
     }
 
-    /// Why `outcome`, which a move of these rules produced, ended the game.
-    /// Default: a win completed a line, a draw filled the board.
-    fn end_reason(&self, outcome: &Outcome) -> EndReason {
-        match outcome {
-            Outcome::Win { .. } => EndReason::LineCompleted,
-            Outcome::Draw => EndReason::BoardFull,
+    /// The draw a seat may claim on `position` now, as the reason the
+    /// game would end with (chess's threefold repetition and fifty moves,
+    /// FIDE 9.2 and 9.3). Default: none.
+    fn claimable_draw(&self, position: &Self::Position) -> Option<EndReason> {
+        let _ = position;
+        None
+    }
+
+    /// Why `played`, a move of these rules with an outcome, ended the
+    /// game. Default: a win completed a line, a draw filled the board.
+    fn end_reason(&self, played: &Played) -> EndReason {
+        match played.outcome {
+            Some(Outcome::Win { .. }) => EndReason::LineCompleted,
+            _ => EndReason::BoardFull,
         }
     }
 }
@@ -469,6 +514,8 @@ pub enum RuleSet {
     SnakesLadders(SnakesLaddersRules),
     /// Hex.
     Hex(HexRules),
+    /// Chess.
+    Chess(ChessRules),
 }
 
 /// A position of any game, as the game layer holds it beside its
@@ -489,6 +536,8 @@ pub enum Position {
     SnakesLadders(Race),
     /// A Hex board with its connected groups.
     Hex(HexPosition),
+    /// A chess game with the way back through its moves.
+    Chess(ChessPosition),
 }
 
 /// `$body` with `$r` bound to the game's rules and, when a position is
@@ -504,6 +553,7 @@ macro_rules! each_game {
             RuleSet::Othello($r) => $body,
             RuleSet::SnakesLadders($r) => $body,
             RuleSet::Hex($r) => $body,
+            RuleSet::Chess($r) => $body,
         }
     };
     ($rules:expr, $position:expr, |$r:ident, $p:ident| $body:expr) => {
@@ -515,6 +565,7 @@ macro_rules! each_game {
             (RuleSet::Othello($r), Position::Othello($p)) => $body,
             (RuleSet::SnakesLadders($r), Position::SnakesLadders($p)) => $body,
             (RuleSet::Hex($r), Position::Hex($p)) => $body,
+            (RuleSet::Chess($r), Position::Chess($p)) => $body,
             (rules, position) => {
                 panic!("{rules:?} cannot read a position of another game: {position:?}")
             }
@@ -529,6 +580,7 @@ macro_rules! each_game {
             Position::ConnectFour($p) => $body,
             Position::SnakesLadders($p) => $body,
             Position::Hex($p) => $body,
+            Position::Chess($p) => $body,
         }
     };
 }
@@ -549,6 +601,7 @@ impl RuleSet {
             RuleSet::Othello(r) => Position::Othello(r.initial_position(seats)),
             RuleSet::SnakesLadders(r) => Position::SnakesLadders(r.initial_position(seats)),
             RuleSet::Hex(r) => Position::Hex(r.initial_position(seats)),
+            RuleSet::Chess(r) => Position::Chess(r.initial_position(seats)),
         }
     }
 
@@ -629,9 +682,17 @@ impl RuleSet {
         each_game!(self, |r| r.pieces_stay_put())
     }
 
+    /// See [`Game::claimable_draw`].
+    ///
+    /// # Panics
+    /// When `position` is of another game.
+    pub fn claimable_draw(&self, position: &Position) -> Option<EndReason> {
+        each_game!(self, position, |r, p| r.claimable_draw(p))
+    }
+
     /// See [`Game::end_reason`].
-    pub fn end_reason(&self, outcome: &Outcome) -> EndReason {
-        each_game!(self, |r| r.end_reason(outcome))
+    pub fn end_reason(&self, played: &Played) -> EndReason {
+        each_game!(self, |r| r.end_reason(played))
     }
 }
 

@@ -198,7 +198,7 @@ impl Game for OthelloRules {
     }
 
     /// The game ends when neither seat can move, on the disc count.
-    fn end_reason(&self, _: &Outcome) -> EndReason {
+    fn end_reason(&self, _: &Played) -> EndReason {
         EndReason::DiscCount
     }
 }

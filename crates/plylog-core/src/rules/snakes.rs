@@ -495,6 +495,7 @@ impl SnakesLaddersRules {
             placement: None,
             flips: Vec::new(),
             passes: Vec::new(),
+            chess: None,
             roll: Some(Box::new(Roll {
                 dice,
                 from,
@@ -591,7 +592,7 @@ impl Game for SnakesLaddersRules {
     }
 
     /// The only way a race ends: a token reaches the last square.
-    fn end_reason(&self, _: &Outcome) -> EndReason {
+    fn end_reason(&self, _: &Played) -> EndReason {
         EndReason::RaceFinished
     }
 }

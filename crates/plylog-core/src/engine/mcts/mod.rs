@@ -107,6 +107,9 @@ impl Engine for MctsEngine {
                 "mcts does not play snakes and ladders: it is a race of dice; use the random engine"
                     .into(),
             ),
+            RuleSet::Chess(_) => Err(
+                "mcts does not play chess (its playouts are for boards of cells); use minimax".into(),
+            ),
             _ => Ok(()),
         }
     }

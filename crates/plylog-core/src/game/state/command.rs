@@ -97,4 +97,9 @@ pub enum Action {
     AcceptTakeback,
     /// Decline the pending takeback request.
     DeclineTakeback,
+    /// Claim the draw the rules allow on the position as it stands
+    /// (chess: threefold repetition or fifty moves, FIDE 9.2 and 9.3):
+    /// the seat to move, or the seat whose move made the position (as
+    /// FIDE 9.2.1.1 lets a player claim with the move that repeats).
+    ClaimDraw,
 }

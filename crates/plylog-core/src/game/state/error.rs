@@ -30,6 +30,13 @@ pub enum GameError {
     /// The game has ended.
     #[error("the game is over")]
     GameOver,
+    /// A draw claim when the rules allow none on the position (chess: the
+    /// position has not stood three times and fifty moves of each side
+    /// have not passed without a capture or a pawn move).
+    #[error(
+        "no draw can be claimed here: the position has not stood three times, and fifty moves of each side have not passed without a capture or a pawn move"
+    )]
+    NoDrawClaim,
     /// No move is on the board.
     #[error("there is no move to undo")]
     NothingToUndo,

@@ -54,8 +54,8 @@ pub fn evolve(state: &mut GameState, event: &Event, at: Millis) {
                     .min(MAX_TIME_MS as Millis);
             }
             rules.apply(&mut state.position, *seat, played);
-            if let Some(outcome) = &played.outcome {
-                state.ended = Some(rules.end_reason(outcome));
+            if played.outcome.is_some() {
+                state.ended = Some(rules.end_reason(played));
             }
             state.outcome = played.outcome.clone();
             state.to_move = state.next_after(*seat, played);

@@ -136,6 +136,20 @@ pub(super) fn act(state: &GameState, seat: Seat, action: Action) -> Result<Vec<E
             pending(&state.takeback, TAKEBACK)?;
             events.push(Event::TakebackDeclined { seat });
         }
+        Action::ClaimDraw => {
+            // Either seat: the one to move claims on the position it faces
+            // (FIDE 9.2.1.2), the one that just moved on the position its
+            // move made (9.2.1.1: the move written, then the claim).
+            let reason = state
+                .config
+                .rules()
+                .claimable_draw(&state.position)
+                .ok_or(GameError::NoDrawClaim)?;
+            events.push(Event::GameEnded {
+                outcome: Some(Outcome::Draw),
+                reason,
+            });
+        }
     }
     Ok(events)
 }

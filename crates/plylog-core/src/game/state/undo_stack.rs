@@ -2,7 +2,7 @@
 //! their serde (snapshots keep the format of a whole [`Played`], and a
 //! decoded stack reserves its announced length at once).
 
-use crate::rules::{Coord, Move, Outcome, Played, Roll, Seat};
+use crate::rules::{ChessPlayed, Coord, Move, Outcome, Played, Roll, Seat};
 
 /// A move on the board, as the undo stack keeps it: who played it, the
 /// sequence of its MovePlayed event, the move, its placement, and whatever
@@ -37,6 +37,7 @@ struct Effects {
     roll: Option<Box<Roll>>,
     passes: Vec<Seat>,
     outcome: Option<Outcome>,
+    chess: Option<Box<ChessPlayed>>,
 }
 
 impl PlayedMove {
@@ -50,18 +51,22 @@ impl PlayedMove {
             roll,
             passes,
             outcome,
+            chess,
         } = played;
-        let effects =
-            (!flips.is_empty() || roll.is_some() || !passes.is_empty() || outcome.is_some()).then(
-                || {
-                    Box::new(Effects {
-                        flips,
-                        roll,
-                        passes,
-                        outcome,
-                    })
-                },
-            );
+        let effects = (!flips.is_empty()
+            || roll.is_some()
+            || !passes.is_empty()
+            || outcome.is_some()
+            || chess.is_some())
+        .then(|| {
+            Box::new(Effects {
+                flips,
+                roll,
+                passes,
+                outcome,
+                chess,
+            })
+        });
         PlayedMove {
             seat,
             sequence,
@@ -73,12 +78,13 @@ impl PlayedMove {
 
     /// What the move did, as the rules recorded it (a copy).
     pub fn played(&self) -> Played {
-        let (flips, roll, passes, outcome) = match self.effects.as_deref() {
+        let (flips, roll, passes, outcome, chess) = match self.effects.as_deref() {
             Some(e) => (
                 e.flips.clone(),
                 e.roll.clone(),
                 e.passes.clone(),
                 e.outcome.clone(),
+                e.chess.clone(),
             ),
             None => Default::default(),
         };
@@ -89,6 +95,7 @@ impl PlayedMove {
             roll,
             passes,
             outcome,
+            chess,
         }
     }
 }
@@ -120,6 +127,7 @@ impl serde::Serialize for PlayedMove {
             roll: Option<&'a Roll>,
             passes: &'a [Seat],
             outcome: Option<&'a Outcome>,
+            chess: Option<&'a ChessPlayed>,
         }
         #[derive(serde::Serialize)]
         #[serde(rename = "PlayedMove")]
@@ -139,6 +147,7 @@ impl serde::Serialize for PlayedMove {
                 roll: effects.and_then(|e| e.roll.as_deref()),
                 passes: effects.map_or(&[], |e| &e.passes),
                 outcome: effects.and_then(|e| e.outcome.as_ref()),
+                chess: effects.and_then(|e| e.chess.as_deref()),
             },
         }
         .serialize(serializer)

@@ -41,6 +41,7 @@
 //!   (as python-chess writes it).
 
 pub mod pgn;
+mod rules;
 mod san;
 #[cfg(test)]
 mod tests;
@@ -49,10 +50,11 @@ use std::fmt;
 
 use cozy_chess::{BitBoard, Board, Color, File, GameStatus, Move, Piece, Rank, Square};
 
+pub use rules::{ChessPlayed, ChessPosition, ChessRules, DrawRule, MoveText};
 pub use san::SanError;
 
 /// Which chess: the standard start and castling, or Chess960's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ChessVariant {
     /// Standard chess.
     Standard,
@@ -66,11 +68,31 @@ pub enum ChessVariant {
 /// square (Chess960's convention, which covers standard chess too). Its
 /// text forms depend on the position: [`ChessGame::uci`],
 /// [`ChessGame::san`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialized as its squares and promotion (`e2e4`, `e7e8q`, castling
+/// `e1h1`): see its `Display`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct ChessMove(Move);
 
+impl From<ChessMove> for String {
+    fn from(mv: ChessMove) -> String {
+        mv.to_string()
+    }
+}
+
+impl TryFrom<String> for ChessMove {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        text.parse::<Move>()
+            .map(ChessMove)
+            .map_err(|_| format!("{text:?} is not a chess move's squares"))
+    }
+}
+
 /// A side of the board.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Side {
     /// White, who moves first from the standard start.
     White,
@@ -79,7 +101,7 @@ pub enum Side {
 }
 
 /// What a piece is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PieceKind {
     /// A pawn.
     Pawn,
@@ -177,6 +199,15 @@ pub struct ChessGame {
     repeatable: Vec<Board>,
     /// Halfmoves since the last capture or pawn move.
     halfmove_clock: u32,
+}
+
+/// What [`ChessGame::take_back`] needs to take a move back: the halfmove
+/// clock before it and, when it made earlier positions unrepeatable, those
+/// positions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChessUndo {
+    halfmove_clock: u32,
+    forgotten: Option<Vec<Board>>,
 }
 
 /// The halfmove clock at which the 75-move rule ends a game (9.6.2).
@@ -380,14 +411,24 @@ impl ChessGame {
         if let Some(ending) = self.ending() {
             return Err(ChessMoveError::Ended(ending));
         }
-        if !self.board.is_legal(mv.0) {
-            return Err(ChessMoveError::Illegal {
-                uci: self.uci(mv),
-                why: self.why_illegal(mv),
-            });
-        }
+        self.check_legal(mv)?;
         self.play_legal(mv);
         Ok(())
+    }
+
+    /// Whether `mv` is legal here, and if not, why.
+    ///
+    /// # Errors
+    /// [`ChessMoveError::Illegal`], saying why in words.
+    pub fn check_legal(&self, mv: ChessMove) -> Result<(), ChessMoveError> {
+        if self.board.is_legal(mv.0) {
+            Ok(())
+        } else {
+            Err(ChessMoveError::Illegal {
+                uci: self.uci(mv),
+                why: self.why_illegal(mv),
+            })
+        }
     }
 
     /// This game after `mv`, a move [`ChessGame::is_legal`] accepts
@@ -401,19 +442,121 @@ impl ChessGame {
         next
     }
 
-    fn play_legal(&mut self, mv: ChessMove) {
+    fn play_legal(&mut self, mv: ChessMove) -> ChessUndo {
         let rights_before = self.castle_rights_both();
+        let halfmove_clock = self.halfmove_clock;
         self.board.play(mv.0);
         if self.board.halfmove_clock() == 0 {
             self.halfmove_clock = 0;
         } else {
             self.halfmove_clock += 1;
         }
+        let mut forgotten = None;
         if self.halfmove_clock == 0 || self.castle_rights_both() != rights_before {
             // Nothing before this move can be seen again.
-            self.repeatable.clear();
+            forgotten = Some(std::mem::take(&mut self.repeatable));
         }
         self.repeatable.push(self.board.clone());
+        ChessUndo {
+            halfmove_clock,
+            forgotten,
+        }
+    }
+
+    /// Plays `mv`, a legal move, and returns what [`ChessGame::take_back`]
+    /// needs to take it back: O(1) both ways, as a search walks the tree.
+    ///
+    /// # Panics
+    /// When `mv` is not legal.
+    pub(crate) fn play_undoable(&mut self, mv: ChessMove) -> ChessUndo {
+        assert!(self.board.is_legal(mv.0), "{mv} is not legal here");
+        self.play_legal(mv)
+    }
+
+    /// Takes back the last move played with [`ChessGame::play_undoable`],
+    /// given what it returned.
+    pub(crate) fn take_back(&mut self, undo: ChessUndo) {
+        self.repeatable.pop();
+        if let Some(forgotten) = undo.forgotten {
+            self.repeatable = forgotten;
+        }
+        self.board = self
+            .repeatable
+            .last()
+            .expect("a game keeps its current position")
+            .clone();
+        self.halfmove_clock = undo.halfmove_clock;
+    }
+
+    /// The piece `mv`, a legal move, takes (a pawn, for en passant).
+    pub fn captured(&self, mv: ChessMove) -> Option<PieceKind> {
+        let Move { from, to, .. } = mv.0;
+        let us = self.board.side_to_move();
+        if self.board.color_on(to) == Some(!us) {
+            return self.board.piece_on(to).map(kind);
+        }
+        let en_passant = self.board.piece_on(from) == Some(Piece::Pawn) && from.file() != to.file();
+        en_passant.then_some(PieceKind::Pawn)
+    }
+
+    /// The board as eight lines of text, rank 8 first, a1 at the start of
+    /// the last line: FEN's letters (`K` a white king, `p` a black pawn)
+    /// and `.` for an empty square.
+    pub fn board_rows(&self) -> Vec<String> {
+        Rank::ALL
+            .iter()
+            .rev()
+            .map(|&rank| {
+                File::ALL
+                    .iter()
+                    .map(|&file| {
+                        let square = Square::new(file, rank);
+                        match (self.board.color_on(square), self.board.piece_on(square)) {
+                            (Some(color), Some(piece)) => {
+                                let letter: char = piece.into();
+                                match color {
+                                    Color::White => letter.to_ascii_uppercase(),
+                                    Color::Black => letter,
+                                }
+                            }
+                            _ => '.',
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A 64-bit digest of the position (pieces, side to move, castling
+    /// rights and en passant file): the move generator's Zobrist hash.
+    pub fn digest(&self) -> u64 {
+        self.board.hash()
+    }
+
+    /// The side to move's material less the other side's, in centipawns,
+    /// with the classical values (Shannon 1950): pawn 100, knight and
+    /// bishop 300, rook 500, queen 900 (kings not counted).
+    pub fn material_balance(&self) -> i32 {
+        const VALUES: [(Piece, i32); 5] = [
+            (Piece::Pawn, 100),
+            (Piece::Knight, 300),
+            (Piece::Bishop, 300),
+            (Piece::Rook, 500),
+            (Piece::Queen, 900),
+        ];
+        let us = self.board.side_to_move();
+        VALUES
+            .iter()
+            .map(|&(piece, value)| {
+                let count = |color| self.board.colored_pieces(color, piece).len() as i32;
+                value * (count(us) - count(!us))
+            })
+            .sum()
+    }
+
+    /// The heap memory the game holds, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.repeatable.capacity() * std::mem::size_of::<Board>()
     }
 
     fn castle_rights_both(&self) -> [cozy_chess::CastleRights; 2] {
