@@ -8,6 +8,9 @@
 
 import type { Timestamp, Duration } from "@bufbuild/protobuf/wkt";
 import {
+  ChessPieceKind,
+  ChessSide,
+  ChessVariant,
   GameStatus,
   type Cell,
   type Clocks,
@@ -29,7 +32,8 @@ export type Kind =
   | "wild"
   | "othello"
   | "snakes_ladders"
-  | "hex";
+  | "hex"
+  | "chess";
 
 export const KINDS: Kind[] = [
   "mnk",
@@ -39,6 +43,7 @@ export const KINDS: Kind[] = [
   "othello",
   "snakes_ladders",
   "hex",
+  "chess",
 ];
 
 export const KIND_NAMES: Record<Kind, string> = {
@@ -49,6 +54,7 @@ export const KIND_NAMES: Record<Kind, string> = {
   othello: "Othello",
   snakes_ladders: "snakes and ladders",
   hex: "Hex",
+  chess: "chess",
 };
 
 /** The fixed setup of a game, read off its rules and seats. */
@@ -87,6 +93,8 @@ export function kindOf(rules: RuleSet | undefined): Kind | undefined {
       return "snakes_ladders";
     case "hex":
       return "hex";
+    case "chess":
+      return "chess";
     default:
       return undefined;
   }
@@ -125,6 +133,10 @@ export function rulesLabel(rules: RuleSet | undefined): string {
     case "hex": {
       const n = k.value.size ?? 11;
       return `Hex (${n}x${n}${k.value.swap ? ", swap" : ""})`;
+    }
+    case "chess": {
+      const name = k.value.variant === ChessVariant.CHESS960 ? "Chess960" : "chess";
+      return k.value.fen && k.value.variant !== ChessVariant.CHESS960 ? `${name} (from FEN)` : name;
     }
     default:
       return "unknown";
@@ -175,6 +187,9 @@ export function setupOf(game: Game): Setup {
     case "snakesLadders":
       squares = k.value.squares ?? 100;
       jumps = k.value.jumps;
+      break;
+    case "chess":
+      rows = cols = 8;
       break;
   }
   const board = game.position?.board;
@@ -317,6 +332,13 @@ export class BoardState {
     for (const p of pos.board?.pieces ?? []) {
       this.cells.set(p.row * cols + p.col, p.seat);
     }
+    for (const p of pos.chess?.pieces ?? []) {
+      // Rank 8 is the top row; a cell holds the piece (see chessPiece).
+      const col = p.square.charCodeAt(0) - 97;
+      const row = 8 - Number(p.square.slice(1));
+      const black = p.side === ChessSide.BLACK ? CHESS_BLACK : 0;
+      this.cells.set(row * 8 + col, black + p.kind);
+    }
     this.squares = [...pos.squares];
     while (this.squares.length < this.setup.seats.length && this.setup.kind === "snakes_ladders") {
       this.squares.push(0);
@@ -419,6 +441,24 @@ export class BoardState {
 
   private applyMove(m: MovePlayed, sequence: bigint, atMs: number | undefined): Applied {
     const { kind, cols, rows } = this.setup;
+    if (kind === "chess") {
+      // A chess move can capture, castle or promote: read the position.
+      this.ply = m.ply;
+      this.undo.push({
+        sequence,
+        seat: m.seat,
+        cells: [],
+        squares: [],
+        ply: this.ply,
+        seatToMove: this.seatToMove,
+        status: this.status,
+        outcome: this.outcome,
+        lastMove: undefined,
+        lastSquare: undefined,
+        clocks: this.clocks,
+      });
+      return "inexact";
+    }
     const rec: UndoRecord = {
       sequence,
       seat: m.seat,
@@ -493,6 +533,10 @@ export class BoardState {
   }
 
   private applyUndo(seat: number, placement: Cell | undefined): Applied {
+    if (this.setup.kind === "chess") {
+      this.undo.pop();
+      return "inexact";
+    }
     const rec = this.undo.pop();
     if (rec) {
       // Reverse order: a cell changed twice gets its oldest value back.
@@ -535,11 +579,35 @@ export class BoardState {
   /** The board as the server's Board.text draws it ("" past 1,024 cells). */
   text(): string {
     const { kind, rows, cols, seats } = this.setup;
+    if (kind === "chess") {
+      const lines: string[] = [];
+      for (let r = 0; r < 8; r++) {
+        let line = "";
+        for (let c = 0; c < 8; c++) {
+          const piece = chessPiece(this.cells.get(r * 8 + c));
+          line += piece ? (piece.black ? piece.letter.toLowerCase() : piece.letter) : ".";
+        }
+        lines.push(line);
+      }
+      return lines.join("\n");
+    }
     if (kind === "snakes_ladders") {
       return seats.map((_, i) => `${symbolOf(seats, i)}: ${this.squares[i] ?? 0}`).join("\n");
     }
     return boardText(rows, cols, seats, this.cells);
   }
+}
+
+/** A chess cell's value for a black piece: added to its ChessPieceKind. */
+export const CHESS_BLACK = 8;
+
+/** The chess piece a cell of a chess game holds: its FEN letter and side. */
+export function chessPiece(value: number | undefined): { letter: string; black: boolean } | undefined {
+  if (value === undefined) return undefined;
+  const kind = value % CHESS_BLACK;
+  const letter = ["", "P", "N", "B", "R", "Q", "K"][kind] ?? "";
+  if (kind === ChessPieceKind.UNSPECIFIED || letter === "") return undefined;
+  return { letter, black: value >= CHESS_BLACK };
 }
 
 export function boardText(
@@ -650,6 +718,9 @@ export function describeEvent(ev: GameEvent, seats: Seat[]): string {
           break;
         case "swap":
           what = "swap" + (pl ? ` → (${pl.row},${pl.col})` : "");
+          break;
+        case "chess":
+          what = m.chess?.san ?? mv.value.text;
           break;
         case "roll": {
           const r = m.roll;

@@ -6,7 +6,7 @@
 
 import type { Jump, Seat } from "./gen/plylog/v1/game_pb";
 import type { Kind, RC } from "./model";
-import { symbolOf } from "./model";
+import { chessPiece, symbolOf } from "./model";
 
 /** What to draw. */
 export interface Scene {
@@ -345,6 +345,13 @@ export class BoardCanvas {
       kind === "othello" ? "#2e7d32" : kind === "gomoku" ? "#e2bd72" : kind === "connect_four" ? "#1e4fb4" : "#fff";
     ctx.fillStyle = bg;
     ctx.fillRect(c0, r0, c1 - c0, r1 - r0);
+    if (kind === "chess") {
+      // a1 (bottom left) is a dark square.
+      ctx.fillStyle = "#c8a27c";
+      for (let r = r0; r < r1; r++) {
+        for (let c = c0; c < c1; c++) if ((r + c) % 2 === 1) ctx.fillRect(c, r, 1, 1);
+      }
+    }
 
     const detailed = this.scale >= 5;
     // Grid lines.
@@ -402,6 +409,21 @@ export class BoardCanvas {
         const stone = kind === "gomoku" || kind === "othello" ? stoneColor(seat) : undefined;
         ctx.fillStyle = stone ?? seatColor(kind, seat);
         ctx.fillRect(c + 0.5 - dot / 2, r + 0.5 - dot / 2, dot, dot);
+      });
+    } else if (kind === "chess") {
+      // Solid glyphs (♚♛♜♝♞♟), white with a dark outline for White.
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.font = `0.8px "DejaVu Sans", "Segoe UI Symbol", system-ui, sans-serif`;
+      this.eachPiece(s, r0, r1, c0, c1, (r, c, value) => {
+        const piece = chessPiece(value);
+        if (!piece) return;
+        const glyph = String.fromCodePoint(0x265a + "KQRBNP".indexOf(piece.letter));
+        ctx.lineWidth = Math.max(px, 0.04);
+        ctx.strokeStyle = piece.black ? "#000" : "#333";
+        ctx.fillStyle = piece.black ? "#111" : "#fafafa";
+        ctx.fillText(glyph, c + 0.5, r + 0.55, 0.9);
+        ctx.strokeText(glyph, c + 0.5, r + 0.55, 0.9);
       });
     } else if (kind === "mnk" || kind === "wild") {
       ctx.textAlign = "center";

@@ -106,7 +106,9 @@ export function replayView(gameId: string, startSequence: bigint | undefined): V
     panel.board.setScene(sceneOf(setup, state));
     const served = pos?.board?.text ?? [];
     let t: string;
-    if (setup.kind === "snakes_ladders") {
+    if (setup.kind === "chess") {
+      t = state.text();
+    } else if (setup.kind === "snakes_ladders") {
       t = setup.seats.map((_, s) => `${symbolOf(setup!.seats, s)}: ${state.squares[s] ?? 0}`).join("\n");
     } else if (served.length > 0) {
       t = served.join("\n");

@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file plylog/v1/game.proto.
  */
 export const file_plylog_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChRwbHlsb2cvdjEvZ2FtZS5wcm90bxIJcGx5bG9nLnYxIsMCCgdSdWxlU2V0EiIKA21uaxgBIAEoCzITLnBseWxvZy52MS5NbmtSdWxlc0gAEjMKDGNvbm5lY3RfZm91chgCIAEoCzIbLnBseWxvZy52MS5Db25uZWN0Rm91clJ1bGVzSAASKAoGZ29tb2t1GAMgASgLMhYucGx5bG9nLnYxLkdvbW9rdVJ1bGVzSAASJAoEd2lsZBgEIAEoCzIULnBseWxvZy52MS5XaWxkUnVsZXNIABIqCgdvdGhlbGxvGAUgASgLMhcucGx5bG9nLnYxLk90aGVsbG9SdWxlc0gAEjcKDnNuYWtlc19sYWRkZXJzGAYgASgLMh0ucGx5bG9nLnYxLlNuYWtlc0xhZGRlcnNSdWxlc0gAEiIKA2hleBgHIAEoCzITLnBseWxvZy52MS5IZXhSdWxlc0gAQgYKBGtpbmQiMQoITW5rUnVsZXMSDAoEcm93cxgBIAEoBRIMCgRjb2xzGAIgASgFEgkKAWsYAyABKAUiogEKEENvbm5lY3RGb3VyUnVsZXMSEQoEcm93cxgBIAEoBUgAiAEBEhEKBGNvbHMYAiABKAVIAYgBARIOCgFrGAMgASgFSAKIAQESDwoHcG9wX291dBgEIAEoCBIvCg5wb3BfYm90aF9saW5lcxgFIAEoDjIXLnBseWxvZy52MS5Qb3BCb3RoTGluZXNCBwoFX3Jvd3NCBwoFX2NvbHNCBAoCX2sihgEKC0dvbW9rdVJ1bGVzEhEKBHJvd3MYASABKAVIAIgBARIRCgRjb2xzGAIgASgFSAGIAQESDgoBaxgDIAEoBUgCiAEBEikKCG92ZXJsaW5lGAQgASgOMhcucGx5bG9nLnYxLk92ZXJsaW5lUnVsZUIHCgVfcm93c0IHCgVfY29sc0IECgJfayJZCglXaWxkUnVsZXMSEQoEcm93cxgBIAEoBUgAiAEBEhEKBGNvbHMYAiABKAVIAYgBARIOCgFrGAMgASgFSAKIAQFCBwoFX3Jvd3NCBwoFX2NvbHNCBAoCX2siKgoMT3RoZWxsb1J1bGVzEhEKBHNpemUYASABKAVIAIgBAUIHCgVfc2l6ZSI0CghIZXhSdWxlcxIRCgRzaXplGAEgASgFSACIAQESDAoEc3dhcBgCIAEoCEIHCgVfc2l6ZSKfAgoSU25ha2VzTGFkZGVyc1J1bGVzEhQKB3NxdWFyZXMYASABKAVIAIgBARIeCgVqdW1wcxgCIAMoCzIPLnBseWxvZy52MS5KdW1wEhAKCGNoYWluaW5nGAMgASgIEicKCW92ZXJzaG9vdBgEIAEoDjIULnBseWxvZy52MS5PdmVyc2hvb3QSEQoEZGljZRgFIAEoBUgBiAEBEhIKBXNpZGVzGAYgASgFSAKIAQESGQoRZXh0cmFfdHVybl9vbl9zaXgYByABKAgSGwoTdGhyZWVfc2l4ZXNfZm9yZmVpdBgIIAEoCBIRCgRzZWVkGAkgASgESAOIAQFCCgoIX3NxdWFyZXNCBwoFX2RpY2VCCAoGX3NpZGVzQgcKBV9zZWVkIiAKBEp1bXASDAoEZnJvbRgBIAEoBRIKCgJ0bxgCIAEoBSLcAQoLVGltZUNvbnRyb2wSKwoIcGVyX21vdmUYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoHaW5pdGlhbBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIsCglpbmNyZW1lbnQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoJb25fZXhwaXJ5GAQgASgOMhcucGx5bG9nLnYxLkV4cGlyeVBvbGljeRIRCgRzZWVkGAUgASgESACIAQFCBwoFX3NlZWQiZwoNQWJzZW5jZVBvbGljeRIoCgVncmFjZRgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIsCgpvbl9hYnNlbmNlGAIgASgOMhgucGx5bG9nLnYxLkFic2VuY2VBY3Rpb24iXAoEU2VhdBIRCglwbGF5ZXJfaWQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIbCgNib3QYBCABKAsyDi5wbHlsb2cudjEuQm90IlYKA0JvdBIhCgZlbmdpbmUYASABKA4yES5wbHlsb2cudjEuRW5naW5lEhAKCHN0cmVuZ3RoGAIgASgNEhEKBHNlZWQYAyABKARIAIgBAUIHCgVfc2VlZCJOCgdDaG9vc2VyEiEKBmVuZ2luZRgBIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSEAoIc3RyZW5ndGgYAiABKA0SDgoGcHJvdmVuGAMgASgIIlMKBVNjb3JlEg8KBWV4YWN0GAEgASgRSAASEwoJaGV1cmlzdGljGAIgASgRSAASHAoSd2luX3JhdGVfcGVyX21pbGxlGAMgASgNSABCBgoEa2luZCIgCgRDZWxsEgsKA3JvdxgBIAEoBRILCgNjb2wYAiABKAUitwEKBE1vdmUSIQoFcGxhY2UYASABKAsyEC5wbHlsb2cudjEuUGxhY2VIABIfCgRkcm9wGAIgASgLMg8ucGx5bG9nLnYxLkRyb3BIABIdCgNwb3AYAyABKAsyDi5wbHlsb2cudjEuUG9wSAASIwoEcm9sbBgEIAEoCzITLnBseWxvZy52MS5Sb2xsRGljZUgAEh8KBHN3YXAYBSABKAsyDy5wbHlsb2cudjEuU3dhcEgAQgYKBGtpbmQiBgoEU3dhcCIKCghSb2xsRGljZSIVCgNQb3ASDgoGY29sdW1uGAEgASgFIj0KBVBsYWNlEgsKA3JvdxgBIAEoBRILCgNjb2wYAiABKAUSEQoEbWFyaxgDIAEoDUgAiAEBQgcKBV9tYXJrIhYKBERyb3ASDgoGY29sdW1uGAEgASgFIqEBCgdPdXRjb21lEh0KA3dpbhgBIAEoCzIOLnBseWxvZy52MS5XaW5IABIfCgRkcmF3GAIgASgLMg8ucGx5bG9nLnYxLkRyYXdIABIoCglub19yZXN1bHQYAyABKAsyEy5wbHlsb2cudjEuTm9SZXN1bHRIABIkCgZyZWFzb24YBCABKA4yFC5wbHlsb2cudjEuRW5kUmVhc29uQgYKBGtpbmQiCgoITm9SZXN1bHQiMgoDV2luEgwKBHNlYXQYASABKA0SHQoEbGluZRgCIAMoCzIPLnBseWxvZy52MS5DZWxsIgYKBERyYXciLwoFUGllY2USCwoDcm93GAEgASgFEgsKA2NvbBgCIAEoBRIMCgRzZWF0GAMgASgNIlMKBUJvYXJkEgwKBHJvd3MYASABKA0SDAoEY29scxgCIAEoDRIgCgZwaWVjZXMYAyADKAsyEC5wbHlsb2cudjEuUGllY2USDAoEdGV4dBgEIAMoCSLPAwoIUG9zaXRpb24SEAoIc2VxdWVuY2UYASABKAQSCwoDcGx5GAIgASgNEiUKBnN0YXR1cxgDIAEoDjIVLnBseWxvZy52MS5HYW1lU3RhdHVzEhkKDHNlYXRfdG9fbW92ZRgEIAEoDUgAiAEBEiMKB291dGNvbWUYBSABKAsyEi5wbHlsb2cudjEuT3V0Y29tZRIfCgVib2FyZBgGIAEoCzIQLnBseWxvZy52MS5Cb2FyZBIPCgdzcXVhcmVzGAcgAygNEiEKBmNsb2NrcxgIIAEoCzIRLnBseWxvZy52MS5DbG9ja3MSEQoJc2VhdHNfb3V0GAkgAygNEisKCmRyYXdfb2ZmZXIYCiABKAsyFy5wbHlsb2cudjEuUGVuZGluZ09mZmVyEjEKEHRha2ViYWNrX3JlcXVlc3QYCyABKAsyFy5wbHlsb2cudjEuUGVuZGluZ09mZmVyEhAKCHJlZG9hYmxlGAwgASgNEg0KBXJvdW5kGA0gASgNEiwKB3JlbWF0Y2gYDiABKAsyGy5wbHlsb2cudjEuUmVtYXRjaFJlcXVlc3RlZBIVCg1zZWF0c19wcmVzZW50GA8gAygNQg8KDV9zZWF0X3RvX21vdmUilgEKBkNsb2NrcxIsCglyZW1haW5pbmcYASADKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoMdHVybl9zdGFydGVkGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghkZWFkbGluZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiKgoMUGVuZGluZ09mZmVyEgoKAmJ5GAEgASgNEg4KBmFncmVlZBgCIAMoDSKpAwoER2FtZRIPCgdnYW1lX2lkGAEgASgJEiEKBXJ1bGVzGAIgASgLMhIucGx5bG9nLnYxLlJ1bGVTZXQSHgoFc2VhdHMYAyADKAsyDy5wbHlsb2cudjEuU2VhdBIlCghwb3NpdGlvbhgEIAEoCzITLnBseWxvZy52MS5Qb3NpdGlvbhIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1sYXN0X3NlcXVlbmNlGAYgASgEEioKC3VuZG9fcG9saWN5GAcgASgOMhUucGx5bG9nLnYxLlVuZG9Qb2xpY3kSLAoMdGltZV9jb250cm9sGAggASgLMhYucGx5bG9nLnYxLlRpbWVDb250cm9sEikKB2Fic2VuY2UYCSABKAsyGC5wbHlsb2cudjEuQWJzZW5jZVBvbGljeRIrCgZsYWJlbHMYCiADKAsyGy5wbHlsb2cudjEuR2FtZS5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIuUHCglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIvCgtyZWNvcmRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFcm91bmQYBCABKA0SLgoMZ2FtZV9jcmVhdGVkGAogASgLMhYucGx5bG9nLnYxLkdhbWVDcmVhdGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS5wbHlsb2cudjEuTW92ZVBsYXllZEgAEiwKC21vdmVfdW5kb25lGAwgASgLMhUucGx5bG9nLnYxLk1vdmVVbmRvbmVIABIsCgt0dXJuX3Bhc3NlZBgNIAEoCzIVLnBseWxvZy52MS5UdXJuUGFzc2VkSAASOwoTc2VhdF90b2tlbl9yZWlzc3VlZBgOIAEoCzIcLnBseWxvZy52MS5TZWF0VG9rZW5SZWlzc3VlZEgAEiwKC21vdmVfcmVkb25lGA8gASgLMhUucGx5bG9nLnYxLk1vdmVQbGF5ZWRIABIuCgx0aW1lX2V4cGlyZWQYECABKAsyFi5wbHlsb2cudjEuVGltZUV4cGlyZWRIABImCghzZWF0X291dBgRIAEoCzISLnBseWxvZy52MS5TZWF0T3V0SAASKgoKZ2FtZV9lbmRlZBgSIAEoCzIULnBseWxvZy52MS5HYW1lRW5kZWRIABItCgxkcmF3X29mZmVyZWQYEyABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEi4KDWRyYXdfYWNjZXB0ZWQYFCABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEi4KDWRyYXdfZGVjbGluZWQYFSABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEjMKEnRha2ViYWNrX3JlcXVlc3RlZBgWIAEoCzIVLnBseWxvZy52MS5TZWF0QWN0aW9uSAASMgoRdGFrZWJhY2tfYWNjZXB0ZWQYFyABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEjIKEXRha2ViYWNrX2RlY2xpbmVkGBggASgLMhUucGx5bG9nLnYxLlNlYXRBY3Rpb25IABI4ChFyZW1hdGNoX3JlcXVlc3RlZBgZIAEoCzIbLnBseWxvZy52MS5SZW1hdGNoUmVxdWVzdGVkSAASMAoNcm91bmRfc3RhcnRlZBgaIAEoCzIXLnBseWxvZy52MS5Sb3VuZFN0YXJ0ZWRIABIsCgtzZWF0X2Fic2VudBgbIAEoCzIVLnBseWxvZy52MS5TZWF0QWJzZW50SABCBgoEa2luZCIaCgpTZWF0QWJzZW50EgwKBHNlYXQYASABKA0iMAoQUmVtYXRjaFJlcXVlc3RlZBIMCgRzZWF0GAEgASgNEg4KBnJvdGF0ZRgCIAEoCCIsCgxSb3VuZFN0YXJ0ZWQSDQoFcm91bmQYASABKA0SDQoFZmlyc3QYAiABKA0iGwoLVGltZUV4cGlyZWQSDAoEc2VhdBgBIAEoDSI9CgdTZWF0T3V0EgwKBHNlYXQYASABKA0SJAoGcmVhc29uGAIgASgOMhQucGx5bG9nLnYxLkVuZFJlYXNvbiIwCglHYW1lRW5kZWQSIwoHb3V0Y29tZRgBIAEoCzISLnBseWxvZy52MS5PdXRjb21lIhoKClNlYXRBY3Rpb24SDAoEc2VhdBgBIAEoDSKdAwoLR2FtZUNyZWF0ZWQSIQoFcnVsZXMYASABKAsyEi5wbHlsb2cudjEuUnVsZVNldBIeCgVzZWF0cxgCIAMoCzIPLnBseWxvZy52MS5TZWF0EioKC3VuZG9fcG9saWN5GAMgASgOMhUucGx5bG9nLnYxLlVuZG9Qb2xpY3kSLAoMdGltZV9jb250cm9sGAQgASgLMhYucGx5bG9nLnYxLlRpbWVDb250cm9sEikKB2Fic2VuY2UYBSABKAsyGC5wbHlsb2cudjEuQWJzZW5jZVBvbGljeRIuCgptYXRjaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCgZsYWJlbHMYByADKAsyIi5wbHlsb2cudjEuR2FtZUNyZWF0ZWQuTGFiZWxzRW50cnkSMwoPY2xvY2tzX3N0YXJ0X2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIv0BCgpNb3ZlUGxheWVkEgwKBHNlYXQYASABKA0SHQoEbW92ZRgCIAEoCzIPLnBseWxvZy52MS5Nb3ZlEiIKCXBsYWNlbWVudBgDIAEoCzIPLnBseWxvZy52MS5DZWxsEgsKA3BseRgEIAEoDRIjCgdvdXRjb21lGAUgASgLMhIucGx5bG9nLnYxLk91dGNvbWUSIAoHZmxpcHBlZBgGIAMoCzIPLnBseWxvZy52MS5DZWxsEiMKBHJvbGwYByABKAsyFS5wbHlsb2cudjEuUm9sbFJlc3VsdBIlCgljaG9zZW5fYnkYCCABKAsyEi5wbHlsb2cudjEuQ2hvb3NlciKzAQoKUm9sbFJlc3VsdBIMCgRkaWNlGAEgAygNEgwKBGZyb20YAiABKA0SDgoGcGFzc2VkGAMgAygNEh4KBWp1bXBzGAQgAygLMg8ucGx5bG9nLnYxLkp1bXASCgoCdG8YBSABKA0SFAoMc2l4ZXNfYmVmb3JlGAYgASgNEhIKCmV4dHJhX3R1cm4YByABKAgSIwoHZm9yZmVpdBgIIAEoDjISLnBseWxvZy52MS5Gb3JmZWl0IhoKClR1cm5QYXNzZWQSDAoEc2VhdBgBIAEoDSKDAQoKTW92ZVVuZG9uZRIMCgRzZWF0GAEgASgNEhcKD3VuZG9uZV9zZXF1ZW5jZRgCIAEoBBIiCglwbGFjZW1lbnQYAyABKAsyDy5wbHlsb2cudjEuQ2VsbBIZCgxyZXF1ZXN0ZWRfYnkYBCABKA1IAIgBAUIPCg1fcmVxdWVzdGVkX2J5IiEKEVNlYXRUb2tlblJlaXNzdWVkEgwKBHNlYXQYASABKA0qbwoMUG9wQm90aExpbmVzEh4KGlBPUF9CT1RIX0xJTkVTX1VOU1BFQ0lGSUVEEAASHQoZUE9QX0JPVEhfTElORVNfTU9WRVJfV0lOUxABEiAKHFBPUF9CT1RIX0xJTkVTX09QUE9ORU5UX1dJTlMQAip7CglPdmVyc2hvb3QSGQoVT1ZFUlNIT09UX1VOU1BFQ0lGSUVEEAASGwoXT1ZFUlNIT09UX0VYQUNUX0xBTkRJTkcQARIZChVPVkVSU0hPT1RfQk9VTkNFX0JBQ0sQAhIbChdPVkVSU0hPT1RfUkVBQ0hfT1JfUEFTUxADKpIBCgpVbmRvUG9saWN5EhsKF1VORE9fUE9MSUNZX1VOU1BFQ0lGSUVEEAASGgoWVU5ET19QT0xJQ1lfTEFTVF9NT1ZFUhABEhgKFFVORE9fUE9MSUNZX0FOWV9TRUFUEAISGAoUVU5ET19QT0xJQ1lfRElTQUJMRUQQAxIXChNVTkRPX1BPTElDWV9DT05TRU5UEAQqaQoNQWJzZW5jZUFjdGlvbhIeChpBQlNFTkNFX0FDVElPTl9VTlNQRUNJRklFRBAAEhkKFUFCU0VOQ0VfQUNUSU9OX0VYUElSRRABEh0KGUFCU0VOQ0VfQUNUSU9OX09GRkVSX0RSQVcQAip/CgxFeHBpcnlQb2xpY3kSHQoZRVhQSVJZX1BPTElDWV9VTlNQRUNJRklFRBAAEhkKFUVYUElSWV9QT0xJQ1lfRk9SRkVJVBABEh0KGUVYUElSWV9QT0xJQ1lfUkFORE9NX01PVkUQAhIWChJFWFBJUllfUE9MSUNZX0RSQVcQAypjCgxPdmVybGluZVJ1bGUSHQoZT1ZFUkxJTkVfUlVMRV9VTlNQRUNJRklFRBAAEhsKF09WRVJMSU5FX1JVTEVfRlJFRVNUWUxFEAESFwoTT1ZFUkxJTkVfUlVMRV9FWEFDVBACKm0KBkVuZ2luZRIWChJFTkdJTkVfVU5TUEVDSUZJRUQQABIRCg1FTkdJTkVfUkFORE9NEAESEgoORU5HSU5FX01JTklNQVgQAhITCg9FTkdJTkVfQ09OTkVDVDQQAxIPCgtFTkdJTkVfTUNUUxAEKtACCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEh0KGUVORF9SRUFTT05fTElORV9DT01QTEVURUQQARIZChVFTkRfUkVBU09OX0JPQVJEX0ZVTEwQAhIZChVFTkRfUkVBU09OX1JFUEVUSVRJT04QAxIZChVFTkRfUkVBU09OX0RJU0NfQ09VTlQQBBIcChhFTkRfUkVBU09OX1JBQ0VfRklOSVNIRUQQBRIZChVFTkRfUkVBU09OX0NPTk5FQ1RJT04QBhIaChZFTkRfUkVBU09OX1JFU0lHTkFUSU9OEAcSFgoSRU5EX1JFQVNPTl9USU1FT1VUEAgSGAoURU5EX1JFQVNPTl9BR1JFRU1FTlQQCRIWChJFTkRfUkVBU09OX0FCT1JURUQQChIYChRFTkRfUkVBU09OX0FCQU5ET05FRBALKo0BCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARITCg9HQU1FX1NUQVRVU19XT04QAhIVChFHQU1FX1NUQVRVU19EUkFXThADEhkKFUdBTUVfU1RBVFVTX05PX1JFU1VMVBAEKlAKB0ZvcmZlaXQSFwoTRk9SRkVJVF9VTlNQRUNJRklFRBAAEhUKEUZPUkZFSVRfT1ZFUlNIT09UEAESFQoRRk9SRkVJVF9USElSRF9TSVgQAmIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChRwbHlsb2cvdjEvZ2FtZS5wcm90bxIJcGx5bG9nLnYxIusCCgdSdWxlU2V0EiIKA21uaxgBIAEoCzITLnBseWxvZy52MS5NbmtSdWxlc0gAEjMKDGNvbm5lY3RfZm91chgCIAEoCzIbLnBseWxvZy52MS5Db25uZWN0Rm91clJ1bGVzSAASKAoGZ29tb2t1GAMgASgLMhYucGx5bG9nLnYxLkdvbW9rdVJ1bGVzSAASJAoEd2lsZBgEIAEoCzIULnBseWxvZy52MS5XaWxkUnVsZXNIABIqCgdvdGhlbGxvGAUgASgLMhcucGx5bG9nLnYxLk90aGVsbG9SdWxlc0gAEjcKDnNuYWtlc19sYWRkZXJzGAYgASgLMh0ucGx5bG9nLnYxLlNuYWtlc0xhZGRlcnNSdWxlc0gAEiIKA2hleBgHIAEoCzITLnBseWxvZy52MS5IZXhSdWxlc0gAEiYKBWNoZXNzGAggASgLMhUucGx5bG9nLnYxLkNoZXNzUnVsZXNIAEIGCgRraW5kIpsBCgpDaGVzc1J1bGVzEigKB3ZhcmlhbnQYASABKA4yFy5wbHlsb2cudjEuQ2hlc3NWYXJpYW50EgsKA2ZlbhgCIAEoCRIbCg5jaGVzczk2MF9zdGFydBgDIAEoDUgAiAEBEiYKCWRyYXdfcnVsZRgEIAEoDjITLnBseWxvZy52MS5EcmF3UnVsZUIRCg9fY2hlc3M5NjBfc3RhcnQiMQoITW5rUnVsZXMSDAoEcm93cxgBIAEoBRIMCgRjb2xzGAIgASgFEgkKAWsYAyABKAUiogEKEENvbm5lY3RGb3VyUnVsZXMSEQoEcm93cxgBIAEoBUgAiAEBEhEKBGNvbHMYAiABKAVIAYgBARIOCgFrGAMgASgFSAKIAQESDwoHcG9wX291dBgEIAEoCBIvCg5wb3BfYm90aF9saW5lcxgFIAEoDjIXLnBseWxvZy52MS5Qb3BCb3RoTGluZXNCBwoFX3Jvd3NCBwoFX2NvbHNCBAoCX2sihgEKC0dvbW9rdVJ1bGVzEhEKBHJvd3MYASABKAVIAIgBARIRCgRjb2xzGAIgASgFSAGIAQESDgoBaxgDIAEoBUgCiAEBEikKCG92ZXJsaW5lGAQgASgOMhcucGx5bG9nLnYxLk92ZXJsaW5lUnVsZUIHCgVfcm93c0IHCgVfY29sc0IECgJfayJZCglXaWxkUnVsZXMSEQoEcm93cxgBIAEoBUgAiAEBEhEKBGNvbHMYAiABKAVIAYgBARIOCgFrGAMgASgFSAKIAQFCBwoFX3Jvd3NCBwoFX2NvbHNCBAoCX2siKgoMT3RoZWxsb1J1bGVzEhEKBHNpemUYASABKAVIAIgBAUIHCgVfc2l6ZSI0CghIZXhSdWxlcxIRCgRzaXplGAEgASgFSACIAQESDAoEc3dhcBgCIAEoCEIHCgVfc2l6ZSKfAgoSU25ha2VzTGFkZGVyc1J1bGVzEhQKB3NxdWFyZXMYASABKAVIAIgBARIeCgVqdW1wcxgCIAMoCzIPLnBseWxvZy52MS5KdW1wEhAKCGNoYWluaW5nGAMgASgIEicKCW92ZXJzaG9vdBgEIAEoDjIULnBseWxvZy52MS5PdmVyc2hvb3QSEQoEZGljZRgFIAEoBUgBiAEBEhIKBXNpZGVzGAYgASgFSAKIAQESGQoRZXh0cmFfdHVybl9vbl9zaXgYByABKAgSGwoTdGhyZWVfc2l4ZXNfZm9yZmVpdBgIIAEoCBIRCgRzZWVkGAkgASgESAOIAQFCCgoIX3NxdWFyZXNCBwoFX2RpY2VCCAoGX3NpZGVzQgcKBV9zZWVkIiAKBEp1bXASDAoEZnJvbRgBIAEoBRIKCgJ0bxgCIAEoBSLcAQoLVGltZUNvbnRyb2wSKwoIcGVyX21vdmUYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoHaW5pdGlhbBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIsCglpbmNyZW1lbnQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoJb25fZXhwaXJ5GAQgASgOMhcucGx5bG9nLnYxLkV4cGlyeVBvbGljeRIRCgRzZWVkGAUgASgESACIAQFCBwoFX3NlZWQiZwoNQWJzZW5jZVBvbGljeRIoCgVncmFjZRgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIsCgpvbl9hYnNlbmNlGAIgASgOMhgucGx5bG9nLnYxLkFic2VuY2VBY3Rpb24iXAoEU2VhdBIRCglwbGF5ZXJfaWQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIbCgNib3QYBCABKAsyDi5wbHlsb2cudjEuQm90IlYKA0JvdBIhCgZlbmdpbmUYASABKA4yES5wbHlsb2cudjEuRW5naW5lEhAKCHN0cmVuZ3RoGAIgASgNEhEKBHNlZWQYAyABKARIAIgBAUIHCgVfc2VlZCJOCgdDaG9vc2VyEiEKBmVuZ2luZRgBIAEoDjIRLnBseWxvZy52MS5FbmdpbmUSEAoIc3RyZW5ndGgYAiABKA0SDgoGcHJvdmVuGAMgASgIIlMKBVNjb3JlEg8KBWV4YWN0GAEgASgRSAASEwoJaGV1cmlzdGljGAIgASgRSAASHAoSd2luX3JhdGVfcGVyX21pbGxlGAMgASgNSABCBgoEa2luZCIgCgRDZWxsEgsKA3JvdxgBIAEoBRILCgNjb2wYAiABKAUi3gEKBE1vdmUSIQoFcGxhY2UYASABKAsyEC5wbHlsb2cudjEuUGxhY2VIABIfCgRkcm9wGAIgASgLMg8ucGx5bG9nLnYxLkRyb3BIABIdCgNwb3AYAyABKAsyDi5wbHlsb2cudjEuUG9wSAASIwoEcm9sbBgEIAEoCzITLnBseWxvZy52MS5Sb2xsRGljZUgAEh8KBHN3YXAYBSABKAsyDy5wbHlsb2cudjEuU3dhcEgAEiUKBWNoZXNzGAYgASgLMhQucGx5bG9nLnYxLkNoZXNzTW92ZUgAQgYKBGtpbmQiGQoJQ2hlc3NNb3ZlEgwKBHRleHQYASABKAkiBgoEU3dhcCIKCghSb2xsRGljZSIVCgNQb3ASDgoGY29sdW1uGAEgASgFIj0KBVBsYWNlEgsKA3JvdxgBIAEoBRILCgNjb2wYAiABKAUSEQoEbWFyaxgDIAEoDUgAiAEBQgcKBV9tYXJrIhYKBERyb3ASDgoGY29sdW1uGAEgASgFIqEBCgdPdXRjb21lEh0KA3dpbhgBIAEoCzIOLnBseWxvZy52MS5XaW5IABIfCgRkcmF3GAIgASgLMg8ucGx5bG9nLnYxLkRyYXdIABIoCglub19yZXN1bHQYAyABKAsyEy5wbHlsb2cudjEuTm9SZXN1bHRIABIkCgZyZWFzb24YBCABKA4yFC5wbHlsb2cudjEuRW5kUmVhc29uQgYKBGtpbmQiCgoITm9SZXN1bHQiMgoDV2luEgwKBHNlYXQYASABKA0SHQoEbGluZRgCIAMoCzIPLnBseWxvZy52MS5DZWxsIgYKBERyYXciLwoFUGllY2USCwoDcm93GAEgASgFEgsKA2NvbBgCIAEoBRIMCgRzZWF0GAMgASgNIlMKBUJvYXJkEgwKBHJvd3MYASABKA0SDAoEY29scxgCIAEoDRIgCgZwaWVjZXMYAyADKAsyEC5wbHlsb2cudjEuUGllY2USDAoEdGV4dBgEIAMoCSL4AwoIUG9zaXRpb24SEAoIc2VxdWVuY2UYASABKAQSCwoDcGx5GAIgASgNEiUKBnN0YXR1cxgDIAEoDjIVLnBseWxvZy52MS5HYW1lU3RhdHVzEhkKDHNlYXRfdG9fbW92ZRgEIAEoDUgAiAEBEiMKB291dGNvbWUYBSABKAsyEi5wbHlsb2cudjEuT3V0Y29tZRIfCgVib2FyZBgGIAEoCzIQLnBseWxvZy52MS5Cb2FyZBIPCgdzcXVhcmVzGAcgAygNEiEKBmNsb2NrcxgIIAEoCzIRLnBseWxvZy52MS5DbG9ja3MSEQoJc2VhdHNfb3V0GAkgAygNEisKCmRyYXdfb2ZmZXIYCiABKAsyFy5wbHlsb2cudjEuUGVuZGluZ09mZmVyEjEKEHRha2ViYWNrX3JlcXVlc3QYCyABKAsyFy5wbHlsb2cudjEuUGVuZGluZ09mZmVyEhAKCHJlZG9hYmxlGAwgASgNEg0KBXJvdW5kGA0gASgNEiwKB3JlbWF0Y2gYDiABKAsyGy5wbHlsb2cudjEuUmVtYXRjaFJlcXVlc3RlZBIVCg1zZWF0c19wcmVzZW50GA8gAygNEicKBWNoZXNzGBAgASgLMhgucGx5bG9nLnYxLkNoZXNzUG9zaXRpb25CDwoNX3NlYXRfdG9fbW92ZSKiAgoNQ2hlc3NQb3NpdGlvbhILCgNmZW4YASABKAkSKgoMc2lkZV90b19tb3ZlGAIgASgOMhQucGx5bG9nLnYxLkNoZXNzU2lkZRIXCg9jYXN0bGluZ19yaWdodHMYAyABKAkSGQoRZW5fcGFzc2FudF9zcXVhcmUYBCABKAkSFgoOaGFsZm1vdmVfY2xvY2sYBSABKA0SFwoPZnVsbG1vdmVfbnVtYmVyGAYgASgNEhAKCGluX2NoZWNrGAcgASgIEiwKDmNsYWltYWJsZV9kcmF3GAggASgOMhQucGx5bG9nLnYxLkVuZFJlYXNvbhIlCgZwaWVjZXMYCSADKAsyFS5wbHlsb2cudjEuQ2hlc3NQaWVjZRIMCgR0ZXh0GAogAygJImkKCkNoZXNzUGllY2USDgoGc3F1YXJlGAEgASgJEiIKBHNpZGUYAiABKA4yFC5wbHlsb2cudjEuQ2hlc3NTaWRlEicKBGtpbmQYAyABKA4yGS5wbHlsb2cudjEuQ2hlc3NQaWVjZUtpbmQilgEKBkNsb2NrcxIsCglyZW1haW5pbmcYASADKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoMdHVybl9zdGFydGVkGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghkZWFkbGluZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiKgoMUGVuZGluZ09mZmVyEgoKAmJ5GAEgASgNEg4KBmFncmVlZBgCIAMoDSKpAwoER2FtZRIPCgdnYW1lX2lkGAEgASgJEiEKBXJ1bGVzGAIgASgLMhIucGx5bG9nLnYxLlJ1bGVTZXQSHgoFc2VhdHMYAyADKAsyDy5wbHlsb2cudjEuU2VhdBIlCghwb3NpdGlvbhgEIAEoCzITLnBseWxvZy52MS5Qb3NpdGlvbhIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1sYXN0X3NlcXVlbmNlGAYgASgEEioKC3VuZG9fcG9saWN5GAcgASgOMhUucGx5bG9nLnYxLlVuZG9Qb2xpY3kSLAoMdGltZV9jb250cm9sGAggASgLMhYucGx5bG9nLnYxLlRpbWVDb250cm9sEikKB2Fic2VuY2UYCSABKAsyGC5wbHlsb2cudjEuQWJzZW5jZVBvbGljeRIrCgZsYWJlbHMYCiADKAsyGy5wbHlsb2cudjEuR2FtZS5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIuUHCglHYW1lRXZlbnQSDwoHZ2FtZV9pZBgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIvCgtyZWNvcmRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFcm91bmQYBCABKA0SLgoMZ2FtZV9jcmVhdGVkGAogASgLMhYucGx5bG9nLnYxLkdhbWVDcmVhdGVkSAASLAoLbW92ZV9wbGF5ZWQYCyABKAsyFS5wbHlsb2cudjEuTW92ZVBsYXllZEgAEiwKC21vdmVfdW5kb25lGAwgASgLMhUucGx5bG9nLnYxLk1vdmVVbmRvbmVIABIsCgt0dXJuX3Bhc3NlZBgNIAEoCzIVLnBseWxvZy52MS5UdXJuUGFzc2VkSAASOwoTc2VhdF90b2tlbl9yZWlzc3VlZBgOIAEoCzIcLnBseWxvZy52MS5TZWF0VG9rZW5SZWlzc3VlZEgAEiwKC21vdmVfcmVkb25lGA8gASgLMhUucGx5bG9nLnYxLk1vdmVQbGF5ZWRIABIuCgx0aW1lX2V4cGlyZWQYECABKAsyFi5wbHlsb2cudjEuVGltZUV4cGlyZWRIABImCghzZWF0X291dBgRIAEoCzISLnBseWxvZy52MS5TZWF0T3V0SAASKgoKZ2FtZV9lbmRlZBgSIAEoCzIULnBseWxvZy52MS5HYW1lRW5kZWRIABItCgxkcmF3X29mZmVyZWQYEyABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEi4KDWRyYXdfYWNjZXB0ZWQYFCABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEi4KDWRyYXdfZGVjbGluZWQYFSABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEjMKEnRha2ViYWNrX3JlcXVlc3RlZBgWIAEoCzIVLnBseWxvZy52MS5TZWF0QWN0aW9uSAASMgoRdGFrZWJhY2tfYWNjZXB0ZWQYFyABKAsyFS5wbHlsb2cudjEuU2VhdEFjdGlvbkgAEjIKEXRha2ViYWNrX2RlY2xpbmVkGBggASgLMhUucGx5bG9nLnYxLlNlYXRBY3Rpb25IABI4ChFyZW1hdGNoX3JlcXVlc3RlZBgZIAEoCzIbLnBseWxvZy52MS5SZW1hdGNoUmVxdWVzdGVkSAASMAoNcm91bmRfc3RhcnRlZBgaIAEoCzIXLnBseWxvZy52MS5Sb3VuZFN0YXJ0ZWRIABIsCgtzZWF0X2Fic2VudBgbIAEoCzIVLnBseWxvZy52MS5TZWF0QWJzZW50SABCBgoEa2luZCIaCgpTZWF0QWJzZW50EgwKBHNlYXQYASABKA0iMAoQUmVtYXRjaFJlcXVlc3RlZBIMCgRzZWF0GAEgASgNEg4KBnJvdGF0ZRgCIAEoCCIsCgxSb3VuZFN0YXJ0ZWQSDQoFcm91bmQYASABKA0SDQoFZmlyc3QYAiABKA0iGwoLVGltZUV4cGlyZWQSDAoEc2VhdBgBIAEoDSI9CgdTZWF0T3V0EgwKBHNlYXQYASABKA0SJAoGcmVhc29uGAIgASgOMhQucGx5bG9nLnYxLkVuZFJlYXNvbiIwCglHYW1lRW5kZWQSIwoHb3V0Y29tZRgBIAEoCzISLnBseWxvZy52MS5PdXRjb21lIhoKClNlYXRBY3Rpb24SDAoEc2VhdBgBIAEoDSKdAwoLR2FtZUNyZWF0ZWQSIQoFcnVsZXMYASABKAsyEi5wbHlsb2cudjEuUnVsZVNldBIeCgVzZWF0cxgCIAMoCzIPLnBseWxvZy52MS5TZWF0EioKC3VuZG9fcG9saWN5GAMgASgOMhUucGx5bG9nLnYxLlVuZG9Qb2xpY3kSLAoMdGltZV9jb250cm9sGAQgASgLMhYucGx5bG9nLnYxLlRpbWVDb250cm9sEikKB2Fic2VuY2UYBSABKAsyGC5wbHlsb2cudjEuQWJzZW5jZVBvbGljeRIuCgptYXRjaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCgZsYWJlbHMYByADKAsyIi5wbHlsb2cudjEuR2FtZUNyZWF0ZWQuTGFiZWxzRW50cnkSMwoPY2xvY2tzX3N0YXJ0X2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqgCCgpNb3ZlUGxheWVkEgwKBHNlYXQYASABKA0SHQoEbW92ZRgCIAEoCzIPLnBseWxvZy52MS5Nb3ZlEiIKCXBsYWNlbWVudBgDIAEoCzIPLnBseWxvZy52MS5DZWxsEgsKA3BseRgEIAEoDRIjCgdvdXRjb21lGAUgASgLMhIucGx5bG9nLnYxLk91dGNvbWUSIAoHZmxpcHBlZBgGIAMoCzIPLnBseWxvZy52MS5DZWxsEiMKBHJvbGwYByABKAsyFS5wbHlsb2cudjEuUm9sbFJlc3VsdBIlCgljaG9zZW5fYnkYCCABKAsyEi5wbHlsb2cudjEuQ2hvb3NlchIpCgVjaGVzcxgJIAEoCzIaLnBseWxvZy52MS5DaGVzc01vdmVQbGF5ZWQiZwoPQ2hlc3NNb3ZlUGxheWVkEgsKA3VjaRgBIAEoCRILCgNzYW4YAiABKAkSKwoIY2FwdHVyZWQYAyABKA4yGS5wbHlsb2cudjEuQ2hlc3NQaWVjZUtpbmQSDQoFY2hlY2sYBCABKAgiswEKClJvbGxSZXN1bHQSDAoEZGljZRgBIAMoDRIMCgRmcm9tGAIgASgNEg4KBnBhc3NlZBgDIAMoDRIeCgVqdW1wcxgEIAMoCzIPLnBseWxvZy52MS5KdW1wEgoKAnRvGAUgASgNEhQKDHNpeGVzX2JlZm9yZRgGIAEoDRISCgpleHRyYV90dXJuGAcgASgIEiMKB2ZvcmZlaXQYCCABKA4yEi5wbHlsb2cudjEuRm9yZmVpdCIaCgpUdXJuUGFzc2VkEgwKBHNlYXQYASABKA0igwEKCk1vdmVVbmRvbmUSDAoEc2VhdBgBIAEoDRIXCg91bmRvbmVfc2VxdWVuY2UYAiABKAQSIgoJcGxhY2VtZW50GAMgASgLMg8ucGx5bG9nLnYxLkNlbGwSGQoMcmVxdWVzdGVkX2J5GAQgASgNSACIAQFCDwoNX3JlcXVlc3RlZF9ieSIhChFTZWF0VG9rZW5SZWlzc3VlZBIMCgRzZWF0GAEgASgNKmUKDENoZXNzVmFyaWFudBIdChlDSEVTU19WQVJJQU5UX1VOU1BFQ0lGSUVEEAASGgoWQ0hFU1NfVkFSSUFOVF9TVEFOREFSRBABEhoKFkNIRVNTX1ZBUklBTlRfQ0hFU1M5NjAQAipVCghEcmF3UnVsZRIZChVEUkFXX1JVTEVfVU5TUEVDSUZJRUQQABIVChFEUkFXX1JVTEVfQ0xBSU1FRBABEhcKE0RSQVdfUlVMRV9BVVRPTUFUSUMQAipvCgxQb3BCb3RoTGluZXMSHgoaUE9QX0JPVEhfTElORVNfVU5TUEVDSUZJRUQQABIdChlQT1BfQk9USF9MSU5FU19NT1ZFUl9XSU5TEAESIAocUE9QX0JPVEhfTElORVNfT1BQT05FTlRfV0lOUxACKnsKCU92ZXJzaG9vdBIZChVPVkVSU0hPT1RfVU5TUEVDSUZJRUQQABIbChdPVkVSU0hPT1RfRVhBQ1RfTEFORElORxABEhkKFU9WRVJTSE9PVF9CT1VOQ0VfQkFDSxACEhsKF09WRVJTSE9PVF9SRUFDSF9PUl9QQVNTEAMqkgEKClVuZG9Qb2xpY3kSGwoXVU5ET19QT0xJQ1lfVU5TUEVDSUZJRUQQABIaChZVTkRPX1BPTElDWV9MQVNUX01PVkVSEAESGAoUVU5ET19QT0xJQ1lfQU5ZX1NFQVQQAhIYChRVTkRPX1BPTElDWV9ESVNBQkxFRBADEhcKE1VORE9fUE9MSUNZX0NPTlNFTlQQBCppCg1BYnNlbmNlQWN0aW9uEh4KGkFCU0VOQ0VfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGQoVQUJTRU5DRV9BQ1RJT05fRVhQSVJFEAESHQoZQUJTRU5DRV9BQ1RJT05fT0ZGRVJfRFJBVxACKn8KDEV4cGlyeVBvbGljeRIdChlFWFBJUllfUE9MSUNZX1VOU1BFQ0lGSUVEEAASGQoVRVhQSVJZX1BPTElDWV9GT1JGRUlUEAESHQoZRVhQSVJZX1BPTElDWV9SQU5ET01fTU9WRRACEhYKEkVYUElSWV9QT0xJQ1lfRFJBVxADKmMKDE92ZXJsaW5lUnVsZRIdChlPVkVSTElORV9SVUxFX1VOU1BFQ0lGSUVEEAASGwoXT1ZFUkxJTkVfUlVMRV9GUkVFU1RZTEUQARIXChNPVkVSTElORV9SVUxFX0VYQUNUEAIqbQoGRW5naW5lEhYKEkVOR0lORV9VTlNQRUNJRklFRBAAEhEKDUVOR0lORV9SQU5ET00QARISCg5FTkdJTkVfTUlOSU1BWBACEhMKD0VOR0lORV9DT05ORUNUNBADEg8KC0VOR0lORV9NQ1RTEAQqsgQKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASHQoZRU5EX1JFQVNPTl9MSU5FX0NPTVBMRVRFRBABEhkKFUVORF9SRUFTT05fQk9BUkRfRlVMTBACEhkKFUVORF9SRUFTT05fUkVQRVRJVElPThADEhkKFUVORF9SRUFTT05fRElTQ19DT1VOVBAEEhwKGEVORF9SRUFTT05fUkFDRV9GSU5JU0hFRBAFEhkKFUVORF9SRUFTT05fQ09OTkVDVElPThAGEhoKFkVORF9SRUFTT05fUkVTSUdOQVRJT04QBxIWChJFTkRfUkVBU09OX1RJTUVPVVQQCBIYChRFTkRfUkVBU09OX0FHUkVFTUVOVBAJEhYKEkVORF9SRUFTT05fQUJPUlRFRBAKEhgKFEVORF9SRUFTT05fQUJBTkRPTkVEEAsSGAoURU5EX1JFQVNPTl9DSEVDS01BVEUQDBIYChRFTkRfUkVBU09OX1NUQUxFTUFURRANEiQKIEVORF9SRUFTT05fSU5TVUZGSUNJRU5UX01BVEVSSUFMEA4SIwofRU5EX1JFQVNPTl9USFJFRUZPTERfUkVQRVRJVElPThAPEhoKFkVORF9SRUFTT05fRklGVFlfTU9WRVMQEBIiCh5FTkRfUkVBU09OX0ZJVkVGT0xEX1JFUEVUSVRJT04QERIhCh1FTkRfUkVBU09OX1NFVkVOVFlfRklWRV9NT1ZFUxASKo0BCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARITCg9HQU1FX1NUQVRVU19XT04QAhIVChFHQU1FX1NUQVRVU19EUkFXThADEhkKFUdBTUVfU1RBVFVTX05PX1JFU1VMVBAEKlMKCUNoZXNzU2lkZRIaChZDSEVTU19TSURFX1VOU1BFQ0lGSUVEEAASFAoQQ0hFU1NfU0lERV9XSElURRABEhQKEENIRVNTX1NJREVfQkxBQ0sQAirZAQoOQ2hlc3NQaWVjZUtpbmQSIAocQ0hFU1NfUElFQ0VfS0lORF9VTlNQRUNJRklFRBAAEhkKFUNIRVNTX1BJRUNFX0tJTkRfUEFXThABEhsKF0NIRVNTX1BJRUNFX0tJTkRfS05JR0hUEAISGwoXQ0hFU1NfUElFQ0VfS0lORF9CSVNIT1AQAxIZChVDSEVTU19QSUVDRV9LSU5EX1JPT0sQBBIaChZDSEVTU19QSUVDRV9LSU5EX1FVRUVOEAUSGQoVQ0hFU1NfUElFQ0VfS0lORF9LSU5HEAYqUAoHRm9yZmVpdBIXChNGT1JGRUlUX1VOU1BFQ0lGSUVEEAASFQoRRk9SRkVJVF9PVkVSU0hPT1QQARIVChFGT1JGRUlUX1RISVJEX1NJWBACYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * The rules a game is played by, fixed when the game is created.
@@ -109,6 +109,16 @@ export type RuleSet = Message<"plylog.v1.RuleSet"> & {
      */
     value: HexRules;
     case: "hex";
+  } | {
+    /**
+     * Chess by the FIDE Laws of Chess, or Chess960. Seat 0 plays the side
+     * to move in the start position (White from the standard start), seat
+     * 1 the other side. Moves are `chess` with the move as UCI or SAN text.
+     *
+     * @generated from field: plylog.v1.ChessRules chess = 8;
+     */
+    value: ChessRules;
+    case: "chess";
   } | { case: undefined; value?: undefined };
 };
 
@@ -118,6 +128,59 @@ export type RuleSet = Message<"plylog.v1.RuleSet"> & {
  */
 export const RuleSetSchema: GenMessage<RuleSet> = /*@__PURE__*/
   messageDesc(file_plylog_v1_game, 0);
+
+/**
+ * Configuration of a chess game. Every field is optional: the default is
+ * standard chess from the standard start, draws claimed.
+ *
+ * @generated from message plylog.v1.ChessRules
+ */
+export type ChessRules = Message<"plylog.v1.ChessRules"> & {
+  /**
+   * Standard chess (unspecified means standard) or Chess960.
+   *
+   * @generated from field: plylog.v1.ChessVariant variant = 1;
+   */
+  variant: ChessVariant;
+
+  /**
+   * The start position as a FEN: X-FEN (`KQkq`) or Shredder-FEN (`HAha`)
+   * castling rights; the halfmove clock and move number may be left out
+   * (EPD's four fields). Empty: the variant's standard start, or
+   * chess960_start. A position that has already ended is INVALID_RULES.
+   * Replies give the start's FEN here whenever it is not the standard
+   * start.
+   *
+   * @generated from field: string fen = 2;
+   */
+  fen: string;
+
+  /**
+   * Chess960 only, not with `fen`: the start by its number, 0 to 959
+   * (Scharnagl's numbering; 518 is the standard start). Replies give the
+   * start as `fen` instead.
+   *
+   * @generated from field: optional uint32 chess960_start = 3;
+   */
+  chess960Start?: number | undefined;
+
+  /**
+   * How the draws a player may claim come about: threefold repetition
+   * (FIDE 9.2) and fifty moves without a capture or a pawn move (9.3).
+   * Fivefold repetition and seventy-five moves end the game whatever this
+   * says (9.6).
+   *
+   * @generated from field: plylog.v1.DrawRule draw_rule = 4;
+   */
+  drawRule: DrawRule;
+};
+
+/**
+ * Describes the message plylog.v1.ChessRules.
+ * Use `create(ChessRulesSchema)` to create a new message.
+ */
+export const ChessRulesSchema: GenMessage<ChessRules> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game, 1);
 
 /**
  * Configuration of an m,n,k-game. All three fields are required.
@@ -153,7 +216,7 @@ export type MnkRules = Message<"plylog.v1.MnkRules"> & {
  * Use `create(MnkRulesSchema)` to create a new message.
  */
 export const MnkRulesSchema: GenMessage<MnkRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 1);
+  messageDesc(file_plylog_v1_game, 2);
 
 /**
  * Configuration of Connect Four. An absent field takes the standard value.
@@ -207,7 +270,7 @@ export type ConnectFourRules = Message<"plylog.v1.ConnectFourRules"> & {
  * Use `create(ConnectFourRulesSchema)` to create a new message.
  */
 export const ConnectFourRulesSchema: GenMessage<ConnectFourRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 2);
+  messageDesc(file_plylog_v1_game, 3);
 
 /**
  * Configuration of gomoku. An absent field takes the standard value.
@@ -251,7 +314,7 @@ export type GomokuRules = Message<"plylog.v1.GomokuRules"> & {
  * Use `create(GomokuRulesSchema)` to create a new message.
  */
 export const GomokuRulesSchema: GenMessage<GomokuRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 3);
+  messageDesc(file_plylog_v1_game, 4);
 
 /**
  * Configuration of wild tic-tac-toe. An absent field takes tic-tac-toe's
@@ -288,7 +351,7 @@ export type WildRules = Message<"plylog.v1.WildRules"> & {
  * Use `create(WildRulesSchema)` to create a new message.
  */
 export const WildRulesSchema: GenMessage<WildRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 4);
+  messageDesc(file_plylog_v1_game, 5);
 
 /**
  * Configuration of Othello.
@@ -309,7 +372,7 @@ export type OthelloRules = Message<"plylog.v1.OthelloRules"> & {
  * Use `create(OthelloRulesSchema)` to create a new message.
  */
 export const OthelloRulesSchema: GenMessage<OthelloRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 5);
+  messageDesc(file_plylog_v1_game, 6);
 
 /**
  * Configuration of Hex. Cell (r, c) touches (r-1, c), (r-1, c+1),
@@ -341,7 +404,7 @@ export type HexRules = Message<"plylog.v1.HexRules"> & {
  * Use `create(HexRulesSchema)` to create a new message.
  */
 export const HexRulesSchema: GenMessage<HexRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 6);
+  messageDesc(file_plylog_v1_game, 7);
 
 /**
  * Configuration of snakes and ladders. An absent field takes its default;
@@ -437,7 +500,7 @@ export type SnakesLaddersRules = Message<"plylog.v1.SnakesLaddersRules"> & {
  * Use `create(SnakesLaddersRulesSchema)` to create a new message.
  */
 export const SnakesLaddersRulesSchema: GenMessage<SnakesLaddersRules> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 7);
+  messageDesc(file_plylog_v1_game, 8);
 
 /**
  * A jump from square `from` to square `to` (1-based squares).
@@ -465,7 +528,7 @@ export type Jump = Message<"plylog.v1.Jump"> & {
  * Use `create(JumpSchema)` to create a new message.
  */
 export const JumpSchema: GenMessage<Jump> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 8);
+  messageDesc(file_plylog_v1_game, 9);
 
 /**
  * How a game is timed, chosen at CreateGame; absent means untimed. A turn
@@ -532,7 +595,7 @@ export type TimeControl = Message<"plylog.v1.TimeControl"> & {
  * Use `create(TimeControlSchema)` to create a new message.
  */
 export const TimeControlSchema: GenMessage<TimeControl> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 9);
+  messageDesc(file_plylog_v1_game, 10);
 
 /**
  * A disconnect policy, chosen at CreateGame (needs seat tokens). A seat is
@@ -566,7 +629,7 @@ export type AbsencePolicy = Message<"plylog.v1.AbsencePolicy"> & {
  * Use `create(AbsencePolicySchema)` to create a new message.
  */
 export const AbsencePolicySchema: GenMessage<AbsencePolicy> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 10);
+  messageDesc(file_plylog_v1_game, 11);
 
 /**
  * One player's seat at the table.
@@ -617,7 +680,7 @@ export type Seat = Message<"plylog.v1.Seat"> & {
  * Use `create(SeatSchema)` to create a new message.
  */
 export const SeatSchema: GenMessage<Seat> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 11);
+  messageDesc(file_plylog_v1_game, 12);
 
 /**
  * A bot seat's engine and settings.
@@ -657,7 +720,7 @@ export type Bot = Message<"plylog.v1.Bot"> & {
  * Use `create(BotSchema)` to create a new message.
  */
 export const BotSchema: GenMessage<Bot> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 12);
+  messageDesc(file_plylog_v1_game, 13);
 
 /**
  * Which engine chose a bot's move, as the move's event records it.
@@ -695,7 +758,7 @@ export type Chooser = Message<"plylog.v1.Chooser"> & {
  * Use `create(ChooserSchema)` to create a new message.
  */
 export const ChooserSchema: GenMessage<Chooser> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 13);
+  messageDesc(file_plylog_v1_game, 14);
 
 /**
  * An engine's value of a position for the seat to move.
@@ -745,7 +808,7 @@ export type Score = Message<"plylog.v1.Score"> & {
  * Use `create(ScoreSchema)` to create a new message.
  */
 export const ScoreSchema: GenMessage<Score> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 14);
+  messageDesc(file_plylog_v1_game, 15);
 
 /**
  * A cell of the board, 0-based, (0,0) top-left.
@@ -773,7 +836,7 @@ export type Cell = Message<"plylog.v1.Cell"> & {
  * Use `create(CellSchema)` to create a new message.
  */
 export const CellSchema: GenMessage<Cell> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 15);
+  messageDesc(file_plylog_v1_game, 16);
 
 /**
  * A move as a player requests it. Which kinds a game accepts depends on its
@@ -832,6 +895,14 @@ export type Move = Message<"plylog.v1.Move"> & {
      */
     value: Swap;
     case: "swap";
+  } | {
+    /**
+     * A chess move (chess rules).
+     *
+     * @generated from field: plylog.v1.ChessMove chess = 6;
+     */
+    value: ChessMove;
+    case: "chess";
   } | { case: undefined; value?: undefined };
 };
 
@@ -840,7 +911,32 @@ export type Move = Message<"plylog.v1.Move"> & {
  * Use `create(MoveSchema)` to create a new message.
  */
 export const MoveSchema: GenMessage<Move> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 16);
+  messageDesc(file_plylog_v1_game, 17);
+
+/**
+ * A chess move as text.
+ *
+ * @generated from message plylog.v1.ChessMove
+ */
+export type ChessMove = Message<"plylog.v1.ChessMove"> & {
+  /**
+   * The move in UCI (`e2e4`, `e7e8q`; castling as the king's two-square
+   * move, `e1g1`, or in Chess960 as the king taking its own rook, `e1h1`)
+   * or SAN (`Nf3`, `exd6`, `O-O`, `e8=Q+`), read leniently as PGN readers
+   * do (`0-0`, no `=`, missing or extra `+`/`#`). At most 15 characters.
+   * Events record it in UCI, with both forms in MovePlayed.chess.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message plylog.v1.ChessMove.
+ * Use `create(ChessMoveSchema)` to create a new message.
+ */
+export const ChessMoveSchema: GenMessage<ChessMove> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game, 18);
 
 /**
  * Swap sides instead of placing a stone (Hex's swap rule).
@@ -855,7 +951,7 @@ export type Swap = Message<"plylog.v1.Swap"> & {
  * Use `create(SwapSchema)` to create a new message.
  */
 export const SwapSchema: GenMessage<Swap> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 17);
+  messageDesc(file_plylog_v1_game, 19);
 
 /**
  * Ask the server to roll the dice for the seat to move.
@@ -870,7 +966,7 @@ export type RollDice = Message<"plylog.v1.RollDice"> & {
  * Use `create(RollDiceSchema)` to create a new message.
  */
 export const RollDiceSchema: GenMessage<RollDice> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 18);
+  messageDesc(file_plylog_v1_game, 20);
 
 /**
  * Pop the mover's own disc out of the bottom row of the named column; the
@@ -892,7 +988,7 @@ export type Pop = Message<"plylog.v1.Pop"> & {
  * Use `create(PopSchema)` to create a new message.
  */
 export const PopSchema: GenMessage<Pop> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 19);
+  messageDesc(file_plylog_v1_game, 21);
 
 /**
  * Place a stone on the named cell.
@@ -928,7 +1024,7 @@ export type Place = Message<"plylog.v1.Place"> & {
  * Use `create(PlaceSchema)` to create a new message.
  */
 export const PlaceSchema: GenMessage<Place> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 20);
+  messageDesc(file_plylog_v1_game, 22);
 
 /**
  * Drop a disc into the named column; it lands on the lowest empty row.
@@ -949,7 +1045,7 @@ export type Drop = Message<"plylog.v1.Drop"> & {
  * Use `create(DropSchema)` to create a new message.
  */
 export const DropSchema: GenMessage<Drop> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 21);
+  messageDesc(file_plylog_v1_game, 23);
 
 /**
  * How a finished game ended. Absent on a game still in play.
@@ -1004,7 +1100,7 @@ export type Outcome = Message<"plylog.v1.Outcome"> & {
  * Use `create(OutcomeSchema)` to create a new message.
  */
 export const OutcomeSchema: GenMessage<Outcome> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 22);
+  messageDesc(file_plylog_v1_game, 24);
 
 /**
  * No result: the game was called off.
@@ -1019,7 +1115,7 @@ export type NoResult = Message<"plylog.v1.NoResult"> & {
  * Use `create(NoResultSchema)` to create a new message.
  */
 export const NoResultSchema: GenMessage<NoResult> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 23);
+  messageDesc(file_plylog_v1_game, 25);
 
 /**
  * A win: the seat that won and the line that won it.
@@ -1050,7 +1146,7 @@ export type Win = Message<"plylog.v1.Win"> & {
  * Use `create(WinSchema)` to create a new message.
  */
 export const WinSchema: GenMessage<Win> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 24);
+  messageDesc(file_plylog_v1_game, 26);
 
 /**
  * A draw: the board is full and nobody has K in a row.
@@ -1065,7 +1161,7 @@ export type Draw = Message<"plylog.v1.Draw"> & {
  * Use `create(DrawSchema)` to create a new message.
  */
 export const DrawSchema: GenMessage<Draw> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 25);
+  messageDesc(file_plylog_v1_game, 27);
 
 /**
  * A piece on the board.
@@ -1101,7 +1197,7 @@ export type Piece = Message<"plylog.v1.Piece"> & {
  * Use `create(PieceSchema)` to create a new message.
  */
 export const PieceSchema: GenMessage<Piece> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 26);
+  messageDesc(file_plylog_v1_game, 28);
 
 /**
  * A board, sent sparse: only occupied cells are listed, so a huge board with
@@ -1147,7 +1243,7 @@ export type Board = Message<"plylog.v1.Board"> & {
  * Use `create(BoardSchema)` to create a new message.
  */
 export const BoardSchema: GenMessage<Board> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 27);
+  messageDesc(file_plylog_v1_game, 29);
 
 /**
  * The state of a game after some event of its log.
@@ -1264,6 +1360,13 @@ export type Position = Message<"plylog.v1.Position"> & {
    * @generated from field: repeated uint32 seats_present = 15;
    */
   seatsPresent: number[];
+
+  /**
+   * Chess: the position as chess describes it (`board` is then empty).
+   *
+   * @generated from field: plylog.v1.ChessPosition chess = 16;
+   */
+  chess?: ChessPosition | undefined;
 };
 
 /**
@@ -1271,7 +1374,130 @@ export type Position = Message<"plylog.v1.Position"> & {
  * Use `create(PositionSchema)` to create a new message.
  */
 export const PositionSchema: GenMessage<Position> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 28);
+  messageDesc(file_plylog_v1_game, 30);
+
+/**
+ * A chess position.
+ *
+ * @generated from message plylog.v1.ChessPosition
+ */
+export type ChessPosition = Message<"plylog.v1.ChessPosition"> & {
+  /**
+   * The position as a FEN (X-FEN castling in standard chess, Shredder-FEN
+   * in Chess960; the en passant square only when a capture there is legal).
+   *
+   * @generated from field: string fen = 1;
+   */
+  fen: string;
+
+  /**
+   * The side to move; unspecified once the game is over.
+   *
+   * @generated from field: plylog.v1.ChessSide side_to_move = 2;
+   */
+  sideToMove: ChessSide;
+
+  /**
+   * The castling rights as the FEN writes them (`KQkq`, `-`).
+   *
+   * @generated from field: string castling_rights = 3;
+   */
+  castlingRights: string;
+
+  /**
+   * The square a pawn can take en passant on now (`e3`), empty when none.
+   *
+   * @generated from field: string en_passant_square = 4;
+   */
+  enPassantSquare: string;
+
+  /**
+   * Plies since the last capture or pawn move (100: fifty moves each).
+   *
+   * @generated from field: uint32 halfmove_clock = 5;
+   */
+  halfmoveClock: number;
+
+  /**
+   * The number of the move being played, 1 at the start, up after Black's.
+   *
+   * @generated from field: uint32 fullmove_number = 6;
+   */
+  fullmoveNumber: number;
+
+  /**
+   * Whether the side to move is in check.
+   *
+   * @generated from field: bool in_check = 7;
+   */
+  inCheck: boolean;
+
+  /**
+   * The draw the seat to move may claim now with ACTION_CLAIM_DRAW
+   * (END_REASON_THREEFOLD_REPETITION or END_REASON_FIFTY_MOVES);
+   * unspecified when none.
+   *
+   * @generated from field: plylog.v1.EndReason claimable_draw = 8;
+   */
+  claimableDraw: EndReason;
+
+  /**
+   * Full view only: every piece, a1 to h8 rank by rank.
+   *
+   * @generated from field: repeated plylog.v1.ChessPiece pieces = 9;
+   */
+  pieces: ChessPiece[];
+
+  /**
+   * Full view only: the board for people reading grpcurl output, rank 8
+   * first, FEN's letters (`K` white king, `p` black pawn), `.` for empty.
+   *
+   * @generated from field: repeated string text = 10;
+   */
+  text: string[];
+};
+
+/**
+ * Describes the message plylog.v1.ChessPosition.
+ * Use `create(ChessPositionSchema)` to create a new message.
+ */
+export const ChessPositionSchema: GenMessage<ChessPosition> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game, 31);
+
+/**
+ * A piece on a square.
+ *
+ * @generated from message plylog.v1.ChessPiece
+ */
+export type ChessPiece = Message<"plylog.v1.ChessPiece"> & {
+  /**
+   * The square (`e4`).
+   *
+   * @generated from field: string square = 1;
+   */
+  square: string;
+
+  /**
+   * Whose piece.
+   *
+   * @generated from field: plylog.v1.ChessSide side = 2;
+   */
+  side: ChessSide;
+
+  /**
+   * What piece.
+   *
+   * @generated from field: plylog.v1.ChessPieceKind kind = 3;
+   */
+  kind: ChessPieceKind;
+};
+
+/**
+ * Describes the message plylog.v1.ChessPiece.
+ * Use `create(ChessPieceSchema)` to create a new message.
+ */
+export const ChessPieceSchema: GenMessage<ChessPiece> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game, 32);
 
 /**
  * The clocks of a timed game after some event. To draw a running clock:
@@ -1310,7 +1536,7 @@ export type Clocks = Message<"plylog.v1.Clocks"> & {
  * Use `create(ClocksSchema)` to create a new message.
  */
 export const ClocksSchema: GenMessage<Clocks> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 29);
+  messageDesc(file_plylog_v1_game, 33);
 
 /**
  * A draw offer or takeback request waiting for the other seats.
@@ -1338,7 +1564,7 @@ export type PendingOffer = Message<"plylog.v1.PendingOffer"> & {
  * Use `create(PendingOfferSchema)` to create a new message.
  */
 export const PendingOfferSchema: GenMessage<PendingOffer> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 30);
+  messageDesc(file_plylog_v1_game, 34);
 
 /**
  * A game: its fixed configuration and its position at some sequence.
@@ -1424,7 +1650,7 @@ export type Game = Message<"plylog.v1.Game"> & {
  * Use `create(GameSchema)` to create a new message.
  */
 export const GameSchema: GenMessage<Game> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 31);
+  messageDesc(file_plylog_v1_game, 35);
 
 /**
  * One event of a game's log: the stored record and the streamed message.
@@ -1627,7 +1853,7 @@ export type GameEvent = Message<"plylog.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 32);
+  messageDesc(file_plylog_v1_game, 36);
 
 /**
  * The seat to move stayed away past the grace period.
@@ -1648,7 +1874,7 @@ export type SeatAbsent = Message<"plylog.v1.SeatAbsent"> & {
  * Use `create(SeatAbsentSchema)` to create a new message.
  */
 export const SeatAbsentSchema: GenMessage<SeatAbsent> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 33);
+  messageDesc(file_plylog_v1_game, 37);
 
 /**
  * A seat asked for a rematch during the round.
@@ -1676,7 +1902,7 @@ export type RematchRequested = Message<"plylog.v1.RematchRequested"> & {
  * Use `create(RematchRequestedSchema)` to create a new message.
  */
 export const RematchRequestedSchema: GenMessage<RematchRequested> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 34);
+  messageDesc(file_plylog_v1_game, 38);
 
 /**
  * A new round began.
@@ -1704,7 +1930,7 @@ export type RoundStarted = Message<"plylog.v1.RoundStarted"> & {
  * Use `create(RoundStartedSchema)` to create a new message.
  */
 export const RoundStartedSchema: GenMessage<RoundStarted> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 35);
+  messageDesc(file_plylog_v1_game, 39);
 
 /**
  * The seat to move ran out of time.
@@ -1725,7 +1951,7 @@ export type TimeExpired = Message<"plylog.v1.TimeExpired"> & {
  * Use `create(TimeExpiredSchema)` to create a new message.
  */
 export const TimeExpiredSchema: GenMessage<TimeExpired> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 36);
+  messageDesc(file_plylog_v1_game, 40);
 
 /**
  * A seat left play.
@@ -1753,7 +1979,7 @@ export type SeatOut = Message<"plylog.v1.SeatOut"> & {
  * Use `create(SeatOutSchema)` to create a new message.
  */
 export const SeatOutSchema: GenMessage<SeatOut> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 37);
+  messageDesc(file_plylog_v1_game, 41);
 
 /**
  * The game ended without a move deciding it.
@@ -1774,7 +2000,7 @@ export type GameEnded = Message<"plylog.v1.GameEnded"> & {
  * Use `create(GameEndedSchema)` to create a new message.
  */
 export const GameEndedSchema: GenMessage<GameEnded> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 38);
+  messageDesc(file_plylog_v1_game, 42);
 
 /**
  * A seat's answer or request around the moves (draw offers, takebacks).
@@ -1795,7 +2021,7 @@ export type SeatAction = Message<"plylog.v1.SeatAction"> & {
  * Use `create(SeatActionSchema)` to create a new message.
  */
 export const SeatActionSchema: GenMessage<SeatAction> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 39);
+  messageDesc(file_plylog_v1_game, 43);
 
 /**
  * The game was created with these rules and seats.
@@ -1868,7 +2094,7 @@ export type GameCreated = Message<"plylog.v1.GameCreated"> & {
  * Use `create(GameCreatedSchema)` to create a new message.
  */
 export const GameCreatedSchema: GenMessage<GameCreated> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 40);
+  messageDesc(file_plylog_v1_game, 44);
 
 /**
  * A seat played a move.
@@ -1936,6 +2162,13 @@ export type MovePlayed = Message<"plylog.v1.MovePlayed"> & {
    * @generated from field: plylog.v1.Chooser chosen_by = 8;
    */
   chosenBy?: Chooser | undefined;
+
+  /**
+   * Chess: the move in both text forms and what it did.
+   *
+   * @generated from field: plylog.v1.ChessMovePlayed chess = 9;
+   */
+  chess?: ChessMovePlayed | undefined;
 };
 
 /**
@@ -1943,7 +2176,49 @@ export type MovePlayed = Message<"plylog.v1.MovePlayed"> & {
  * Use `create(MovePlayedSchema)` to create a new message.
  */
 export const MovePlayedSchema: GenMessage<MovePlayed> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 41);
+  messageDesc(file_plylog_v1_game, 45);
+
+/**
+ * What a chess move did.
+ *
+ * @generated from message plylog.v1.ChessMovePlayed
+ */
+export type ChessMovePlayed = Message<"plylog.v1.ChessMovePlayed"> & {
+  /**
+   * The move in UCI (`e2e4`, `e1g1`; Chess960 castling `e1h1`).
+   *
+   * @generated from field: string uci = 1;
+   */
+  uci: string;
+
+  /**
+   * The move in SAN, with `+` or `#` (`Nf3`, `O-O`, `exd8=Q#`).
+   *
+   * @generated from field: string san = 2;
+   */
+  san: string;
+
+  /**
+   * The piece it took (a pawn, en passant); unspecified when none.
+   *
+   * @generated from field: plylog.v1.ChessPieceKind captured = 3;
+   */
+  captured: ChessPieceKind;
+
+  /**
+   * Whether it gives check (mate included).
+   *
+   * @generated from field: bool check = 4;
+   */
+  check: boolean;
+};
+
+/**
+ * Describes the message plylog.v1.ChessMovePlayed.
+ * Use `create(ChessMovePlayedSchema)` to create a new message.
+ */
+export const ChessMovePlayedSchema: GenMessage<ChessMovePlayed> = /*@__PURE__*/
+  messageDesc(file_plylog_v1_game, 46);
 
 /**
  * What a roll did, recorded so that replay never draws the dice again.
@@ -2016,7 +2291,7 @@ export type RollResult = Message<"plylog.v1.RollResult"> & {
  * Use `create(RollResultSchema)` to create a new message.
  */
 export const RollResultSchema: GenMessage<RollResult> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 42);
+  messageDesc(file_plylog_v1_game, 47);
 
 /**
  * A seat had no legal move and passed; the turn goes to the next seat.
@@ -2038,7 +2313,7 @@ export type TurnPassed = Message<"plylog.v1.TurnPassed"> & {
  * Use `create(TurnPassedSchema)` to create a new message.
  */
 export const TurnPassedSchema: GenMessage<TurnPassed> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 43);
+  messageDesc(file_plylog_v1_game, 48);
 
 /**
  * The last move on the board was taken back: its piece is removed, the discs
@@ -2085,7 +2360,7 @@ export type MoveUndone = Message<"plylog.v1.MoveUndone"> & {
  * Use `create(MoveUndoneSchema)` to create a new message.
  */
 export const MoveUndoneSchema: GenMessage<MoveUndone> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 44);
+  messageDesc(file_plylog_v1_game, 49);
 
 /**
  * An operator re-issued one seat's token with ReissueSeatToken: the seat's
@@ -2108,7 +2383,78 @@ export type SeatTokenReissued = Message<"plylog.v1.SeatTokenReissued"> & {
  * Use `create(SeatTokenReissuedSchema)` to create a new message.
  */
 export const SeatTokenReissuedSchema: GenMessage<SeatTokenReissued> = /*@__PURE__*/
-  messageDesc(file_plylog_v1_game, 45);
+  messageDesc(file_plylog_v1_game, 50);
+
+/**
+ * Which chess.
+ *
+ * @generated from enum plylog.v1.ChessVariant
+ */
+export enum ChessVariant {
+  /**
+   * Standard chess.
+   *
+   * @generated from enum value: CHESS_VARIANT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Standard chess.
+   *
+   * @generated from enum value: CHESS_VARIANT_STANDARD = 1;
+   */
+  STANDARD = 1,
+
+  /**
+   * Chess960 (Fischer random chess): castling moves the king and rook to
+   * the standard squares from wherever they start; UCI writes castling as
+   * the king taking its own rook (`e1h1`).
+   *
+   * @generated from enum value: CHESS_VARIANT_CHESS960 = 2;
+   */
+  CHESS960 = 2,
+}
+
+/**
+ * Describes the enum plylog.v1.ChessVariant.
+ */
+export const ChessVariantSchema: GenEnum<ChessVariant> = /*@__PURE__*/
+  enumDesc(file_plylog_v1_game, 0);
+
+/**
+ * How a chess game's claimable draws come about.
+ *
+ * @generated from enum plylog.v1.DrawRule
+ */
+export enum DrawRule {
+  /**
+   * Claimed.
+   *
+   * @generated from enum value: DRAW_RULE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The seat to move claims them with ACTION_CLAIM_DRAW (NO_DRAW_CLAIM when
+   * none can be claimed).
+   *
+   * @generated from enum value: DRAW_RULE_CLAIMED = 1;
+   */
+  CLAIMED = 1,
+
+  /**
+   * The move that makes them ends the game at once.
+   *
+   * @generated from enum value: DRAW_RULE_AUTOMATIC = 2;
+   */
+  AUTOMATIC = 2,
+}
+
+/**
+ * Describes the enum plylog.v1.DrawRule.
+ */
+export const DrawRuleSchema: GenEnum<DrawRule> = /*@__PURE__*/
+  enumDesc(file_plylog_v1_game, 1);
 
 /**
  * Who wins when a pop completes lines for both players at once.
@@ -2142,7 +2488,7 @@ export enum PopBothLines {
  * Describes the enum plylog.v1.PopBothLines.
  */
 export const PopBothLinesSchema: GenEnum<PopBothLines> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 0);
+  enumDesc(file_plylog_v1_game, 2);
 
 /**
  * What a roll that would carry a token past the last square does.
@@ -2184,7 +2530,7 @@ export enum Overshoot {
  * Describes the enum plylog.v1.Overshoot.
  */
 export const OvershootSchema: GenEnum<Overshoot> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 1);
+  enumDesc(file_plylog_v1_game, 3);
 
 /**
  * Who may take back the last move on the board (Undo).
@@ -2236,7 +2582,7 @@ export enum UndoPolicy {
  * Describes the enum plylog.v1.UndoPolicy.
  */
 export const UndoPolicySchema: GenEnum<UndoPolicy> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 2);
+  enumDesc(file_plylog_v1_game, 4);
 
 /**
  * What happens when the seat to move stays away past the grace period.
@@ -2272,7 +2618,7 @@ export enum AbsenceAction {
  * Describes the enum plylog.v1.AbsenceAction.
  */
 export const AbsenceActionSchema: GenEnum<AbsenceAction> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 3);
+  enumDesc(file_plylog_v1_game, 5);
 
 /**
  * What happens when the seat to move runs out of time.
@@ -2318,7 +2664,7 @@ export enum ExpiryPolicy {
  * Describes the enum plylog.v1.ExpiryPolicy.
  */
 export const ExpiryPolicySchema: GenEnum<ExpiryPolicy> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 4);
+  enumDesc(file_plylog_v1_game, 6);
 
 /**
  * Whether a run longer than K (an overline) wins.
@@ -2353,7 +2699,7 @@ export enum OverlineRule {
  * Describes the enum plylog.v1.OverlineRule.
  */
 export const OverlineRuleSchema: GenEnum<OverlineRule> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 5);
+  enumDesc(file_plylog_v1_game, 7);
 
 /**
  * An engine: what plays a bot seat or answers SuggestMove and
@@ -2408,7 +2754,7 @@ export enum Engine {
  * Describes the enum plylog.v1.Engine.
  */
 export const EngineSchema: GenEnum<Engine> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 6);
+  enumDesc(file_plylog_v1_game, 8);
 
 /**
  * Why a game ended.
@@ -2503,13 +2849,67 @@ export enum EndReason {
    * @generated from enum value: END_REASON_ABANDONED = 11;
    */
   ABANDONED = 11,
+
+  /**
+   * Chess: the side to move is checkmated (FIDE 5.1.1).
+   *
+   * @generated from enum value: END_REASON_CHECKMATE = 12;
+   */
+  CHECKMATE = 12,
+
+  /**
+   * Chess: the side to move has no legal move and is not in check (FIDE
+   * 5.2.1).
+   *
+   * @generated from enum value: END_REASON_STALEMATE = 13;
+   */
+  STALEMATE = 13,
+
+  /**
+   * Chess: neither side can checkmate, in the simple cases python-chess and
+   * lichess recognise (FIDE 5.2.2).
+   *
+   * @generated from enum value: END_REASON_INSUFFICIENT_MATERIAL = 14;
+   */
+  INSUFFICIENT_MATERIAL = 14,
+
+  /**
+   * Chess: the same position for the third time, claimed (ACTION_CLAIM_DRAW)
+   * or automatic (DRAW_RULE_AUTOMATIC) (FIDE 9.2).
+   *
+   * @generated from enum value: END_REASON_THREEFOLD_REPETITION = 15;
+   */
+  THREEFOLD_REPETITION = 15,
+
+  /**
+   * Chess: fifty moves of each side without a capture or a pawn move,
+   * claimed or automatic (FIDE 9.3).
+   *
+   * @generated from enum value: END_REASON_FIFTY_MOVES = 16;
+   */
+  FIFTY_MOVES = 16,
+
+  /**
+   * Chess: the same position for the fifth time (FIDE 9.6.1).
+   *
+   * @generated from enum value: END_REASON_FIVEFOLD_REPETITION = 17;
+   */
+  FIVEFOLD_REPETITION = 17,
+
+  /**
+   * Chess: seventy-five moves of each side without a capture or a pawn move
+   * (FIDE 9.6.2).
+   *
+   * @generated from enum value: END_REASON_SEVENTY_FIVE_MOVES = 18;
+   */
+  SEVENTY_FIVE_MOVES = 18,
 }
 
 /**
  * Describes the enum plylog.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 7);
+  enumDesc(file_plylog_v1_game, 9);
 
 /**
  * Where a game stands.
@@ -2557,7 +2957,103 @@ export enum GameStatus {
  * Describes the enum plylog.v1.GameStatus.
  */
 export const GameStatusSchema: GenEnum<GameStatus> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 8);
+  enumDesc(file_plylog_v1_game, 10);
+
+/**
+ * A side of a chess board.
+ *
+ * @generated from enum plylog.v1.ChessSide
+ */
+export enum ChessSide {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: CHESS_SIDE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * White.
+   *
+   * @generated from enum value: CHESS_SIDE_WHITE = 1;
+   */
+  WHITE = 1,
+
+  /**
+   * Black.
+   *
+   * @generated from enum value: CHESS_SIDE_BLACK = 2;
+   */
+  BLACK = 2,
+}
+
+/**
+ * Describes the enum plylog.v1.ChessSide.
+ */
+export const ChessSideSchema: GenEnum<ChessSide> = /*@__PURE__*/
+  enumDesc(file_plylog_v1_game, 11);
+
+/**
+ * What a chess piece is.
+ *
+ * @generated from enum plylog.v1.ChessPieceKind
+ */
+export enum ChessPieceKind {
+  /**
+   * Not set (no piece).
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A pawn.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_PAWN = 1;
+   */
+  PAWN = 1,
+
+  /**
+   * A knight.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_KNIGHT = 2;
+   */
+  KNIGHT = 2,
+
+  /**
+   * A bishop.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_BISHOP = 3;
+   */
+  BISHOP = 3,
+
+  /**
+   * A rook.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_ROOK = 4;
+   */
+  ROOK = 4,
+
+  /**
+   * A queen.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_QUEEN = 5;
+   */
+  QUEEN = 5,
+
+  /**
+   * A king.
+   *
+   * @generated from enum value: CHESS_PIECE_KIND_KING = 6;
+   */
+  KING = 6,
+}
+
+/**
+ * Describes the enum plylog.v1.ChessPieceKind.
+ */
+export const ChessPieceKindSchema: GenEnum<ChessPieceKind> = /*@__PURE__*/
+  enumDesc(file_plylog_v1_game, 12);
 
 /**
  * Why a roll left the token where it was.
@@ -2591,5 +3087,5 @@ export enum Forfeit {
  * Describes the enum plylog.v1.Forfeit.
  */
 export const ForfeitSchema: GenEnum<Forfeit> = /*@__PURE__*/
-  enumDesc(file_plylog_v1_game, 9);
+  enumDesc(file_plylog_v1_game, 13);
 
