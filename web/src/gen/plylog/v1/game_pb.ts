@@ -1433,7 +1433,7 @@ export type ChessPosition = Message<"plylog.v1.ChessPosition"> & {
   inCheck: boolean;
 
   /**
-   * The draw the seat to move may claim now with ACTION_CLAIM_DRAW
+   * The draw either seat may claim now with ACTION_CLAIM_DRAW
    * (END_REASON_THREEFOLD_REPETITION or END_REASON_FIFTY_MOVES);
    * unspecified when none.
    *
@@ -2435,8 +2435,8 @@ export enum DrawRule {
   UNSPECIFIED = 0,
 
   /**
-   * The seat to move claims them with ACTION_CLAIM_DRAW (NO_DRAW_CLAIM when
-   * none can be claimed).
+   * A seat claims them with ACTION_CLAIM_DRAW (NO_DRAW_CLAIM when none can
+   * be claimed).
    *
    * @generated from enum value: DRAW_RULE_CLAIMED = 1;
    */

@@ -2493,8 +2493,10 @@ export enum Action {
   /**
    * Chess: claim the draw the position allows now (GameEnded with
    * END_REASON_THREEFOLD_REPETITION or END_REASON_FIFTY_MOVES; FIDE 9.2,
-   * 9.3). Only the seat to move claims; NO_DRAW_CLAIM when none can be
-   * claimed (Position.chess.claimable_draw tells beforehand).
+   * 9.3). Either seat claims: the seat to move, or the seat whose move
+   * made the position, right after it (FIDE 9.2.1.1's claim with the
+   * repeating move). NO_DRAW_CLAIM when none can be claimed
+   * (Position.chess.claimable_draw tells beforehand).
    *
    * @generated from enum value: ACTION_CLAIM_DRAW = 9;
    */
