@@ -1,5 +1,6 @@
 //! `plylog import FILE|-`: JSON lines as `plylog export` writes them, read
-//! back into a database (the same backend or the other).
+//! back into a database (the same backend or the other); or, with
+//! `--format pgn`, chess games in PGN (see the `pgn` module).
 //!
 //! A game's events must be on consecutive lines, in sequence order from its
 //! GameCreated at sequence 1. The file is read twice. First every line is
@@ -25,12 +26,12 @@
 //! request.
 
 use std::collections::HashSet;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 
 use prost::Message;
 
-use super::{DatabaseArgs, Finding, OpsError, count, json, time_text};
+use super::{DatabaseArgs, Finding, OpsError, count, json, pgn, time_text};
 use crate::api::auth::{AccessSettings, seat_token_keys};
 use crate::api::{check_game_id, check_new_game};
 use crate::game::Event;
@@ -66,6 +67,19 @@ pub struct ImportArgs {
     /// CreateGame.
     #[command(flatten)]
     limits: GameLimitArgs,
+    /// What the file holds.
+    #[arg(long, value_enum, default_value_t = ImportFormat::Jsonl)]
+    format: ImportFormat,
+}
+
+/// The formats `plylog import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// JSON lines as `plylog export` writes them.
+    Jsonl,
+    /// Chess games in PGN, each played through the rules into a new game
+    /// (see the `pgn` module for ids, seats and results).
+    Pgn,
 }
 
 /// How far past the import's clock reading an event may have been
@@ -225,6 +239,9 @@ impl Import<'_> {
     /// Reads the lines a game at a time, and checks (and in the second
     /// pass writes) each game.
     async fn pass(&mut self, source: &Source, pass: Pass) -> Result<(), OpsError> {
+        if self.args.format == ImportFormat::Pgn {
+            return self.pgn_pass(source, pass).await;
+        }
         let mut done = HashSet::new();
         let mut pending: Option<Pending> = None;
         for (index, line) in source.lines()?.lines().enumerate() {
@@ -260,6 +277,32 @@ impl Import<'_> {
             game.events.push(event);
         }
         if let Some(game) = pending {
+            self.game(game, pass).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Import::pass`] over a PGN text: each game's log, built by playing
+    /// its moves, is checked (and written) as a JSON game's is. A game's
+    /// "line" in a refusal is its number in the text.
+    async fn pgn_pass(&mut self, source: &Source, pass: Pass) -> Result<(), OpsError> {
+        let mut text = String::new();
+        source.lines()?.read_to_string(&mut text)?;
+        let logs =
+            pgn::logs_of(&text, self.latest_ms - CLOCK_ALLOWANCE_MS).map_err(OpsError::Refused)?;
+        let mut seen = HashSet::new();
+        for (at, (game_id, events)) in logs.into_iter().enumerate() {
+            if !seen.insert(game_id.clone()) {
+                return Err(OpsError::Refused(format!(
+                    "game {}: game id {game_id} again (from its Site tag)",
+                    at + 1
+                )));
+            }
+            let game = Pending {
+                game_id,
+                lines: vec![at + 1; events.len()],
+                events,
+            };
             self.game(game, pass).await?;
         }
         Ok(())

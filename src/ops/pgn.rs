@@ -1,5 +1,8 @@
-//! `plylog export --format pgn`: a chess game's log as PGN, one PGN game
-//! per round (a rematch is a new round of the same game).
+//! PGN for `plylog export --format pgn` and `plylog import --format pgn`.
+//!
+//! # Export
+//! A chess game's log as PGN, one PGN game per round (a rematch is a new
+//! round of the same game).
 //!
 //! The tags: the seven-tag roster (`Event` is `plylog`, `Site` the game's
 //! id, `Date` the day the round started (UTC), `Round` the round counted
@@ -11,9 +14,28 @@
 //! movetext is each move's SAN as the log recorded it, undone moves left
 //! out. Clock comments are not written: the log records when each move
 //! was made, not each clock.
+//!
+//! # Import
+//! Each PGN game becomes a game's log, played through the rules as
+//! SubmitMove plays moves: its id is the last part of its `Site` tag
+//! (lichess's game id), or `pgn-N` for the file's N-th game without one;
+//! seat 0 is the side to move at the start (`White`, or `Black` after a
+//! FEN with Black to move), each seat's player id the tag's name; the
+//! start is the `FEN` tag's (Chess960 with `Variant "Chess960"`); events
+//! are recorded at the `UTCDate` and `UTCTime` tags' time (or `Date`'s
+//! day). A result the moves do not reach on the board is recorded as the
+//! players would make it: the loser resigns, or a draw is offered and
+//! accepted. The import then checks and replays each log as it does a
+//! JSON one before it writes anything.
 
+use crate::game::{
+    Action, Command, Event, GameConfig, GameState, SeatInfo, SeatLimits, decide, evolve,
+};
 use crate::proto as pb;
-use crate::rules::chess::pgn::{PgnGame, PgnMove};
+use crate::proto::convert;
+use crate::rules::chess::pgn::{self, PgnGame, PgnMove};
+use crate::rules::chess::{ChessRules, ChessVariant, DrawRule, MoveText};
+use crate::rules::{Move, RuleSet, Seat};
 
 /// The PGN games of one chess game's log (`events`, in sequence order);
 /// `None` when the game is not chess.
@@ -170,4 +192,138 @@ impl Round {
             result: result.to_owned(),
         }
     }
+}
+
+/// The logs of the games of a PGN text, each as its game id and events,
+/// recorded at `now_ms` where the game's tags give no time.
+///
+/// # Errors
+/// A sentence naming the game (its number in the text, from 1) and why:
+/// the text does not read as PGN, a start or a move is refused by the
+/// rules.
+pub(super) fn logs_of(
+    text: &str,
+    now_ms: i64,
+) -> Result<Vec<(String, Vec<pb::GameEvent>)>, String> {
+    let games = pgn::parse(text).map_err(|e| format!("the PGN does not read: {e}"))?;
+    games
+        .iter()
+        .enumerate()
+        .map(|(at, game)| {
+            log_of(at + 1, game, now_ms).map_err(|why| format!("game {}: {why}", at + 1))
+        })
+        .collect()
+}
+
+/// One PGN game (the `number`-th of its text) as a game's log.
+fn log_of(
+    number: usize,
+    game: &PgnGame,
+    now_ms: i64,
+) -> Result<(String, Vec<pb::GameEvent>), String> {
+    let game_id = match game.tag("Site").and_then(|site| site.rsplit('/').next()) {
+        Some(id) if !id.is_empty() && id != "?" => id.to_owned(),
+        _ => format!("pgn-{number}"),
+    };
+    let variant = match game.tag("Variant") {
+        Some(v) if v.eq_ignore_ascii_case("chess960") || v.eq_ignore_ascii_case("fischerandom") => {
+            ChessVariant::Chess960
+        }
+        _ => ChessVariant::Standard,
+    };
+    let rules = ChessRules::new(variant, game.tag("FEN"), None, DrawRule::Claimed)
+        .map_err(|e| format!("the start: {e}"))?;
+    let black_starts = rules.start().side_to_move() == crate::rules::chess::Side::Black;
+    let seat = |tag: &str, symbol: &str| SeatInfo {
+        player_id: game
+            .tag(tag)
+            .filter(|name| !name.is_empty())
+            .unwrap_or(tag)
+            .to_owned(),
+        display_name: String::new(),
+        symbol: symbol.to_owned(),
+        bot: None,
+    };
+    let mut seats = vec![seat("White", "W"), seat("Black", "B")];
+    if black_starts {
+        seats.reverse();
+    }
+    let rule_set = RuleSet::Chess(rules);
+    let config = GameConfig::new(rule_set.clone(), seats, SeatLimits::default())
+        .map_err(|e| e.to_string())?;
+    let at = recorded_at(game).unwrap_or(now_ms);
+    let mut state = GameState::new(config.clone(), at);
+    let mut events = vec![Event::GameCreated(config)];
+    let mut play = |state: &mut GameState, command: Command| -> Result<(), String> {
+        for event in decide(state, &command, at).map_err(|e| e.to_string())? {
+            evolve(state, &event, at);
+            events.push(event);
+        }
+        Ok(())
+    };
+    for (ply, mv) in game.moves.iter().enumerate() {
+        let text = MoveText::new(&mv.san)
+            .ok_or_else(|| format!("move {} ({}) is not a move", ply + 1, mv.san))?;
+        let seat = state.to_move();
+        play(
+            &mut state,
+            Command::Play {
+                seat,
+                mv: Move::ChessText(text),
+            },
+        )
+        .map_err(|why| format!("move {} ({}): {why}", ply + 1, mv.san))?;
+    }
+    if state.to_move().is_some() {
+        // The result was reached off the board.
+        let white = Seat(u8::from(black_starts));
+        let black = Seat(1 - white.0);
+        let to_move = state.to_move();
+        let steps: Vec<(Seat, Action)> = match game.result.as_str() {
+            "1-0" => vec![(black, Action::Resign)],
+            "0-1" => vec![(white, Action::Resign)],
+            "1/2-1/2" => {
+                let offering = to_move.unwrap_or(white);
+                vec![
+                    (offering, Action::OfferDraw),
+                    (Seat(1 - offering.0), Action::AcceptDraw),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        for (seat, action) in steps {
+            play(
+                &mut state,
+                Command::Act {
+                    seat: Some(seat),
+                    action,
+                },
+            )
+            .map_err(|why| format!("the result {}: {why}", game.result))?;
+        }
+    }
+    let wire = events
+        .iter()
+        .zip(1..)
+        .map(|(event, sequence)| {
+            convert::event_to_proto(&game_id, sequence, at, event, &rule_set, 0)
+        })
+        .collect();
+    Ok((game_id, wire))
+}
+
+/// When a PGN game was played, Unix epoch milliseconds: its `UTCDate` and
+/// `UTCTime` (lichess's tags), or its `Date` at midnight UTC; `None` when
+/// neither reads.
+fn recorded_at(game: &PgnGame) -> Option<i64> {
+    let date = game
+        .tag("UTCDate")
+        .or_else(|| game.tag("Date"))?
+        .replace('.', "-");
+    let time = match game.tag("UTCDate") {
+        Some(_) => game.tag("UTCTime").unwrap_or("00:00:00"),
+        None => "00:00:00",
+    };
+    let at: prost_types::Timestamp = format!("{date}T{time}Z").parse().ok()?;
+    Some(convert::timestamp_ms(Some(&at)))
 }

@@ -265,6 +265,30 @@ async fn a_players_undo_takes_back_the_bots_reply_with_its_own_move() {
 }
 
 #[tokio::test]
+async fn a_minimax_bot_plays_chess_by_material_and_takes_a_hanging_queen() {
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    // White (the bot, to move) has a rook on d2; Black's queen on d5 hangs.
+    let chess = rules(pb::rule_set::Kind::Chess(pb::ChessRules {
+        fen: "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1".into(),
+        ..pb::ChessRules::default()
+    }));
+    let seats = vec![bot("w", "W", pb::Engine::Minimax, 2, 1), seat("b", "B")];
+    create_from(client, with_seats("hanging", chess, seats)).await;
+    wait_until_sequence(client, "hanging", 2).await;
+    let events = stored_events(client, "hanging").await;
+    let Some(pb::game_event::Kind::MovePlayed(played)) = &events[1].kind else {
+        panic!("the bot's move: {events:?}")
+    };
+    assert_eq!(played.chess.as_ref().map(|c| c.san.as_str()), Some("Rxd5"));
+    assert_eq!(
+        played.chosen_by.expect("a bot's move").engine(),
+        pb::Engine::Minimax
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn bot_seats_an_engine_cannot_play_are_refused_at_creation() {
     let mut server = TestServer::start().await;
     let client = &mut server.client;
@@ -284,6 +308,12 @@ async fn bot_seats_an_engine_cannot_play_are_refused_at_creation() {
             mnk(4, 4, 3),
             "ENGINE_UNSUPPORTED",
             "seats[2].bot.engine",
+        ),
+        (
+            vec![seat("a", "X"), bot("b", "O", pb::Engine::Mcts, 10, 1)],
+            rules(pb::rule_set::Kind::Chess(pb::ChessRules::default())),
+            "ENGINE_UNSUPPORTED",
+            "seats[1].bot.engine",
         ),
         (
             vec![seat("a", "X"), bot("b", "O", pb::Engine::Random, 11, 1)],

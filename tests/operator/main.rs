@@ -75,6 +75,7 @@ fn main() -> ExitCode {
         games_lists_each_game_with_its_rules_status_moves_and_times,
         show_draws_the_board_after_the_latest_event_or_an_earlier_one,
         export_then_import_then_export_gives_the_same_lines,
+        the_sample_pgn_imports_through_the_rules_and_exports_back_to_its_movetext,
         import_refuses_a_log_that_does_not_replay_and_writes_nothing_of_that_game,
         import_of_a_game_the_database_has_is_refused_unless_skipped,
         verify_names_the_game_and_sequence_of_a_move_stored_after_the_game_ended,
@@ -538,6 +539,75 @@ async fn export_then_import_then_export_gives_the_same_lines(backend: Backend) {
         table(&same.plylog(&["games"]).expect_code(0).stdout),
         table(&source.plylog(&["games"]).expect_code(0).stdout)
     );
+}
+
+/// The 438 lichess games of the fixture, imported from PGN: each is
+/// played through the rules, and exported as PGN gives back its moves and
+/// result (lichess's clock comments aside). A game with an illegal move
+/// writes nothing.
+async fn the_sample_pgn_imports_through_the_rules_and_exports_back_to_its_movetext(
+    backend: Backend,
+) {
+    use plylog::rules::chess::pgn;
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/chess/lichess_db_sample.pgn"
+    );
+    let db = Db::fresh(backend).await;
+    let imported = db
+        .plylog(&["import", sample, "--format", "pgn", "--no-seat-tokens"])
+        .expect_code(0);
+    assert!(
+        imported.stdout.starts_with("imported 438 games ("),
+        "{}",
+        imported.stdout
+    );
+    db.plylog(&["verify"]).expect_code(0);
+    let exported = db
+        .plylog(&["export", "--all", "--format", "pgn"])
+        .expect_code(0)
+        .stdout;
+    let exported = pgn::parse(&exported).expect("the export reads");
+    let source = pgn::parse(&std::fs::read_to_string(sample).expect("the sample")).expect("reads");
+    assert_eq!(exported.len(), source.len());
+    for game in &source {
+        let site = game.tag("Site").expect("a site");
+        let id = site.rsplit('/').next().expect("an id");
+        let back = exported
+            .iter()
+            .find(|g| g.tag("Site") == Some(id))
+            .unwrap_or_else(|| panic!("{site} exported"));
+        let sans = |g: &pgn::PgnGame| g.moves.iter().map(|m| m.san.clone()).collect::<Vec<_>>();
+        assert_eq!(sans(back), sans(game), "{site}");
+        assert_eq!(back.result, game.result, "{site}");
+        assert_eq!(back.tag("White"), game.tag("White"), "{site}");
+        assert_eq!(back.tag("Date"), game.tag("UTCDate"), "{site}");
+    }
+
+    // An illegal third move: refused, naming the game and the move, and
+    // nothing written.
+    let bad = db.dir.path().join("bad.pgn");
+    std::fs::write(
+        &bad,
+        "[Site \"x/ok\"]\n\n1. e4 e5 *\n\n[Site \"x/bad\"]\n\n1. e4 e5 2. Ke3 *\n",
+    )
+    .expect("file written");
+    let fresh = Db::fresh(backend).await;
+    let refused = fresh
+        .plylog(&[
+            "import",
+            &bad.display().to_string(),
+            "--format",
+            "pgn",
+            "--no-seat-tokens",
+        ])
+        .expect_code(3);
+    assert_eq!(
+        refused.stderr.trim(),
+        "plylog: game 2: move 3 (Ke3): Ke3 is not a legal move here"
+    );
+    let listed = fresh.plylog(&["games"]).expect_code(0).stdout;
+    assert_eq!(listed.lines().count(), 1, "only the header: {listed}");
 }
 
 /// `lines` with the JSON of line `number` (1-based) changed by `edit`.
