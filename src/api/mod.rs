@@ -679,7 +679,10 @@ impl GameService for GameApi {
         };
         Ok(Response::new(pb::SuggestMoveResponse {
             seat: reply.seat.0.into(),
-            r#move: Some(convert::move_to_proto(choice.mv)),
+            r#move: Some(convert::move_on_position_to_proto(
+                reply.state.position(),
+                choice.mv,
+            )),
             score: Some(convert::score_to_proto(choice.score)),
             engine: convert::engine_to_proto(reply.engine) as i32,
             nodes: choice.nodes,
@@ -709,7 +712,10 @@ impl GameService for GameApi {
                 .moves
                 .into_iter()
                 .map(|(mv, score)| pb::MoveScore {
-                    r#move: Some(convert::move_to_proto(mv)),
+                    r#move: Some(convert::move_on_position_to_proto(
+                        reply.state.position(),
+                        mv,
+                    )),
                     score: Some(convert::score_to_proto(score)),
                 })
                 .collect(),

@@ -17,8 +17,9 @@
 //!
 //! # Import
 //! Each PGN game becomes a game's log, played through the rules as
-//! SubmitMove plays moves: its id is the last part of its `Site` tag
-//! (lichess's game id), or `pgn-N` for the file's N-th game without one;
+//! SubmitMove plays moves: its id is the last part of its `Site` tag when
+//! that is an address (lichess's game id), or `pgn-N` for the file's N-th
+//! game; a `Variant` other than standard chess or Chess960 is refused;
 //! seat 0 is the side to move at the start (`White`, or `Black` after a
 //! FEN with Black to move), each seat's player id the tag's name; the
 //! start is the `FEN` tag's (Chess960 with `Variant "Chess960"`); events
@@ -83,7 +84,9 @@ pub fn games_of(game_id: &str, events: &[pb::GameEvent]) -> Result<Option<Vec<Pg
                 }
             }
             Some(Kind::MoveUndone(_)) => {
+                // A move taken back takes back the end it made.
                 round.moves.pop();
+                round.end = None;
             }
             Some(Kind::GameEnded(ended)) => round.end = ended.outcome.clone(),
             Some(Kind::RoundStarted(started)) => {
@@ -221,15 +224,23 @@ fn log_of(
     game: &PgnGame,
     now_ms: i64,
 ) -> Result<(String, Vec<pb::GameEvent>), String> {
-    let game_id = match game.tag("Site").and_then(|site| site.rsplit('/').next()) {
-        Some(id) if !id.is_empty() && id != "?" => id.to_owned(),
-        _ => format!("pgn-{number}"),
-    };
-    let variant = match game.tag("Variant") {
-        Some(v) if v.eq_ignore_ascii_case("chess960") || v.eq_ignore_ascii_case("fischerandom") => {
-            ChessVariant::Chess960
+    // A site that is a game's address (lichess's) names it; a place does
+    // not.
+    let game_id = game
+        .tag("Site")
+        .filter(|site| site.contains("://"))
+        .and_then(|site| site.rsplit('/').next())
+        .filter(|id| crate::api::check_game_id(id).is_ok())
+        .map_or_else(|| format!("pgn-{number}"), str::to_owned);
+    let variant = match game.tag("Variant").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("standard" | "from position") => ChessVariant::Standard,
+        Some("chess960" | "fischerandom") => ChessVariant::Chess960,
+        Some(_) => {
+            return Err(format!(
+                "variant {:?}: only standard chess and Chess960 are played here",
+                game.tag("Variant").unwrap_or_default()
+            ));
         }
-        _ => ChessVariant::Standard,
     };
     let rules = ChessRules::new(variant, game.tag("FEN"), None, DrawRule::Claimed)
         .map_err(|e| format!("the start: {e}"))?;

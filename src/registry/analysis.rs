@@ -42,7 +42,8 @@ impl Registry {
             strength: request.strength,
             seed: request.seed,
         };
-        let job = thinking.job(Arc::new(state), &bot, nodes);
+        let state = Arc::new(state);
+        let job = thinking.job(Arc::clone(&state), &bot, nodes);
         let started = std::time::Instant::now();
         let answer = thinking.analyze(job, request.time, request.suggest).await;
         let outcome = match &answer {
@@ -63,6 +64,7 @@ impl Registry {
             sequence,
             engine,
             answer,
+            state,
         })
     }
 }

@@ -35,6 +35,8 @@ pub struct AnalysisReply {
     pub engine: crate::engine::EngineKind,
     /// The move, or every move's score.
     pub answer: Answer,
+    /// The game analysed (its moves' text forms depend on it: chess).
+    pub state: std::sync::Arc<crate::game::GameState>,
 }
 
 /// The seat credential a call presented.

@@ -38,6 +38,17 @@ fn create_chess(game_id: &str, rules: pb::RuleSet) -> pb::CreateGameRequest {
     }
 }
 
+/// Undo for `seat`, the full view in the reply.
+fn undo_request(game_id: &str, seat: u32) -> pb::UndoRequest {
+    pb::UndoRequest {
+        game_id: game_id.into(),
+        seat: Some(seat),
+        request_id: String::new(),
+        expected_sequence: None,
+        view: pb::GameView::Full as i32,
+    }
+}
+
 /// The chess facts of the one MovePlayed of a reply.
 fn played(reply: &pb::SubmitMoveResponse) -> &pb::MovePlayed {
     match reply.events.first().and_then(|e| e.kind.as_ref()) {
@@ -296,15 +307,7 @@ async fn perft_to_depth_two_through_the_api_matches_every_tricky_position() {
                     after.legal_move_count() as u64
                 }
             };
-            c.undo(pb::UndoRequest {
-                game_id: id.clone(),
-                seat: Some(0),
-                request_id: String::new(),
-                expected_sequence: None,
-                view: pb::GameView::Basic as i32,
-            })
-            .await
-            .expect("undone");
+            c.undo(undo_request(&id, 0)).await.expect("undone");
         }
         let game = get_game(c, &id).await;
         assert_eq!(position(&game).ply, 0, "{}: every move undone", case.id);
@@ -351,15 +354,7 @@ async fn a_game_from_a_fen_takes_uci_and_san_and_undo_restores_castling_en_passa
     assert_eq!(after.en_passant_square, "");
     // Undo twice: the FEN, castling rights and the clock come back.
     for seat in [1, 0] {
-        c.undo(pb::UndoRequest {
-            game_id: "fen".into(),
-            seat: Some(seat),
-            request_id: String::new(),
-            expected_sequence: None,
-            view: pb::GameView::Full as i32,
-        })
-        .await
-        .expect("undone");
+        c.undo(undo_request("fen", seat)).await.expect("undone");
     }
     assert_eq!(chess_position(&get_game(c, "fen").await), &before);
     // En passant: d4, (a6), d5, c5, dxc6: the square is given, then used.
@@ -400,6 +395,14 @@ async fn checkmate_wins_and_threefold_repetition_is_claimed_or_automatic() {
         panic!("a win")
     };
     assert_eq!(win.seat, 1);
+    let pgn_result = |events: &[pb::GameEvent]| {
+        let games = plylog::ops::pgn::games_of("fool", events).unwrap().unwrap();
+        games[0].result.clone()
+    };
+    assert_eq!(pgn_result(&stored_events(c, "fool").await), "0-1");
+    // The mate taken back takes its result with it.
+    c.undo(undo_request("fool", 1)).await.expect("undone");
+    assert_eq!(pgn_result(&stored_events(c, "fool").await), "*");
 
     // The knights go out and back twice: the start stands a third time.
     let shuffle = ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1"];
@@ -427,6 +430,12 @@ async fn checkmate_wins_and_threefold_repetition_is_claimed_or_automatic() {
         position(&game).outcome.as_ref().unwrap().reason(),
         pb::EndReason::ThreefoldRepetition
     );
+    // A claimed draw stands, as an agreed one does.
+    assert_rejected(
+        c.undo(undo_request("claimed", 1)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
 
     // With automatic draws the repeating move ends the game.
     create_from(
@@ -444,6 +453,16 @@ async fn checkmate_wins_and_threefold_repetition_is_claimed_or_automatic() {
     assert_eq!(
         position(&game).outcome.as_ref().unwrap().reason(),
         pb::EndReason::ThreefoldRepetition
+    );
+    // Made by a move, it is taken back with the move.
+    let game = c
+        .undo(undo_request("automatic", 1))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        position(game.game.as_ref().unwrap()).status(),
+        pb::GameStatus::InProgress
     );
 
     // Fifty moves: from a clock of 99, one quiet move makes it claimable.

@@ -584,24 +584,40 @@ async fn the_sample_pgn_imports_through_the_rules_and_exports_back_to_its_movete
         assert_eq!(back.tag("Date"), game.tag("UTCDate"), "{site}");
     }
 
-    // An illegal third move: refused, naming the game and the move, and
-    // nothing written.
-    let bad = db.dir.path().join("bad.pgn");
-    std::fs::write(
-        &bad,
-        "[Site \"x/ok\"]\n\n1. e4 e5 *\n\n[Site \"x/bad\"]\n\n1. e4 e5 2. Ke3 *\n",
-    )
-    .expect("file written");
-    let fresh = Db::fresh(backend).await;
-    let refused = fresh
-        .plylog(&[
+    // PGN text imported into `db` from a file beside it.
+    let import_pgn = |db: &Db, text: &str| {
+        let file = db.dir.path().join("games.pgn");
+        std::fs::write(&file, text).expect("file written");
+        db.plylog(&[
             "import",
-            &bad.display().to_string(),
+            &file.display().to_string(),
             "--format",
             "pgn",
             "--no-seat-tokens",
         ])
-        .expect_code(3);
+    };
+    // A site that is a place names no game; a variant other than chess
+    // and Chess960 is refused.
+    let fresh = Db::fresh(backend).await;
+    let places = "[Site \"London ENG\"]\n\n1. e4 *\n\n[Site \"London ENG\"]\n\n1. d4 *\n";
+    import_pgn(&fresh, places).expect_code(0);
+    let listed = fresh.plylog(&["games"]).expect_code(0).stdout;
+    assert!(
+        listed.contains("pgn-1") && listed.contains("pgn-2"),
+        "{listed}"
+    );
+    let refused = import_pgn(&fresh, "[Variant \"Atomic\"]\n\n1. e4 *\n").expect_code(3);
+    assert!(
+        refused.stderr.contains("variant \"Atomic\""),
+        "{}",
+        refused.stderr
+    );
+
+    // An illegal third move: refused, naming the game and the move, and
+    // nothing written.
+    let fresh = Db::fresh(backend).await;
+    let bad = "[Site \"x/ok\"]\n\n1. e4 e5 *\n\n[Site \"x/bad\"]\n\n1. e4 e5 2. Ke3 *\n";
+    let refused = import_pgn(&fresh, bad).expect_code(3);
     assert_eq!(
         refused.stderr.trim(),
         "plylog: game 2: move 3 (Ke3): Ke3 is not a legal move here"

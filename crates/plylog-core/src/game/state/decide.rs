@@ -23,18 +23,25 @@ impl GameState {
     }
 
     /// Whether the game ended by something other than a move (resignation,
-    /// time, agreement, abort), which no undo takes back.
+    /// time, agreement, abort, a claimed draw), which no undo takes back.
     fn ended_off_the_board(&self) -> bool {
-        matches!(
-            self.ended,
+        let claimed = || {
+            self.moves
+                .last()
+                .is_none_or(|m| m.played().outcome.is_none())
+        };
+        match self.ended {
             Some(
                 EndReason::Resignation
-                    | EndReason::Timeout
-                    | EndReason::Agreement
-                    | EndReason::Aborted
-                    | EndReason::Abandoned
-            )
-        )
+                | EndReason::Timeout
+                | EndReason::Agreement
+                | EndReason::Aborted
+                | EndReason::Abandoned,
+            ) => true,
+            // Made by a move under the automatic rule, claimed otherwise.
+            Some(EndReason::ThreefoldRepetition | EndReason::FiftyMoves) => claimed(),
+            _ => false,
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::{GameState, Millis, Offer, ReplayError, evolve};
 use crate::game::Event;
-use crate::rules::{Coord, Outcome, Played, Seat};
+use crate::rules::{Coord, Outcome, Played, Position, Seat};
 
 impl GameState {
     /// Rebuilds a game from its whole log: each event in sequence order from
@@ -224,6 +224,16 @@ impl GameState {
         let board = self.position.board();
         if let Some(board) = board {
             board.check(seats)?;
+        }
+        // A chess position takes its moves back itself: one per move.
+        if let Position::Chess(chess) = &self.position
+            && chess.plies() != self.moves.len()
+        {
+            return Err(format!(
+                "a chess position of {} moves under {} moves",
+                chess.plies(),
+                self.moves.len()
+            ));
         }
         for played in self.moves.iter().chain(&self.redo) {
             seat(played.seat, "a move's seat")?;

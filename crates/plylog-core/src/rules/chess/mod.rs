@@ -210,6 +210,15 @@ pub(crate) struct ChessUndo {
     forgotten: Option<Vec<Board>>,
 }
 
+impl ChessUndo {
+    /// The heap memory it holds, in bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.forgotten
+            .as_ref()
+            .map_or(0, |boards| boards.capacity() * std::mem::size_of::<Board>())
+    }
+}
+
 /// The halfmove clock at which the 75-move rule ends a game (9.6.2).
 const SEVENTY_FIVE_MOVES: u32 = 150;
 

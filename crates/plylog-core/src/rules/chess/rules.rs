@@ -4,7 +4,8 @@
 //! move records of itself ([`ChessPlayed`]).
 //!
 //! Seat 0 plays the side to move in the start position (White from the
-//! standard start), seat 1 the other side. A move is sent as text
+//! standard start), seat 1 the other side; in a rematch that rotates the
+//! first mover, the other way round. A move is sent as text
 //! ([`MoveText`], UCI or SAN, read on the position by [`Game::play`]) or
 //! as squares ([`Move::Chess`], as engines play); either way the log
 //! records the squares, and the event carries the move in both UCI and
@@ -13,8 +14,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::PieceKind;
 use super::{ChessEnding, ChessGame, ChessMove, ChessUndo, ChessVariant, DrawClaim};
-use super::{PieceKind, Side};
 use crate::rules::{
     EndReason, Game, GamePosition, IllegalMove, InvalidRules, Move, Outcome, Played, Seat,
 };
@@ -147,15 +148,6 @@ impl ChessRules {
     pub fn start(&self) -> &ChessGame {
         &self.start
     }
-
-    /// The side seat `seat` plays: seat 0 the side to move at the start.
-    pub fn side_of(&self, seat: Seat) -> Side {
-        match (self.start.side_to_move(), seat.0 % 2) {
-            (side, 0) => side,
-            (Side::White, _) => Side::Black,
-            (Side::Black, _) => Side::White,
-        }
-    }
 }
 
 impl fmt::Display for ChessRules {
@@ -175,6 +167,7 @@ impl fmt::Display for ChessRules {
 /// A chess move as a player sends it, UCI or SAN, kept inline (so that
 /// [`Move`] stays `Copy`): at most [`MoveText::MAX`] bytes of ASCII.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct MoveText {
     len: u8,
     bytes: [u8; MoveText::MAX],
@@ -203,6 +196,21 @@ impl MoveText {
     /// The text.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl From<MoveText> for String {
+    fn from(text: MoveText) -> String {
+        text.as_str().to_owned()
+    }
+}
+
+impl TryFrom<String> for MoveText {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        MoveText::new(&text)
+            .ok_or_else(|| format!("{text:?} is not 1 to {} ASCII characters", MoveText::MAX))
     }
 }
 
@@ -296,6 +304,11 @@ impl ChessPosition {
         &self.start
     }
 
+    /// The moves played from the start (each one that can be taken back).
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+
     fn play(&mut self, mv: ChessMove) {
         let undo = self.game.play_undoable(mv);
         self.moves.push((mv, undo));
@@ -314,6 +327,11 @@ impl GamePosition for ChessPosition {
     fn heap_bytes(&self) -> usize {
         self.game.heap_bytes()
             + self.moves.capacity() * std::mem::size_of::<(ChessMove, ChessUndo)>()
+            + self
+                .moves
+                .iter()
+                .map(|(_, undo)| undo.heap_bytes())
+                .sum::<usize>()
     }
 
     /// The board's eight ranks, rank 8 first, in FEN's letters (`.` for
@@ -404,7 +422,7 @@ impl Game for ChessRules {
     fn check_played(
         &self,
         position: &ChessPosition,
-        _seat: Seat,
+        seat: Seat,
         played: &Played,
     ) -> Result<(), String> {
         let Move::Chess(mv) = played.mv else {
@@ -413,19 +431,17 @@ impl Game for ChessRules {
         let Some(facts) = played.chess.as_deref() else {
             return Err("a chess move without its UCI and SAN".into());
         };
-        let game = &position.game;
-        game.check_legal(mv).map_err(|e| e.to_string())?;
         if played.placement.is_some() || played.roll.is_some() || !played.flips.is_empty() {
             return Err("a chess move with cells, flips or dice".into());
         }
-        let (uci, san) = (game.uci(mv), game.san(mv));
-        if facts.uci != uci || facts.san != san {
-            return Err(format!(
-                "recorded as {} / {}, but it is {uci} / {san} here",
-                facts.uci, facts.san
-            ));
+        // Every fact the log holds is what the rules say of the move here.
+        let fresh = self
+            .play(position, seat, Move::Chess(mv))
+            .map_err(|e| e.to_string())?;
+        match fresh.chess.as_deref() {
+            Some(here) if here == facts => Ok(()),
+            here => Err(format!("recorded as {facts:?}, but it is {here:?} here")),
         }
-        Ok(())
     }
 
     fn legal_moves<'a>(

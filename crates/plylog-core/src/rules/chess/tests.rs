@@ -287,3 +287,33 @@ fn pgn_reads_variations_zeros_and_a_set_up_start_and_writes_the_export_format() 
     );
     assert_eq!(sans(&games[2]), ["c4"]);
 }
+
+#[test]
+fn a_recorded_move_replays_only_with_the_facts_the_rules_give_it() {
+    use crate::rules::{Game, Move, Seat};
+    let rules = ChessRules::standard();
+    let position = rules.initial_position(2);
+    let text = MoveText::new("e4").expect("short");
+    let played = rules
+        .play(&position, Seat(0), Move::ChessText(text))
+        .expect("legal");
+    assert_eq!(
+        played.mv,
+        Move::Chess(position.game().parse_uci("e2e4").unwrap())
+    );
+    assert_eq!(rules.check_played(&position, Seat(0), &played), Ok(()));
+    // A stored capture, check or end the move did not make is refused.
+    for forge in [
+        |c: &mut ChessPlayed| c.check = true,
+        |c: &mut ChessPlayed| c.captured = Some(PieceKind::Pawn),
+        |c: &mut ChessPlayed| c.end = Some(crate::rules::EndReason::Resignation),
+        |c: &mut ChessPlayed| c.san = "e2e4".into(),
+    ] {
+        let mut forged = played.clone();
+        forge(forged.chess.as_deref_mut().expect("chess facts"));
+        assert!(
+            rules.check_played(&position, Seat(0), &forged).is_err(),
+            "{forged:?}"
+        );
+    }
+}

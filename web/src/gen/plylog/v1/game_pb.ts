@@ -113,7 +113,8 @@ export type RuleSet = Message<"plylog.v1.RuleSet"> & {
     /**
      * Chess by the FIDE Laws of Chess, or Chess960. Seat 0 plays the side
      * to move in the start position (White from the standard start), seat
-     * 1 the other side. Moves are `chess` with the move as UCI or SAN text.
+     * 1 the other side (the other way round in a rematch round that rotates
+     * the first mover). Moves are `chess` with the move as UCI or SAN text.
      *
      * @generated from field: plylog.v1.ChessRules chess = 8;
      */
@@ -923,8 +924,10 @@ export type ChessMove = Message<"plylog.v1.ChessMove"> & {
    * The move in UCI (`e2e4`, `e7e8q`; castling as the king's two-square
    * move, `e1g1`, or in Chess960 as the king taking its own rook, `e1h1`)
    * or SAN (`Nf3`, `exd6`, `O-O`, `e8=Q+`), read leniently as PGN readers
-   * do (`0-0`, no `=`, missing or extra `+`/`#`). At most 15 characters.
-   * Events record it in UCI, with both forms in MovePlayed.chess.
+   * do (`0-0`, no `=`, missing or extra `+`/`#`). At most 10 characters.
+   * Events record the move's squares here (castling as the king taking its
+   * own rook, `e1h1`, in both variants), with its UCI and SAN in
+   * MovePlayed.chess.
    *
    * @generated from field: string text = 1;
    */
