@@ -12,8 +12,9 @@
 //! `time forfeit`, `abandoned`, `unterminated`) with `PlyLogEnd`, the
 //! plylog end reason (`checkmate`, `threefold_repetition`, ...). The
 //! movetext is each move's SAN as the log recorded it, undone moves left
-//! out. Clock comments are not written: the log records when each move
-//! was made, not each clock.
+//! out. In a game with a clock, each move is followed by the mover's
+//! clock after it, as lichess writes it (`{ [%clk 0:04:58] }`: hours,
+//! minutes, seconds, rounded down), read off the log replayed.
 //!
 //! # Import
 //! Each PGN game becomes a game's log, played through the rules as
@@ -34,6 +35,7 @@ use crate::game::{
 };
 use crate::proto as pb;
 use crate::proto::convert;
+use crate::registry::log;
 use crate::rules::chess::pgn::{self, PgnGame, PgnMove};
 use crate::rules::chess::{ChessRules, ChessVariant, DrawRule, MoveText};
 use crate::rules::{Move, RuleSet, Seat};
@@ -65,9 +67,32 @@ pub fn games_of(game_id: &str, events: &[pb::GameEvent]) -> Result<Option<Vec<Pg
         .collect();
     // Seat 0 plays the side to move at the start.
     let black_starts = rules.fen.split_whitespace().nth(1) == Some("b");
+    // A game with a clock is replayed beside, for each move's clock.
+    let mut clocked = match convert::event_from_proto(&events[0]) {
+        Ok(Event::GameCreated(config))
+            if config.time_control().is_some_and(|tc| tc.clock.is_some()) =>
+        {
+            Some(GameState::new(config, log::recorded_at(&events[0])))
+        }
+        _ => None,
+    };
     let mut round = Round::new(&events[0], 0, 0);
     let mut games = Vec::new();
     for event in &events[1..] {
+        if let Some(state) = &mut clocked {
+            let applied = convert::event_from_proto(event)
+                .map_err(|e| e.to_string())
+                .and_then(|e| {
+                    state
+                        .apply_stored(&e, log::recorded_at(event))
+                        .map_err(|e| e.to_string())
+                });
+            if applied.is_err() {
+                // `plylog verify` says what is wrong; the moves are still
+                // written, without clocks.
+                clocked = None;
+            }
+        }
         match &event.kind {
             Some(Kind::MovePlayed(played) | Kind::MoveRedone(played)) => {
                 let san = played
@@ -75,8 +100,13 @@ pub fn games_of(game_id: &str, events: &[pb::GameEvent]) -> Result<Option<Vec<Pg
                     .as_ref()
                     .map(|c| c.san.clone())
                     .unwrap_or_default();
+                let comment = clocked.as_ref().and_then(|state| {
+                    let left = *state.clocks().remaining_ms.get(played.seat as usize)?;
+                    Some(format!("[%clk {}]", clock_text(left)))
+                });
                 round.moves.push(PgnMove {
                     san,
+                    comment,
                     ..PgnMove::default()
                 });
                 if let Some(outcome) = &played.outcome {
@@ -337,4 +367,80 @@ fn recorded_at(game: &PgnGame) -> Option<i64> {
     };
     let at: prost_types::Timestamp = format!("{date}T{time}Z").parse().ok()?;
     Some(convert::timestamp_ms(Some(&at)))
+}
+
+/// Milliseconds as a PGN clock: `H:MM:SS`, rounded down.
+fn clock_text(ms: i64) -> String {
+    let seconds = ms.max(0) / 1000;
+    format!(
+        "{}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{ExpiryPolicy, Fischer, TimeControl};
+
+    #[test]
+    fn a_timed_game_writes_each_movers_clock_after_its_move() {
+        let seats = ["white", "black"].map(|id| SeatInfo {
+            player_id: id.into(),
+            display_name: String::new(),
+            symbol: id[..1].to_ascii_uppercase(),
+            bot: None,
+        });
+        let rules = RuleSet::Chess(ChessRules::standard());
+        let config = GameConfig::new(rules.clone(), seats.to_vec(), SeatLimits::default())
+            .unwrap()
+            .with_time_control(
+                TimeControl {
+                    per_move_ms: None,
+                    clock: Some(Fischer {
+                        initial_ms: 180_000,
+                        increment_ms: 2_000,
+                    }),
+                    on_expiry: ExpiryPolicy::Forfeit,
+                    seed: 0,
+                },
+                1_000,
+            )
+            .unwrap();
+        // White thinks 5.5 s, Black 61 s, White 0.2 s.
+        let start = 1_764_547_200_000;
+        let mut state = GameState::new(config.clone(), start);
+        let mut events = vec![(Event::GameCreated(config), start)];
+        for (san, at) in [("e4", 5_500), ("e5", 66_500), ("Nf3", 66_700)] {
+            let text = MoveText::new(san).unwrap();
+            let command = Command::Play {
+                seat: Some(state.to_move().unwrap()),
+                mv: Move::ChessText(text),
+            };
+            for event in decide(&state, &command, start + at).unwrap() {
+                evolve(&mut state, &event, start + at);
+                events.push((event, start + at));
+            }
+        }
+        let wire: Vec<pb::GameEvent> = events
+            .iter()
+            .zip(1..)
+            .map(|((event, at), sequence)| {
+                convert::event_to_proto("g", sequence, *at, event, &rules, 0)
+            })
+            .collect();
+        let games = games_of("g", &wire).unwrap().unwrap();
+        let comments: Vec<_> = games[0].moves.iter().map(|m| m.comment.clone()).collect();
+        assert_eq!(
+            comments,
+            [
+                Some("[%clk 0:02:56]".to_owned()),
+                Some("[%clk 0:02:01]".to_owned()),
+                Some("[%clk 0:02:58]".to_owned())
+            ]
+        );
+        assert_eq!(clock_text(3_725_999), "1:02:05");
+    }
 }

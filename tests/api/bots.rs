@@ -289,6 +289,28 @@ async fn a_minimax_bot_plays_chess_by_material_and_takes_a_hanging_queen() {
 }
 
 #[tokio::test]
+async fn two_mcts_bots_play_chess_within_their_budget() {
+    let mut server = TestServer::start().await;
+    let client = &mut server.client;
+    let chess = rules(pb::rule_set::Kind::Chess(pb::ChessRules::default()));
+    let seats = vec![
+        bot("w", "W", pb::Engine::Mcts, 1, 1),
+        bot("b", "B", pb::Engine::Mcts, 1, 2),
+    ];
+    create_from(client, with_seats("mcts-chess", chess, seats)).await;
+    // Six plies, each chosen by MCTS.
+    wait_until_sequence(client, "mcts-chess", 7).await;
+    let events = stored_events(client, "mcts-chess").await;
+    let moves = moves(&events[..7]);
+    assert_eq!(moves.len(), 6, "{events:?}");
+    for (i, (seat, chooser)) in moves.iter().enumerate() {
+        assert_eq!(*seat, i as u32 % 2);
+        assert_eq!(chooser.expect("a bot's move").engine(), pb::Engine::Mcts);
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn bot_seats_an_engine_cannot_play_are_refused_at_creation() {
     let mut server = TestServer::start().await;
     let client = &mut server.client;
@@ -308,12 +330,6 @@ async fn bot_seats_an_engine_cannot_play_are_refused_at_creation() {
             mnk(4, 4, 3),
             "ENGINE_UNSUPPORTED",
             "seats[2].bot.engine",
-        ),
-        (
-            vec![seat("a", "X"), bot("b", "O", pb::Engine::Mcts, 10, 1)],
-            rules(pb::rule_set::Kind::Chess(pb::ChessRules::default())),
-            "ENGINE_UNSUPPORTED",
-            "seats[1].bot.engine",
         ),
         (
             vec![seat("a", "X"), bot("b", "O", pb::Engine::Random, 11, 1)],

@@ -40,6 +40,14 @@ const PLIES_PER_CELL: u64 = 4;
 /// iteration's cost does not grow with the board past 1,024 cells.
 const MAX_PLAYOUT: u64 = 4_096;
 
+/// A chess playout stops after this many plies and is judged on material
+/// (see `Walk::adjudicate`).
+const CHESS_PLAYOUT: u64 = 100;
+
+/// The material lead, in centipawns, that wins a chess playout cut short:
+/// a minor piece.
+const CHESS_LEAD: i32 = 300;
+
 /// A playout checks the stop flag every this many plies.
 const STOP_EVERY: u64 = 64;
 
@@ -81,6 +89,10 @@ const STOP_EVERY: u64 = 64;
 ///   legal, which is a uniform draw over the legal moves without listing
 ///   them.
 /// - Connect Four and Pop Out: playouts list the moves each ply.
+/// - Chess: playouts list the moves each ply, and one still going after
+///   100 plies is judged on material: the side a minor piece or more
+///   ahead (Shannon's values: pawn 100, knight and bishop 300, rook 500,
+///   queen 900) wins it, else it is a draw.
 /// - A playout ends, scored as a draw, after 4 plies per cell or 4,096
 ///   plies, whichever is fewer: Pop Out draws on a third repetition, which
 ///   the game tracks and a node does not, so a playout could otherwise go
@@ -107,9 +119,6 @@ impl Engine for MctsEngine {
                 "mcts does not play snakes and ladders: it is a race of dice; use the random engine"
                     .into(),
             ),
-            RuleSet::Chess(_) => Err(
-                "mcts does not play chess (its playouts are for boards of cells); use minimax".into(),
-            ),
             _ => Ok(()),
         }
     }
@@ -121,7 +130,8 @@ impl Engine for MctsEngine {
         budget: &Budget<'_>,
         rng: &mut ChaCha8Rng,
     ) -> Option<Choice> {
-        if node.outcome().is_some() || node.position().board().is_none() {
+        let boardless = node.position().board().is_none();
+        if node.outcome().is_some() || (boardless && !matches!(node.rules(), RuleSet::Chess(_))) {
             return None;
         }
         let iterations = budget.nodes.min(Self::iterations(strength));
@@ -357,12 +367,11 @@ enum Helper {
 
 impl Helper {
     fn new(root: &Node<'_>) -> Self {
-        let board = root.position().board().expect("a game with a board");
-        match root.rules() {
-            RuleSet::Mnk(r) => Helper::Lines(Lines::new(root, r.k(), false)),
-            RuleSet::Gomoku(r) => Helper::Lines(Lines::new(root, r.board().k(), false)),
-            RuleSet::Wild(r) => Helper::Lines(Lines::new(root, r.board().k(), true)),
-            RuleSet::Othello(_) | RuleSet::Hex(_) => {
+        match (root.rules(), root.position().board()) {
+            (RuleSet::Mnk(r), _) => Helper::Lines(Lines::new(root, r.k(), false)),
+            (RuleSet::Gomoku(r), _) => Helper::Lines(Lines::new(root, r.board().k(), false)),
+            (RuleSet::Wild(r), _) => Helper::Lines(Lines::new(root, r.board().k(), true)),
+            (RuleSet::Othello(_) | RuleSet::Hex(_), Some(board)) => {
                 Helper::Cells(Vec::with_capacity(board.empty_count() as usize))
             }
             _ => Helper::Plain,
@@ -423,15 +432,33 @@ impl Walk<'_> {
         self.helper.reset(base);
     }
 
+    /// The result of a playout cut short: in chess, a win for the side a
+    /// minor piece or more ahead on material (pawn 100, knight and bishop
+    /// 300, rook 500, queen 900), otherwise a draw; in other games a draw.
+    fn adjudicate(&self) -> Option<Seat> {
+        let crate::rules::Position::Chess(chess) = self.node.position() else {
+            return None;
+        };
+        let to_move = self.node.to_move();
+        match chess.game().material_balance() {
+            lead if lead >= CHESS_LEAD => Some(to_move),
+            lead if lead <= -CHESS_LEAD => Some(Seat(1 - to_move.0.min(1))),
+            _ => None,
+        }
+    }
+
     /// Plays at random to the end of the game, or a draw after 4 plies per
-    /// cell: the winner, `None` for a draw.
+    /// cell (chess: 100 plies, judged on material): the winner, `None` for
+    /// a draw.
     fn playout(
         &mut self,
         budget: &Budget<'_>,
         rng: &mut ChaCha8Rng,
     ) -> Result<Option<Seat>, Stopped> {
-        let cells = self.node.position().board().map_or(0, |b| b.cells());
-        let cap = (cells * PLIES_PER_CELL).min(MAX_PLAYOUT);
+        let cap = match self.node.position().board() {
+            Some(board) => (board.cells() * PLIES_PER_CELL).min(MAX_PLAYOUT),
+            None => CHESS_PLAYOUT,
+        };
         if let Helper::Cells(empty) = &mut self.helper {
             let board = self.node.position().board().expect("a board");
             empty.clear();
@@ -443,7 +470,7 @@ impl Walk<'_> {
                 return Ok(winner(outcome));
             }
             if plies >= cap {
-                return Ok(None);
+                return Ok(self.adjudicate());
             }
             plies += 1;
             if plies.is_multiple_of(STOP_EVERY) && budget.stopped() {
