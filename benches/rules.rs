@@ -13,13 +13,16 @@
 //!
 //! Chess: one move (read from UCI, checked, played on a copy of the game,
 //! which is how it is taken back) in Kiwipete, the busiest of the usual
-//! perft positions; and perft(4) from the start (197,281 leaves) through
-//! the same calls, reported in leaves per second.
+//! perft positions; the same move as the game layer plays it through the
+//! rule set (read from SAN, checked, its facts recorded, applied and
+//! taken back); and perft(4) from the start (197,281 leaves) through the
+//! same calls as the first, reported in leaves per second.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use plylog::rules::chess::{ChessGame, ChessVariant};
+use plylog::rules::ChessRules;
+use plylog::rules::chess::{ChessGame, ChessVariant, DrawRule, MoveText};
 use plylog::rules::{Coord, HexRules, MnkRules, Move, Played, Position, RuleSet, Seat};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -111,6 +114,31 @@ fn chess_move_cost(c: &mut Criterion) {
             black_box(after)
         })
     });
+    // As the game layer plays a move: the rules read it (SAN here), check
+    // it and record its facts (UCI, SAN, capture, check, ending), apply it
+    // and take it back, as hex's bench does.
+    let rules = RuleSet::Chess(
+        ChessRules::new(
+            ChessVariant::Standard,
+            Some(KIWIPETE),
+            None,
+            DrawRule::Claimed,
+        )
+        .expect("valid"),
+    );
+    let mut position = rules.initial_position(2);
+    let bxa6 = Move::ChessText(MoveText::new("Bxa6").expect("short"));
+    group.bench_function(
+        "the rules: read SAN, play, apply and undo (Kiwipete)",
+        |b| {
+            b.iter(|| {
+                let played = rules.play(black_box(&position), Seat(0), black_box(bxa6));
+                let played = played.expect("legal");
+                rules.apply(&mut position, Seat(0), &played);
+                rules.undo(&mut position, Seat(0), &played);
+            })
+        },
+    );
     let start = ChessGame::default();
     assert_eq!(start.perft(4), 197_281);
     group.throughput(Throughput::Elements(197_281));

@@ -421,7 +421,7 @@ impl ChessGame {
             return Err(ChessMoveError::Ended(ending));
         }
         self.check_legal(mv)?;
-        self.play_legal(mv);
+        self.play_legal(mv, false);
         Ok(())
     }
 
@@ -447,11 +447,15 @@ impl ChessGame {
     /// When `mv` is not legal.
     pub fn after(&self, mv: ChessMove) -> ChessGame {
         let mut next = self.clone();
-        next.play_legal(mv);
+        next.play_legal(mv, false);
         next
     }
 
-    fn play_legal(&mut self, mv: ChessMove) -> ChessUndo {
+    /// Plays `mv`, a legal move; with `keep`, returns the positions it
+    /// makes unrepeatable in the [`ChessUndo`] (a move taken back needs
+    /// them), else drops them without giving up their room (a copy played
+    /// on, as perft and [`ChessGame::after`] do, allocates nothing).
+    fn play_legal(&mut self, mv: ChessMove, keep: bool) -> ChessUndo {
         let rights_before = self.castle_rights_both();
         let halfmove_clock = self.halfmove_clock;
         self.board.play(mv.0);
@@ -463,7 +467,11 @@ impl ChessGame {
         let mut forgotten = None;
         if self.halfmove_clock == 0 || self.castle_rights_both() != rights_before {
             // Nothing before this move can be seen again.
-            forgotten = Some(std::mem::take(&mut self.repeatable));
+            if keep {
+                forgotten = Some(std::mem::take(&mut self.repeatable));
+            } else {
+                self.repeatable.clear();
+            }
         }
         self.repeatable.push(self.board.clone());
         ChessUndo {
@@ -479,7 +487,7 @@ impl ChessGame {
     /// When `mv` is not legal.
     pub(crate) fn play_undoable(&mut self, mv: ChessMove) -> ChessUndo {
         assert!(self.board.is_legal(mv.0), "{mv} is not legal here");
-        self.play_legal(mv)
+        self.play_legal(mv, true)
     }
 
     /// Takes back the last move played with [`ChessGame::play_undoable`],
