@@ -86,6 +86,8 @@
 
 pub mod api;
 pub mod app;
+pub mod compression;
+pub mod connect;
 pub mod metrics;
 pub mod ops;
 pub mod proto;

@@ -176,11 +176,17 @@ struct ServeArgs {
     /// on the gRPC port).
     #[arg(long, env = "PLYLOG_NO_DASHBOARD")]
     no_dashboard: bool,
-    /// An origin whose pages may call the API with grpc-web, e.g.
+    /// An origin whose pages may call the API with grpc-web or Connect, e.g.
     /// https://admin.example.com (repeat the flag for more; * allows any).
     /// None by default: only the dashboard's own origin.
     #[arg(long = "cors-origin", env = "PLYLOG_CORS_ORIGINS", value_delimiter = ',', value_parser = plylog::web::parse_origin)]
     cors_origins: Vec<http::HeaderValue>,
+    /// Compress a reply message only when it is at least this many bytes
+    /// (before compression), and only for callers that accept gzip or
+    /// zstd; "off" compresses none. Requests are accepted compressed
+    /// whatever their size.
+    #[arg(long, env = "PLYLOG_COMPRESS_REPLIES_ABOVE", default_value = "4096", value_parser = plylog::compression::ReplyCompression::parse)]
+    compress_replies_above: plylog::compression::ReplyCompression,
     /// Event store: sqlite://<path> (created if missing), a file path, or
     /// postgres://user@host:port/database (shared by several nodes).
     /// Repeated (or several in the variable, separated by spaces): several
@@ -379,6 +385,7 @@ impl ServeArgs {
                 dashboard: !self.no_dashboard,
                 cors_origins: self.cors_origins,
             },
+            reply_compression: self.compress_replies_above,
             cluster: ClusterSettings {
                 node_name: self.node_name.filter(|name| !name.is_empty()),
                 advertise_address: self.advertise_address.filter(|a| !a.is_empty()),

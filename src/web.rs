@@ -29,7 +29,7 @@ pub struct WebSettings {
     /// Serve the dashboard at `/` (default on; `--no-dashboard` turns it
     /// off, and `GET` requests then get gRPC's answer to a non-gRPC call).
     pub dashboard: bool,
-    /// Origins whose pages may call the API with grpc-web from another
+    /// Origins whose pages may call the API (grpc-web or Connect) from another
     /// origin, e.g. `https://admin.example.com`; `*` allows any. Empty (the
     /// default): only the dashboard's own origin (same-origin requests need
     /// no CORS).
@@ -110,12 +110,20 @@ fn cors(origins: &[HeaderValue]) -> Option<CorsLayer> {
                 name("grpc-timeout"),
                 name("grpc-accept-encoding"),
                 name("traceparent"),
+                name("connect-protocol-version"),
+                name("connect-timeout-ms"),
+                name("connect-content-encoding"),
+                name("connect-accept-encoding"),
+                header::CONTENT_ENCODING,
+                header::ACCEPT_ENCODING,
             ])
             .expose_headers([
                 name("grpc-status"),
                 name("grpc-message"),
                 name("grpc-status-details-bin"),
                 name("grpc-encoding"),
+                name("connect-content-encoding"),
+                header::CONTENT_ENCODING,
             ])
             .max_age(Duration::from_secs(24 * 60 * 60)),
     )

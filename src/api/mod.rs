@@ -51,7 +51,9 @@ pub use checks::{MAX_ID_CHARS, check_game_id, check_new_game};
 use checks::{MAX_POSITION_AT, feed_request, requested_seat, required_seat};
 use paging::{page_size, page_token};
 use request::{SeatRequest, request_meta, with_credential};
-pub use status::{DOMAIN, cause_chain, to_status, transport_refusals};
+pub use status::{
+    DOMAIN, cause_chain, malformed_request, request_too_large, to_status, transport_refusals,
+};
 
 /// The `plylog.v1.GameService` implementation.
 #[derive(Clone)]

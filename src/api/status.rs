@@ -342,12 +342,7 @@ pub fn transport_refusals(
                     )
                     || message.starts_with("tonic-web: ") =>
             {
-                refusal(
-                    Code::InvalidArgument,
-                    &format!("malformed request: {message}"),
-                    pb::ErrorReason::InvalidRequest,
-                )
-                .into_http()
+                malformed_request(&message).into_http()
             }
             _ => response,
         }
@@ -357,6 +352,24 @@ pub fn transport_refusals(
 /// RESOURCE_EXHAUSTED / REQUEST_TOO_LARGE naming the `max_request_bytes`
 /// limit, as an HTTP response.
 fn too_large(max_request_bytes: usize) -> http::Response<tonic::body::Body> {
+    request_too_large(max_request_bytes).into_http()
+}
+
+/// INVALID_ARGUMENT / INVALID_REQUEST for a request whose message cannot be
+/// read (`what` says why): undecodable bytes, bad framing, JSON that is
+/// not the method's message.
+pub fn malformed_request(what: &str) -> Status {
+    refusal(
+        Code::InvalidArgument,
+        &format!("malformed request: {what}"),
+        pb::ErrorReason::InvalidRequest,
+    )
+}
+
+/// RESOURCE_EXHAUSTED / REQUEST_TOO_LARGE for a request over
+/// `max_request_bytes`, naming the limit in the ErrorInfo metadata (`limit`,
+/// `max`).
+pub fn request_too_large(max_request_bytes: usize) -> Status {
     let metadata = HashMap::from([
         ("limit".to_owned(), "max_request_bytes".to_owned()),
         ("max".to_owned(), max_request_bytes.to_string()),
@@ -369,5 +382,4 @@ fn too_large(max_request_bytes: usize) -> http::Response<tonic::body::Body> {
         pb::ErrorReason::RequestTooLarge,
         metadata,
     )
-    .into_http()
 }

@@ -34,6 +34,7 @@ use tracing::Instrument;
 
 use crate::api::GameApi;
 use crate::api::auth::AccessSettings;
+use crate::compression::ReplyCompression;
 use crate::metrics::Sample;
 use crate::registry::{Clock, Ownership, Registry};
 use crate::store::{Database, EventStore, OpenError, StoreOptions};
@@ -90,6 +91,7 @@ pub struct Application {
     metrics_listener: Option<(TcpListener, SocketAddr)>,
     metrics_max_connections: usize,
     web: WebSettings,
+    reply_compression: ReplyCompression,
     store: Arc<dyn EventStore>,
     registry: Registry,
     shutdown_grace: Duration,
@@ -266,6 +268,7 @@ impl Application {
             metrics_listener,
             metrics_max_connections: settings.metrics_max_connections.max(1),
             web: settings.web,
+            reply_compression: settings.reply_compression,
             store,
             registry,
             shutdown_grace: settings.shutdown_grace,
@@ -327,7 +330,14 @@ impl Application {
             .redirecting(self.redirect);
         let calls = api.clone();
         let metrics = self.registry.metrics().clone();
-        let service = router::service(api, health_service, limit, &self.web, metrics.clone())?;
+        let service = router::service(
+            api,
+            health_service,
+            limit,
+            &self.web,
+            self.reply_compression,
+            metrics.clone(),
+        )?;
 
         // Games that come due (clocks running out, absent seats, bots to
         // move) are loaded then, not now.

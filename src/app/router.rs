@@ -1,8 +1,9 @@
 //! The router stack: the gRPC services (plylog.v1.GameService, health,
 //! reflection v1 and v1alpha) and the tower layers every request passes
-//! through, outermost first: the dashboard, CORS, grpc-web, the call layer
-//! (metrics, traces, logs) and the mapping of transport refusals to gRPC
-//! errors.
+//! through, outermost first: the dashboard, CORS, the Connect protocol
+//! ([`crate::connect`]), grpc-web, reply compression
+//! ([`crate::compression`]), the call layer (metrics, traces, logs) and
+//! the mapping of transport refusals to gRPC errors.
 
 use std::convert::Infallible;
 
@@ -13,6 +14,8 @@ use tower::util::MapResponseLayer;
 
 use super::AppError;
 use crate::api::{GameApi, transport_refusals};
+use crate::compression::{GrpcCompressionLayer, ReplyCompression};
+use crate::connect::ConnectLayer;
 use crate::metrics::Metrics;
 use crate::proto::{FILE_DESCRIPTOR_SET, game_service_server::GameServiceServer};
 use crate::telemetry::CallLayer;
@@ -54,6 +57,7 @@ pub(super) fn service(
     health_service: HealthServer<impl Health>,
     limit: usize,
     web: &WebSettings,
+    compression: ReplyCompression,
     metrics: Metrics,
 ) -> Result<impl GrpcPort, AppError> {
     let reflection = || {
@@ -70,15 +74,13 @@ pub(super) fn service(
             // grpcurl decode the error details we send.
             .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
     };
-    // gzip and zstd requests are accepted; a reply is compressed when
-    // the caller's grpc-accept-encoding offers one of them. The request
-    // limit applies to the decompressed message.
+    // gzip and zstd requests are accepted, and the request limit applies
+    // to the decompressed message. tonic compresses no reply: the
+    // compression layer compresses large messages only.
     let game_service = GameServiceServer::new(api)
         .max_decoding_message_size(limit)
         .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd)
-        .send_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Zstd);
+        .accept_compressed(CompressionEncoding::Zstd);
     let routes = tonic::service::Routes::new(health_service.max_decoding_message_size(limit))
         .add_service(reflection().build_v1()?.max_decoding_message_size(limit))
         .add_service(
@@ -92,7 +94,9 @@ pub(super) fn service(
     Ok(tower::ServiceBuilder::new()
         .layer(dashboard)
         .layer(cors)
+        .layer(ConnectLayer::new(limit, compression))
         .layer(grpc_web)
+        .layer(GrpcCompressionLayer::new(compression))
         .layer(CallLayer::new(metrics))
         .layer(MapResponseLayer::new(transport_refusals(limit)))
         .service(routes))

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::api::auth::AccessSettings;
+use crate::compression::ReplyCompression;
 use crate::registry::RegistrySettings;
 use crate::transport::TransportSettings;
 use crate::web::WebSettings;
@@ -62,6 +63,8 @@ pub struct Settings {
     pub metrics_max_connections: usize,
     /// The dashboard and the origins allowed to call with grpc-web.
     pub web: WebSettings,
+    /// Which replies are compressed, for callers that accept it.
+    pub reply_compression: ReplyCompression,
     /// How this node takes part in a cluster (PostgreSQL only).
     pub cluster: ClusterSettings,
 }
@@ -122,6 +125,7 @@ impl Settings {
             metrics_listen: None,
             metrics_max_connections: 100,
             web: WebSettings::default(),
+            reply_compression: ReplyCompression::default(),
             cluster: ClusterSettings::default(),
         }
     }

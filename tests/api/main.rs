@@ -17,6 +17,10 @@ mod bots;
 mod chess;
 /// The binary's start-up log and how it fails to open a database.
 mod cli;
+/// Reply compression above a threshold, gRPC and Connect.
+mod compression;
+/// The Connect protocol: JSON and binary over HTTP/1.1 and HTTP/2.
+mod connect;
 /// The connection layer under attack: idle, half-open and never-reading
 /// clients, the connection limit, running out of file descriptors.
 mod connections;

@@ -190,6 +190,21 @@ impl TestServer {
         .await
     }
 
+    /// A server on a fresh database whose settings `tune` changes last
+    /// (reply compression, say).
+    pub async fn start_tuned(tune: impl FnOnce(&mut Settings)) -> Self {
+        let db = Arc::new(TestDatabase::fresh().await);
+        TestServer::start_tuned_on(
+            db,
+            settings(),
+            AccessSettings::default(),
+            MAX_IN_FLIGHT,
+            WebSettings::default(),
+            tune,
+        )
+        .await
+    }
+
     async fn start_full(
         db: Arc<TestDatabase>,
         registry: RegistrySettings,
@@ -197,13 +212,24 @@ impl TestServer {
         max_in_flight: usize,
         web: WebSettings,
     ) -> Self {
+        TestServer::start_tuned_on(db, registry, access, max_in_flight, web, |_| {}).await
+    }
+
+    async fn start_tuned_on(
+        db: Arc<TestDatabase>,
+        registry: RegistrySettings,
+        access: AccessSettings,
+        max_in_flight: usize,
+        web: WebSettings,
+        tune: impl FnOnce(&mut Settings),
+    ) -> Self {
         let mut access = access;
         if access.seat_token_secret_file.is_none() && db.file.is_none() {
             // PostgreSQL needs a secret file (SQLite makes its own beside
             // the database file): one per database, across restarts.
             access.seat_token_secret_file = Some(db.secret_file());
         }
-        let settings = Settings {
+        let mut settings = Settings {
             postgres_connections: 8,
             registry,
             shutdown_grace: Duration::from_secs(1),
@@ -215,6 +241,7 @@ impl TestServer {
             web,
             ..Settings::new("127.0.0.1:0".parse().unwrap(), db.url.clone())
         };
+        tune(&mut settings);
         let app = spawn_app(settings).await;
         let client = GameServiceClient::new(channel(app.addr).await);
         TestServer {
