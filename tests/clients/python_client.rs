@@ -16,7 +16,7 @@ use libtest_mimic::Trial;
 
 use plylog_testkit::optional;
 use plylog_testkit::process;
-use process::{Server, plylog};
+use process::Server;
 
 /// The Python to run the example with, if one has its packages.
 fn python() -> Option<PathBuf> {
@@ -55,17 +55,7 @@ pub(crate) fn trials() -> Vec<Trial> {
 
 async fn the_python_example_reads_the_reason_of_a_refused_move() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("plylog.db").display());
-    let server = Server::start(
-        |port| {
-            let mut command = plylog();
-            command
-                .args(["--listen", &format!("127.0.0.1:{port}")])
-                .args(["--database-url", &url]);
-            command
-        },
-        0,
-    );
+    let server = Server::sqlite_in(dir.path());
     let example =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/python/error_details.py");
     let output = Command::new(python().expect("checked by the harness"))

@@ -48,6 +48,30 @@ pub fn plylog() -> Command {
     command
 }
 
+/// Runs `command` (no input) for up to `timeout` and returns its standard
+/// output.
+///
+/// # Panics
+/// When it cannot start, runs longer, or fails: with everything it
+/// printed, naming it `what`.
+pub fn run_ok(command: &mut Command, timeout: Duration, what: &str) -> String {
+    let child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let output = output_within(child, timeout, what);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// Waits for `child` to exit and reads everything it printed (as
 /// [`Child::wait_with_output`] does), for up to `timeout`.
 ///
@@ -67,6 +91,22 @@ pub fn output_within(child: Child, timeout: Duration, what: &str) -> Output {
 }
 
 impl Server {
+    /// The real binary serving on a free loopback port, on SQLite in
+    /// `dir/plylog.db`.
+    pub fn sqlite_in(dir: &std::path::Path) -> Server {
+        let url = format!("sqlite://{}", dir.join("plylog.db").display());
+        Server::start(
+            |port| {
+                let mut command = plylog();
+                command
+                    .args(["--listen", &format!("127.0.0.1:{port}")])
+                    .args(["--database-url", &url]);
+                command
+            },
+            0,
+        )
+    }
+
     /// Starts `make(port)` (a `plylog` command listening on `port`, 0 for
     /// any free one) and waits until it logs that it serves; tries again
     /// while the port is still held by a process that just died.
