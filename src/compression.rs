@@ -14,7 +14,7 @@
 //! reply as large compressed ones.
 //!
 //! - [`ReplyCompression`]: the threshold (`--compress-replies-above`).
-//! - [`Encoding`]: gzip or zstd, and which one a caller's header offers.
+//! - [`Encoding`]: gzip or zstd, and which one a caller's header prefers.
 //! - [`GrpcCompressionLayer`]: the layer for gRPC replies.
 
 use std::future::Future;
@@ -113,23 +113,27 @@ impl Encoding {
         }
     }
 
-    /// The encoding to reply with among those `header` (a comma-separated
-    /// accept list, e.g. `identity, deflate, gzip`; quality values are
-    /// ignored) offers: zstd first (faster and smaller), then gzip.
+    /// The encoding to reply with: the first of those `header` offers (a
+    /// comma-separated accept list, e.g. `identity, deflate, gzip`, read in
+    /// order, as Connect asks) that the server speaks, leaving out any
+    /// whose quality is zero (`gzip;q=0`, RFC 9110 12.5.3).
     pub fn preferred(headers: &HeaderMap, header: &str) -> Option<Self> {
-        let mut offered = None;
-        for value in headers.get_all(header) {
-            let Ok(value) = value.to_str() else { continue };
-            for name in value.split(',') {
-                let name = name.split(';').next().unwrap_or_default();
-                match Self::from_name(name) {
-                    Some(Encoding::Zstd) => return Some(Encoding::Zstd),
-                    Some(Encoding::Gzip) => offered = Some(Encoding::Gzip),
-                    None => {}
-                }
-            }
-        }
-        offered
+        headers
+            .get_all(header)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .find_map(|offer| {
+                let mut parts = offer.split(';');
+                let encoding = Self::from_name(parts.next().unwrap_or_default())?;
+                let refused = parts.any(|param| {
+                    let param = param.trim();
+                    param
+                        .strip_prefix("q=")
+                        .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+                });
+                (!refused).then_some(encoding)
+            })
     }
 
     /// `message` compressed at the fastest level.

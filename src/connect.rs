@@ -207,6 +207,22 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let Some(kind) = Kind::of(request.headers()) else {
+            if request.method() == Method::POST && !is_grpc(request.headers()) {
+                let failure = Failure {
+                    status: Status::invalid_argument(
+                        "this content-type is not served: send application/json \
+                         (or application/proto; application/connect+json for Connect's \
+                         streams), or gRPC or grpc-web",
+                    ),
+                    status_code: Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+                    metadata: HeaderMap::new(),
+                };
+                let mut response = unary_error(failure);
+                response
+                    .headers_mut()
+                    .insert("accept-post", HeaderValue::from_static(ACCEPTED));
+                return Either::Right(Box::pin(std::future::ready(Ok(response))));
+            }
             return Either::Left(self.inner.call(request.map(Body::new)));
         };
         // The one made ready goes with the call; a clone stays for the next.
@@ -214,6 +230,41 @@ where
         let inner = std::mem::replace(&mut self.inner, clone);
         Either::Right(Box::pin(serve(inner, request, kind, self.settings)))
     }
+}
+
+/// The content types the port serves a `POST` in, for `Accept-Post`.
+const ACCEPTED: &str = "application/json, application/proto, application/connect+json, \
+     application/connect+proto, application/grpc, application/grpc-web, application/grpc-web-text";
+
+/// Whether `headers` announce gRPC or grpc-web (`application/grpc...`),
+/// which pass through to the routes.
+fn is_grpc(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/grpc"))
+}
+
+/// The deadline `Connect-Timeout-Ms` sets, if any.
+///
+/// # Errors
+/// INVALID_ARGUMENT when it is not a count of milliseconds of at most 10
+/// digits (the protocol's form).
+fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, Status> {
+    let Some(value) = headers.get("connect-timeout-ms") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default();
+    let ms = (!text.is_empty() && text.len() <= 10 && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse::<u64>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "connect-timeout-ms {text:?} is not a count of milliseconds (at most 10 digits)"
+            ))
+        })?;
+    Ok(Some(
+        tokio::time::Instant::now() + std::time::Duration::from_millis(ms),
+    ))
 }
 
 /// Serves one Connect call of `kind` with `inner`.
@@ -243,7 +294,8 @@ where
         None => {
             let failure = Failure {
                 status: Status::unimplemented(format!(
-                    "no procedure at {}: the paths are /plylog.v1.GameService/<Method> (see the reference)",
+                    "no procedure at {}: the Connect protocol serves /plylog.v1.GameService/<Method> \
+                     and /grpc.health.v1.Health/<Method> (server reflection is gRPC only)",
                     request.uri().path()
                 )),
                 status_code: Some(StatusCode::NOT_FOUND),
@@ -252,15 +304,46 @@ where
             return Ok(unary_error(failure));
         }
     };
+    if matches!(kind, Kind::Stream(_)) && !procedure.server_streaming {
+        let failure = Failure {
+            status: Status::invalid_argument(format!(
+                "{} is unary: call it with content-type application/json or application/proto",
+                request.uri().path()
+            )),
+            status_code: Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            metadata: HeaderMap::new(),
+        };
+        return Ok(unary_error(failure));
+    }
+    let deadline = match deadline(request.headers()) {
+        Ok(deadline) => deadline,
+        Err(status) => return Ok(unary_error(status.into())),
+    };
     let compressing = settings.compression.min_bytes.is_some();
     let response = match kind {
         Kind::Unary(Codec::Json) if procedure.server_streaming => {
-            stream(inner, request, procedure, Framing::Lines, None, settings).await
+            stream(
+                inner,
+                request,
+                procedure,
+                Framing::Lines,
+                None,
+                deadline,
+                settings,
+            )
+            .await
         }
         Kind::Unary(codec) => {
             let accept =
                 Encoding::preferred(request.headers(), "accept-encoding").filter(|_| compressing);
-            match unary(inner, request, &procedure, codec, settings).await {
+            let call = unary(inner, request, &procedure, codec, settings);
+            let answered = match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, call)
+                    .await
+                    .unwrap_or_else(|_| Err(deadline_exceeded().into())),
+                None => call.await,
+            };
+            match answered {
                 Ok((parts, message)) => unary_reply(parts, message, codec, accept, settings),
                 Err(failure) => unary_error(failure),
             }
@@ -269,7 +352,10 @@ where
             let accept = Encoding::preferred(request.headers(), "connect-accept-encoding")
                 .filter(|_| compressing);
             let framing = Framing::Envelopes(codec);
-            stream(inner, request, procedure, framing, accept, settings).await
+            stream(
+                inner, request, procedure, framing, accept, deadline, settings,
+            )
+            .await
         }
     };
     Ok(response)
@@ -327,6 +413,11 @@ where
         Kind::Stream(codec) => {
             let encoding = content_encoding(&parts.headers, "connect-content-encoding")?;
             let (flags, message) = one_envelope(bytes)?;
+            if flags & !COMPRESSED != 0 {
+                return Err(malformed_request(&format!(
+                    "a request envelope's flags are 0 or 1 (compressed), not {flags}"
+                )));
+            }
             if flags & 1 == 1 && encoding.is_none() {
                 return Err(malformed_request(
                     "the envelope is flagged compressed, but connect-content-encoding names no encoding",
@@ -335,7 +426,8 @@ where
             (codec, encoding, flags & 1 == 1, message)
         }
     };
-    let message = match encoding.filter(|_| compressed) {
+    // Empty content is never decompressed (the protocol says so).
+    let message = match encoding.filter(|_| compressed && !message.is_empty()) {
         Some(encoding) => Bytes::from(encoding.decompress(&message, limit).map_err(|why| {
             if why.starts_with("over the limit") {
                 request_too_large(limit)
@@ -855,6 +947,7 @@ async fn stream<S, B>(
     procedure: Procedure,
     framing: Framing,
     accept: Option<Encoding>,
+    deadline: Option<tokio::time::Instant>,
     settings: ConnectLayer,
 ) -> Response<Body>
 where
@@ -881,10 +974,43 @@ where
         Ok(read) => read,
         Err(status) => return ended(builder, status, HeaderMap::new()),
     };
-    let Ok(response) = inner.call(grpc_request(parts, message)).await;
+    // The next frame of the reply, or DEADLINE_EXCEEDED once `deadline`
+    // has passed (dropping the reply then ends the call behind).
+    let next_frame = async move |body: &mut Body| match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, body.frame())
+            .await
+            .unwrap_or_else(|_| Some(Err(deadline_exceeded()))),
+        None => body.frame().await,
+    };
+    let call = inner.call(grpc_request(parts, message));
+    let response = match deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline, call).await {
+            Ok(Ok(response)) => response,
+            Err(_) => return ended(builder, deadline_exceeded(), HeaderMap::new()),
+        },
+        None => {
+            let Ok(response) = call.await;
+            response
+        }
+    };
     let (parts, mut body) = response.into_parts();
     if let Some(status) = Status::from_header_map(&parts.headers) {
         return ended(builder, status, parts.headers);
+    }
+    // Lines give an error found before the first message its HTTP status:
+    // the first frame is awaited before the reply's head is sent.
+    let mut first = None;
+    if framing == Framing::Lines {
+        let frame = next_frame(&mut body).await;
+        let early = match &frame {
+            Some(Ok(frame)) => frame.trailers_ref().and_then(Status::from_header_map),
+            Some(Err(status)) => Some(status.clone()),
+            None => None,
+        };
+        if let Some(status) = early.filter(|s| s.code() != Code::Ok) {
+            return ended(builder, status, parts.headers);
+        }
+        first = Some(frame);
     }
     let mut builder = builder;
     for (name, value) in passed_metadata(&parts.headers) {
@@ -900,7 +1026,11 @@ where
     let messages = async_stream::stream! {
         let mut pending = Bytes::new();
         loop {
-            let trailers = match body.frame().await {
+            let frame = match first.take() {
+                Some(frame) => frame,
+                None => next_frame(&mut body).await,
+            };
+            let trailers = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
                         pending = if pending.is_empty() {
@@ -940,6 +1070,7 @@ where
                     }
                     Err(frame) => Ok(frame.into_trailers().unwrap_or_default()),
                 },
+                Some(Err(status)) if status.code() == Code::DeadlineExceeded => Err(status),
                 Some(Err(error)) => Err(Status::internal(format!("the stream failed: {error}"))),
                 None => Err(Status::internal("the stream ended without a status")),
             };
@@ -961,6 +1092,11 @@ where
     builder
         .body(Body::new(StreamBody::new(messages)))
         .expect("headers from a valid reply")
+}
+
+/// The status of a call past its `Connect-Timeout-Ms`.
+fn deadline_exceeded() -> Status {
+    Status::deadline_exceeded("the call's connect-timeout-ms passed")
 }
 
 /// A plain-text reply with `status`.

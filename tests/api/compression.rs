@@ -143,15 +143,20 @@ async fn only_replies_over_the_threshold_are_compressed_over_grpc() {
         plain
     );
 
-    // zstd is preferred when offered.
-    let (encoding, messages) = raw_grpc(
-        &server,
-        "ListGames",
-        list_games().encode_to_vec(),
-        "gzip,zstd",
-    )
-    .await;
-    assert_eq!((encoding.as_deref(), messages[0].0), (Some("zstd"), 1));
+    // The first encoding offered is used, unless its quality is zero.
+    for (offer, chosen) in [
+        ("zstd, gzip", "zstd"),
+        ("deflate,gzip,zstd", "gzip"),
+        ("gzip;q=0, zstd", "zstd"),
+    ] {
+        let page = list_games().encode_to_vec();
+        let (encoding, messages) = raw_grpc(&server, "ListGames", page, offer).await;
+        assert_eq!(
+            (encoding.as_deref(), messages[0].0),
+            (Some(chosen), 1),
+            "{offer}"
+        );
+    }
 
     // A small reply goes out as it is, even to a caller that offers gzip.
     let (_, messages) = raw_grpc(&server, "GetGame", get_game("big"), "gzip").await;

@@ -182,6 +182,18 @@ async fn binary_bodies_over_http2_carry_the_same_messages_as_grpc() {
     assert_eq!(over_connect, over_grpc);
 }
 
+/// StreamEvents called over HTTP/1.1 with `body`, Connect's JSON envelopes.
+async fn stream_events(
+    server: &TestServer,
+    body: Vec<u8>,
+) -> http::Response<hyper::body::Incoming> {
+    let request = post(server, "StreamEvents", "application/connect+json", body);
+    tokio::time::timeout(Duration::from_secs(10), http1().request(request))
+        .await
+        .expect("an answer in time")
+        .expect("an answer")
+}
+
 /// Reads envelopes off `body` until `want` have come (or the end-of-stream
 /// one), within 10 s: each message's flags and bytes.
 async fn read_envelopes(
@@ -234,18 +246,8 @@ async fn a_connect_stream_sends_history_then_live_events_in_envelopes() {
         .await
         .unwrap();
     let message = json!({"gameId": "cs", "follow": true}).to_string();
-    let mut body = vec![0];
-    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
-    body.extend_from_slice(message.as_bytes());
-    let response = http1()
-        .request(post(
-            &server,
-            "StreamEvents",
-            "application/connect+json",
-            body,
-        ))
-        .await
-        .unwrap();
+    let body = enveloped(0, message.as_bytes());
+    let response = stream_events(&server, body).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         response.headers()[header::CONTENT_TYPE],
@@ -284,9 +286,7 @@ async fn a_failed_stream_ends_with_its_error_in_the_end_of_stream_envelope() {
         ..Default::default()
     }
     .encode_to_vec();
-    let mut body = vec![0];
-    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
-    body.extend_from_slice(&message);
+    let body = enveloped(0, &message);
     let response = http2()
         .request(post(
             &server,
@@ -482,4 +482,108 @@ async fn connect_calls_are_counted_and_health_answers_in_json() {
         (status, health),
         (StatusCode::OK, json!({"status": "SERVING"}))
     );
+}
+
+/// `message` in one Connect envelope with `flags`.
+fn enveloped(flags: u8, message: &[u8]) -> Vec<u8> {
+    let mut body = vec![flags];
+    body.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    body.extend_from_slice(message);
+    body
+}
+
+#[tokio::test]
+async fn what_the_protocol_refuses_is_refused_with_its_status() {
+    let mut server = TestServer::start().await;
+    create(&mut server.client, "cr", mnk(3, 3, 3)).await;
+
+    // curl -d without a content type sends a form: 415, naming what is served.
+    let request = post(
+        &server,
+        "GetGame",
+        "application/x-www-form-urlencoded",
+        b"{}".to_vec(),
+    );
+    let (status, headers, error) = call_json(&http1(), request).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{error}");
+    assert!(
+        headers["accept-post"]
+            .to_str()
+            .unwrap()
+            .contains("application/json")
+    );
+    // A unary method called as a stream: 415.
+    let body = enveloped(0, br#"{"gameId": "cr"}"#);
+    let request = post(&server, "GetGame", "application/connect+json", body);
+    let (status, _, _) = call_json(&http1(), request).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+
+    // An empty body is an empty message, compressed or not.
+    let mut request = post(&server, "GetGame", "application/proto", Vec::new());
+    request
+        .headers_mut()
+        .insert(header::CONTENT_ENCODING, "gzip".parse().unwrap());
+    let (status, _, error) = call_json(&http1(), request).await;
+    assert_eq!(
+        (status, reason(&error)),
+        (StatusCode::BAD_REQUEST, "INVALID_REQUEST".to_owned()),
+        "{error}"
+    );
+
+    // A request envelope flagged anything but compressed.
+    let body = enveloped(2, br#"{"gameId": "cr"}"#);
+    let response = stream_events(&server, body).await;
+    let mut body = response.into_body();
+    let envelopes = read_envelopes(&mut body, &mut Vec::new(), 1).await;
+    let end: Value = serde_json::from_slice(&envelopes[0].1).unwrap();
+    assert_eq!(end["error"]["code"], "invalid_argument", "{end}");
+
+    // A timeout that is not milliseconds.
+    let mut request = post(
+        &server,
+        "GetGame",
+        "application/json",
+        br#"{"gameId": "cr"}"#.to_vec(),
+    );
+    request
+        .headers_mut()
+        .insert("connect-timeout-ms", "-1".parse().unwrap());
+    let (status, _, error) = call_json(&http1(), request).await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_argument"))
+    );
+}
+
+#[tokio::test]
+async fn a_followed_stream_ends_at_its_connect_timeout() {
+    let mut server = TestServer::start().await;
+    create(&mut server.client, "cd", mnk(3, 3, 3)).await;
+    let body = enveloped(
+        0,
+        json!({"gameId": "cd", "follow": true})
+            .to_string()
+            .as_bytes(),
+    );
+    let mut request = post(&server, "StreamEvents", "application/connect+json", body);
+    request
+        .headers_mut()
+        .insert("connect-timeout-ms", "300".parse().unwrap());
+    let response = http1().request(request).await.unwrap();
+    let mut body = response.into_body();
+    // The history, the caught-up marker and heartbeats, then the end: the
+    // deadline.
+    let envelopes = read_envelopes(&mut body, &mut Vec::new(), usize::MAX).await;
+    let (flags, end) = envelopes.last().unwrap();
+    assert_eq!(*flags, 2, "{envelopes:?}");
+    let end: Value = serde_json::from_slice(end).unwrap();
+    assert_eq!(end["error"]["code"], "deadline_exceeded");
+}
+
+#[tokio::test]
+async fn lines_give_an_error_before_the_first_message_its_http_status() {
+    let server = TestServer::start().await;
+    let (status, error) = json_call(&server, "StreamEvents", json!({"gameId": "missing"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(reason(&error), "GAME_NOT_FOUND");
 }
