@@ -1,5 +1,5 @@
 //! `plylog bench`: a load generator for a plylog server, which also
-//! measures an in-process no-op gRPC handler with the same client so that
+//! measures a no-op gRPC handler (in a child process) with the same client so that
 //! every run can be quoted as a ratio to it (these machines are shared:
 //! absolute figures move with the neighbours, ratios within one run much
 //! less).
@@ -72,6 +72,11 @@ pub enum Command {
     /// Forwarding: GetGame through a game's owner and through another node
     /// of the same cluster, and the latency the hop adds.
     Forward(forward::ForwardArgs),
+    /// The no-op baseline's server, in a process of its own (what `play`
+    /// runs it as): prints `listening <address>`, then serves until its
+    /// standard input closes.
+    #[command(hide = true)]
+    NoopServe,
 }
 
 /// Why a run could not be done (exit code 3).
@@ -102,7 +107,8 @@ pub enum BenchError {
         /// The server's answer.
         status: Box<tonic::Status>,
     },
-    /// The in-process server (cold mode) or no-op handler failed.
+    /// The in-process server (cold mode) or the no-op handler's process
+    /// failed.
     #[error(transparent)]
     Server(#[from] AppError),
     /// Binding or serving the no-op handler failed.
@@ -137,6 +143,7 @@ pub async fn run(command: Command) -> ExitCode {
         Command::Cold(args) => cold::run(&args, &mut out).await,
         Command::Replay(args) => replay::run(&args, &mut out).await,
         Command::Forward(args) => forward::run(&args, &mut out).await,
+        Command::NoopServe => noop::serve(&mut out).await,
     }
     .and_then(|()| Ok(out.flush()?));
     match result {

@@ -1,5 +1,6 @@
 //! `plylog bench play`: boardgame.io's benchmark workload against a plylog
-//! server, then the same closed loop against the in-process no-op handler.
+//! server, then the same closed loop against the no-op handler, served by
+//! a child process.
 //!
 //! Each of `--slots` slots creates a 3×3 tic-tac-toe game (m,n,k 3,3,3, two
 //! seats, the server picks the id) and plays it to the end, both seats
@@ -150,7 +151,7 @@ pub async fn run(args: &PlayArgs, out: &mut impl Write) -> Result<(), BenchError
         None
     } else {
         let load_before = load_average();
-        let server = NoOpServer::start()?;
+        let server = NoOpServer::start().await?;
         let window = Window::after(warmup, length);
         let tally = noop::measure(&server.url(), slots, window).await?;
         server.stop().await?;
