@@ -222,8 +222,8 @@ where
 {
     type Response = Response<tonic::body::Body>;
     type Error = S::Error;
-    // Boxed only for callers that offer compression: the bench's and the
-    // other nodes' clients do not.
+    // Boxed only for callers that offer compression (grpcurl, grpcio, and
+    // the other nodes' forwarding client do; the bench's does not).
     type Future = futures_util::future::Either<
         S::Future,
         Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>,
@@ -319,7 +319,8 @@ impl Reframed {
                 out.put_u32(u32::try_from(compressed.len()).expect("smaller than its message"));
                 out.put(compressed);
             } else if out.is_empty() && self.pending.len() < PREFIX {
-                // Passed on as it is, without a copy.
+                // Passed on as it is, without a second copy (the first
+                // was into `pending`).
                 return Some(message.freeze());
             } else {
                 out.put(&mut message);
