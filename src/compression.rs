@@ -260,10 +260,10 @@ fn compress_grpc_reply(
     settings: ReplyCompression,
 ) -> Response<tonic::body::Body> {
     let headers = response.headers();
-    let is_grpc = headers
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|t| t.as_bytes().starts_with(b"application/grpc"));
-    if !is_grpc || headers.contains_key("grpc-status") || headers.contains_key("grpc-encoding") {
+    if !crate::connect::is_grpc(headers)
+        || headers.contains_key("grpc-status")
+        || headers.contains_key("grpc-encoding")
+    {
         return response;
     }
     response

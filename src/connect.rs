@@ -208,15 +208,14 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let Some(kind) = Kind::of(request.headers()) else {
             if request.method() == Method::POST && !is_grpc(request.headers()) {
-                let failure = Failure {
-                    status: Status::invalid_argument(
+                let failure = Failure::answered(
+                    Status::invalid_argument(
                         "this content-type is not served: send application/json \
                          (or application/proto; application/connect+json for Connect's \
                          streams), or gRPC or grpc-web",
                     ),
-                    status_code: Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
-                    metadata: HeaderMap::new(),
-                };
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                );
                 let mut response = unary_error(failure);
                 response
                     .headers_mut()
@@ -238,7 +237,7 @@ const ACCEPTED: &str = "application/json, application/proto, application/connect
 
 /// Whether `headers` announce gRPC or grpc-web (`application/grpc...`),
 /// which pass through to the routes.
-fn is_grpc(headers: &HeaderMap) -> bool {
+pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .is_some_and(|t| t.as_bytes().starts_with(b"application/grpc"))
@@ -292,27 +291,25 @@ where
     let procedure = match PROCEDURES.get(request.uri().path()) {
         Some(procedure) => procedure.clone(),
         None => {
-            let failure = Failure {
-                status: Status::unimplemented(format!(
+            let failure = Failure::answered(
+                Status::unimplemented(format!(
                     "no procedure at {}: the Connect protocol serves /plylog.v1.GameService/<Method> \
                      and /grpc.health.v1.Health/<Method> (server reflection is gRPC only)",
                     request.uri().path()
                 )),
-                status_code: Some(StatusCode::NOT_FOUND),
-                metadata: HeaderMap::new(),
-            };
+                StatusCode::NOT_FOUND,
+            );
             return Ok(unary_error(failure));
         }
     };
     if matches!(kind, Kind::Stream(_)) && !procedure.server_streaming {
-        let failure = Failure {
-            status: Status::invalid_argument(format!(
+        let failure = Failure::answered(
+            Status::invalid_argument(format!(
                 "{} is unary: call it with content-type application/json or application/proto",
                 request.uri().path()
             )),
-            status_code: Some(StatusCode::UNSUPPORTED_MEDIA_TYPE),
-            metadata: HeaderMap::new(),
-        };
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        );
         return Ok(unary_error(failure));
     }
     let deadline = match deadline(request.headers()) {
@@ -367,6 +364,18 @@ struct Failure {
     status: Status,
     status_code: Option<StatusCode>,
     metadata: HeaderMap,
+}
+
+impl Failure {
+    /// A failure with `status`, answered with the HTTP status `http`
+    /// rather than the one its code maps to.
+    fn answered(status: Status, http: StatusCode) -> Self {
+        Failure {
+            status,
+            status_code: Some(http),
+            metadata: HeaderMap::new(),
+        }
+    }
 }
 
 impl From<Status> for Failure {
