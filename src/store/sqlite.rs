@@ -117,9 +117,10 @@ impl SqliteOptions {
 /// An [`EventStore`] on one SQLite file.
 ///
 /// All writes go through one thread owning the only writer connection: it
-/// takes every queued write (up to 512), runs each in its own savepoint
-/// inside one `BEGIN IMMEDIATE` transaction, commits once, then answers each
-/// caller. One fsync thus covers many games' moves, and a conflict in one
+/// takes every queued write (up to 512), runs them in one `BEGIN IMMEDIATE`
+/// transaction, commits once, then answers each caller. One fsync thus
+/// covers many games' moves. A group in which a write fails is rolled back
+/// and run again with each write in its own savepoint, so a conflict in one
 /// write leaves the others untouched. Reads go through a pool of sqlx
 /// connections.
 #[derive(Debug, Clone)]

@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use sqlx::{PgPool, Postgres};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::EVENT_VERSION;
@@ -187,6 +188,14 @@ where
 /// the no-op handler against 0.26, measured alternately in one session),
 /// since PostgreSQL's CPU per statement is mostly fixed.
 ///
+/// The writer keeps one connection of `pool` for itself, taken when the
+/// first group comes: sqlx pings a connection each time it goes back to
+/// its pool, one more round trip per group commit (issue 42). A group
+/// that fails in any way drops it (closed, not given back), and the next
+/// group takes another: a connection that broke, or that a failover left
+/// on a server that no longer takes writes, is not kept. When the pool
+/// closes, the kept connection goes back to it between groups.
+///
 /// `feed` counts the groups committed, for the feed's readers.
 pub(super) async fn run_writer(
     pool: PgPool,
@@ -194,14 +203,47 @@ pub(super) async fn run_writer(
     feed: watch::Sender<u64>,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+    let mut conn: Option<PoolConnection<Postgres>> = None;
+    let mut closed = pool.close_event();
+    loop {
+        let received = tokio::select! {
+            received = queue.recv_many(&mut group, MAX_GROUP) => received,
+            // The pool closes (the store does) once every connection is
+            // back: the kept one goes back while no group is in flight.
+            () = &mut closed, if conn.is_some() => {
+                conn = None;
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
         // Two new games with one id in a statement: the insert keeps one,
         // but both would join its row and write event 1 twice, failing the
         // whole group (then retried one write at a time). A repeated id
         // waits for a statement of its own, and finds the id taken.
         while !group.is_empty() {
             let later = take_repeated_creates(&mut group);
-            commit_and_answer(&pool, &mut group).await;
+            let held = match conn.take() {
+                Some(held) => Ok(held),
+                None => pool.acquire().await,
+            };
+            match held {
+                Ok(mut held) => {
+                    if commit_and_answer(&mut held, &mut group).await {
+                        conn = Some(held);
+                    } else {
+                        held.close_on_drop();
+                    }
+                }
+                Err(error) => {
+                    tracing::error!(error = %crate::api::cause_chain(&error), writes = group.len(), "no connection for a group commit");
+                    let error = Arc::new(StoreError::from(error));
+                    for job in group.drain(..) {
+                        let _ = job.reply.send(Err(StoreError::Commit(Arc::clone(&error))));
+                    }
+                }
+            }
             feed.send_modify(|groups| *groups += 1);
             group = later;
         }
@@ -220,26 +262,30 @@ fn take_repeated_creates(group: &mut Vec<WriteJob>) -> Vec<WriteJob> {
     later
 }
 
-/// Commits `group` as one statement and answers each of its callers,
-/// leaving `group` empty.
-async fn commit_and_answer(pool: &PgPool, group: &mut Vec<WriteJob>) {
-    match commit_group(pool, group).await {
+/// Commits `group` as one statement on `conn` and answers each of its
+/// callers, leaving `group` empty. Returns whether the statement ran
+/// without an error (each write's own refusal, a conflict or a fence, is
+/// not one), so that `conn` is worth keeping.
+async fn commit_and_answer(conn: &mut PgConnection, group: &mut Vec<WriteJob>) -> bool {
+    match commit_group(conn, group).await {
         Ok(results) => {
             for (job, result) in group.drain(..).zip(results) {
                 let _ = job.reply.send(result);
             }
+            true
         }
         // Nothing of the group was committed: each write is tried alone,
         // so that one that fails fails only itself.
         Err(GroupError::Before(error)) if group.len() > 1 => {
             tracing::warn!(error = %error, writes = group.len(), "group write failed; writing one by one");
             for job in group.drain(..) {
-                let result = match commit_group(pool, std::slice::from_ref(&job)).await {
+                let result = match commit_group(conn, std::slice::from_ref(&job)).await {
                     Ok(mut results) => results.pop().unwrap_or(Err(StoreError::Closed)),
                     Err(GroupError::Before(error) | GroupError::Commit(error)) => Err(error),
                 };
                 let _ = job.reply.send(result);
             }
+            false
         }
         // Whether the commit landed is unknown (or the lone write failed):
         // every caller is told, and catches up from the log.
@@ -249,6 +295,7 @@ async fn commit_and_answer(pool: &PgPool, group: &mut Vec<WriteJob>) {
             for job in group.drain(..) {
                 let _ = job.reply.send(Err(StoreError::Commit(Arc::clone(&error))));
             }
+            false
         }
     }
 }
@@ -267,7 +314,7 @@ enum GroupError {
 /// taken, [`StoreError::Conflict`] for an append that lost a race,
 /// [`StoreError::Fenced`] for an append whose slot lease is no longer held.
 async fn commit_group(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     group: &[WriteJob],
 ) -> Result<Vec<Result<(), StoreError>>, GroupError> {
     let mut creates = Vec::new();
@@ -278,7 +325,7 @@ async fn commit_group(
             Write::Append(append) => appends.push(append),
         }
     }
-    let wrote = match write_all(pool, &creates, &appends).await {
+    let wrote = match write_all(&mut *conn, &creates, &appends).await {
         Ok(wrote) => wrote,
         Err(error @ sqlx::Error::Database(_)) => {
             // A unique violation of a lone new game means it exists.
