@@ -291,47 +291,40 @@ fn run_statement(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 /// write: two statements fewer per write, and no undo records (at G=64 the
 /// savepoints were a fifth of the writer's CPU, issue 42's profile). At the
 /// first write that fails, the transaction is rolled back and the group
-/// runs again with each write in its own savepoint
-/// ([`commit_each_alone`]), so that a write that fails fails only itself.
+/// runs again with each write in its own savepoint, so that a write that
+/// fails fails only itself.
 fn commit_group(
     conn: &mut Connection,
     group: &[WriteJob],
 ) -> rusqlite::Result<Vec<Result<Written, StoreError>>> {
-    run_statement(conn, "BEGIN IMMEDIATE")?;
-    let mut results = Vec::with_capacity(group.len());
-    for job in group {
-        match apply(conn, &job.op) {
-            Ok(written) => results.push(Ok(written)),
-            Err(_) => {
-                run_statement(conn, "ROLLBACK")?;
-                return commit_each_alone(conn, group);
+    let mut each_alone = false;
+    'group: loop {
+        run_statement(conn, "BEGIN IMMEDIATE")?;
+        let mut results = Vec::with_capacity(group.len());
+        for job in group {
+            if each_alone {
+                run_statement(conn, "SAVEPOINT write")?;
             }
+            let result = apply(conn, &job.op);
+            match (each_alone, result.is_err()) {
+                (true, failed) => {
+                    if failed {
+                        run_statement(conn, "ROLLBACK TO write")?;
+                    }
+                    run_statement(conn, "RELEASE write")?;
+                }
+                (false, true) => {
+                    run_statement(conn, "ROLLBACK")?;
+                    each_alone = true;
+                    continue 'group;
+                }
+                (false, false) => {}
+            }
+            results.push(result);
         }
+        run_statement(conn, "COMMIT")?;
+        return Ok(results);
     }
-    run_statement(conn, "COMMIT")?;
-    Ok(results)
-}
-
-/// Runs each write of `group` in its own savepoint of one transaction and
-/// commits. Returns each write's own result; `Err` when the transaction as a
-/// whole failed (nothing was committed).
-fn commit_each_alone(
-    conn: &mut Connection,
-    group: &[WriteJob],
-) -> rusqlite::Result<Vec<Result<Written, StoreError>>> {
-    run_statement(conn, "BEGIN IMMEDIATE")?;
-    let mut results = Vec::with_capacity(group.len());
-    for job in group {
-        run_statement(conn, "SAVEPOINT write")?;
-        let result = apply(conn, &job.op);
-        if result.is_err() {
-            run_statement(conn, "ROLLBACK TO write")?;
-        }
-        run_statement(conn, "RELEASE write")?;
-        results.push(result);
-    }
-    run_statement(conn, "COMMIT")?;
-    Ok(results)
 }
 
 /// Runs one write in the open transaction; on `Err` it may have written
