@@ -79,6 +79,11 @@ pub(crate) fn trials() -> Vec<Trial> {
             writes_queued_together_commit_in_one_group,
         ),
         trial(
+            "multinode::a_writer_whose_connection_was_cut_while_idle_writes_on_another",
+            &postgres,
+            a_writer_whose_connection_was_cut_while_idle_writes_on_another,
+        ),
+        trial(
             "multinode::a_clock_that_runs_out_on_two_nodes_times_out_once",
             &postgres,
             a_clock_that_runs_out_on_two_nodes_times_out_once,
@@ -951,31 +956,41 @@ async fn a_node_asking_for_a_seats_presence_counts_only_the_other_nodes_rows() {
     other.close().await;
 }
 
-/// A store is given, all at once (so they queue for its writer together), a
-/// new game for each of 20 ids twice over and an append to a game it made
-/// before: each id is created once, by the first of its two writes (the
-/// second finds it taken), and the append lands.
-async fn writes_queued_together_commit_in_one_group() {
-    use plylog::store::{Append, EventStore, NewEvent, NewGame, PostgresStore, StoreError};
-    let schema = fresh_postgres_schema().await;
-    let a = PostgresStore::open(&schema.url, 4).await.unwrap();
-    let event = |sequence| NewEvent {
+/// An event as a store takes it: `sequence`, a one-byte payload, time 1.
+fn stored_event(sequence: u64, event_type: &'static str) -> plylog::store::NewEvent {
+    plylog::store::NewEvent {
         sequence,
-        event_type: "game_created",
+        event_type,
         payload: vec![sequence as u8].into(),
         recorded_at_ms: 1,
         chain: [0; 32],
         lifecycle: 0,
-    };
-    let game = |id: String| NewGame {
-        game_id: id,
-        created: event(1),
+    }
+}
+
+/// A new game as a store takes it, with no request, seats or tags.
+fn stored_game(game_id: &str) -> plylog::store::NewGame {
+    plylog::store::NewGame {
+        game_id: game_id.into(),
+        created: stored_event(1, "game_created"),
         request: None,
         status: 1,
         seat_token_hashes: Vec::new(),
         wake: Default::default(),
         tags: Vec::new(),
-    };
+    }
+}
+
+/// A store is given, all at once (so they queue for its writer together), a
+/// new game for each of 20 ids twice over and an append to a game it made
+/// before: each id is created once, by the first of its two writes (the
+/// second finds it taken), and the append lands.
+async fn writes_queued_together_commit_in_one_group() {
+    use plylog::store::{Append, EventStore, NewEvent, PostgresStore, StoreError};
+    let schema = fresh_postgres_schema().await;
+    let a = PostgresStore::open(&schema.url, 4).await.unwrap();
+    let event = |sequence| stored_event(sequence, "game_created");
+    let game = |id: String| stored_game(&id);
     a.create(game("grouped-before".into())).await.unwrap();
     let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();
     let creates = ids.iter().chain(&ids).map(|id| a.create(game(id.clone())));
@@ -1013,6 +1028,42 @@ async fn writes_queued_together_commit_in_one_group() {
     assert_eq!(games, 21);
 
     a.close().await;
+}
+
+/// The store's writer keeps one connection between writes. Cut while the
+/// writer is idle (a database restart, a failover), it is found dead by a
+/// ping before the next write, which lands on another connection instead
+/// of failing. The idle time is the input here: past the 500 ms after which
+/// a kept connection is pinged.
+async fn a_writer_whose_connection_was_cut_while_idle_writes_on_another() {
+    use plylog::store::{Append, EventStore, PostgresStore};
+    let schema = fresh_postgres_schema().await;
+    let application_name = application_name("idle-writer");
+    let url = format!("{}&application_name={application_name}", schema.url);
+    let store = PostgresStore::open(&url, 4).await.unwrap();
+    store
+        .create(stored_game("idle"))
+        .await
+        .expect("the game is created");
+    let cut = cut_connections(&application_name).await;
+    assert!(cut >= 1, "the writer's connection is among those cut");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    for sequence in 2..=3 {
+        store
+            .append(Append {
+                game_id: "idle".into(),
+                expected: sequence - 1,
+                events: vec![stored_event(sequence, "move_played")],
+                request: None,
+                status: 1,
+                seat_token_hashes: None,
+                wake: Default::default(),
+                fence: None,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("append {sequence} after the cut: {e}"));
+    }
+    store.close().await;
 }
 
 async fn three_nodes_on_one_database_agree_on_every_game() {

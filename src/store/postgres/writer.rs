@@ -9,8 +9,9 @@ use std::sync::Arc;
 use sqlx::pool::PoolConnection;
 use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
-use super::EVENT_VERSION;
+use super::{EVENT_VERSION, PING_AFTER_IDLE};
 use crate::store::{Append, NewEvent, NewGame, StoreError, classify};
 
 /// Most writes one statement commits together.
@@ -193,7 +194,8 @@ where
 /// its pool, one more round trip per group commit (issue 42). A group
 /// that fails in any way drops it (closed, not given back), and the next
 /// group takes another: a connection that broke, or that a failover left
-/// on a server that no longer takes writes, is not kept. When the pool
+/// on a server that no longer takes writes, is not kept. One idle for
+/// [`PING_AFTER_IDLE`] is pinged first, as the pool does. When the pool
 /// closes, the kept connection goes back to it between groups.
 ///
 /// `feed` counts the groups committed, for the feed's readers.
@@ -203,7 +205,8 @@ pub(super) async fn run_writer(
     feed: watch::Sender<u64>,
 ) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    let mut conn: Option<PoolConnection<Postgres>> = None;
+    // The kept connection, and when its last group ended.
+    let mut conn: Option<(PoolConnection<Postgres>, Instant)> = None;
     let mut closed = pool.close_event();
     loop {
         let received = tokio::select! {
@@ -225,13 +228,14 @@ pub(super) async fn run_writer(
         while !group.is_empty() {
             let later = take_repeated_creates(&mut group);
             let held = match conn.take() {
-                Some(held) => Ok(held),
+                Some((held, ended)) if ended.elapsed() < PING_AFTER_IDLE => Ok(held),
+                Some((held, _)) => alive_or_another(held, &pool).await,
                 None => pool.acquire().await,
             };
             match held {
                 Ok(mut held) => {
                     if commit_and_answer(&mut held, &mut group).await {
-                        conn = Some(held);
+                        conn = Some((held, Instant::now()));
                     } else {
                         held.close_on_drop();
                     }
@@ -246,6 +250,25 @@ pub(super) async fn run_writer(
             }
             feed.send_modify(|groups| *groups += 1);
             group = later;
+        }
+    }
+}
+
+/// `held` when it answers a ping, else another connection of `pool` (the
+/// pool's own rule for a connection idle for [`PING_AFTER_IDLE`] or more):
+/// a kept connection that a database restart or a failover cut while the
+/// writer was idle costs a round trip, not a failed group.
+async fn alive_or_another(
+    mut held: PoolConnection<Postgres>,
+    pool: &PgPool,
+) -> Result<PoolConnection<Postgres>, sqlx::Error> {
+    use sqlx::Connection;
+    match held.ping().await {
+        Ok(()) => Ok(held),
+        Err(_) => {
+            held.close_on_drop();
+            drop(held);
+            pool.acquire().await
         }
     }
 }
