@@ -62,8 +62,8 @@ pub(super) struct WriteJob {
 
 /// Opens the writer connection on the (migrated, existing) file at `path`:
 /// `synchronous` FULL, or NORMAL when `synchronous_normal`; foreign keys on;
-/// temporary storage in memory; a 10 s busy timeout. The journal mode (WAL) is the file's own, set when
-/// the store first opened it. Returns the connection with `journal_mode`
+/// temporary storage in memory; a 10 s busy timeout. The journal mode
+/// (WAL) is the file's own, set when the store first opened it. Returns the connection with `journal_mode`
 /// and `synchronous` as it reports them.
 ///
 /// # Errors
@@ -76,13 +76,14 @@ pub(super) fn open(
     let synchronous = if synchronous_normal { "NORMAL" } else { "FULL" };
     conn.pragma_update(None, "synchronous", synchronous)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Each write of a group runs in its own savepoint, whose undo records
-    // (the sub-journal: every page a savepoint changes, as it was) SQLite
-    // keeps in memory only up to 64 KiB, then spills to a temporary file
-    // that it no longer truncates as savepoints end: at G=64, 77% of the
-    // writer's pwrite calls went there, not to the WAL (issue 42's
-    // profile). With temp_store MEMORY the sub-journal stays in memory and
-    // each released savepoint truncates it.
+    // Undo records for savepoints and statements (the sub-journal: every
+    // page changed, as it was) SQLite keeps in memory only up to 64 KiB,
+    // then spills to a temporary file that it no longer truncates as
+    // savepoints end: when each write of a group ran in its own savepoint,
+    // 77% of the writer's pwrite calls at G=64 went there, not to the WAL
+    // (issue 42's profile). With temp_store MEMORY the sub-journal stays in
+    // memory (a group that `commit_group` runs write by write still uses
+    // it) and each released savepoint truncates it.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     let journal_mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
