@@ -264,7 +264,7 @@ pub(super) async fn run_writer(
 /// until a generic plan looks no dearer, and for this statement it never
 /// did: planning it took about half of PostgreSQL's CPU per group, 1 ms a
 /// lone move on a 2-core machine (issue 42; with the setting a move at G=1
-/// answered in 0.91 ms instead of 1.40, the backend's CPU per move
+/// answered in 0.94 ms instead of 1.53, the backend's CPU per move
 /// halved). A server that does not know the setting (older than 12) is
 /// used as it is, with a warning.
 ///
