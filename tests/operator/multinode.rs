@@ -981,32 +981,33 @@ fn stored_game(game_id: &str) -> plylog::store::NewGame {
     }
 }
 
-/// A store is given, all at once (so they queue for its writer together), a
-/// new game for each of 20 ids twice over and an append to a game it made
-/// before: each id is created once, by the first of its two writes (the
-/// second finds it taken), and the append lands.
-async fn writes_queued_together_commit_in_one_group() {
-    use plylog::store::{Append, EventStore, NewEvent, PostgresStore, StoreError};
-    let schema = fresh_postgres_schema().await;
-    let a = PostgresStore::open(&schema.url, 4).await.unwrap();
-    let event = |sequence| stored_event(sequence, "game_created");
-    let game = |id: String| stored_game(&id);
-    a.create(game("grouped-before".into())).await.unwrap();
-    let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();
-    let creates = ids.iter().chain(&ids).map(|id| a.create(game(id.clone())));
-    let append = a.append(Append {
-        game_id: "grouped-before".into(),
-        expected: 1,
-        events: vec![NewEvent {
-            event_type: "move_played",
-            ..event(2)
-        }],
+/// The append of one `move_played` event at `sequence` to `game_id`, with
+/// no request, seats, wake or fence.
+fn stored_move(game_id: &str, sequence: u64) -> plylog::store::Append {
+    plylog::store::Append {
+        game_id: game_id.into(),
+        expected: sequence - 1,
+        events: vec![stored_event(sequence, "move_played")],
         request: None,
         status: 1,
         seat_token_hashes: None,
         wake: Default::default(),
         fence: None,
-    });
+    }
+}
+
+/// A store is given, all at once (so they queue for its writer together), a
+/// new game for each of 20 ids twice over and an append to a game it made
+/// before: each id is created once, by the first of its two writes (the
+/// second finds it taken), and the append lands.
+async fn writes_queued_together_commit_in_one_group() {
+    use plylog::store::{EventStore, PostgresStore, StoreError};
+    let schema = fresh_postgres_schema().await;
+    let a = PostgresStore::open(&schema.url, 4).await.unwrap();
+    a.create(stored_game("grouped-before")).await.unwrap();
+    let ids: Vec<String> = (0..20).map(|g| format!("grouped-{g}")).collect();
+    let creates = ids.iter().chain(&ids).map(|id| a.create(stored_game(id)));
+    let append = a.append(stored_move("grouped-before", 2));
     let (created, appended) = tokio::join!(futures::future::join_all(creates), append);
     appended.expect("the append lands");
     let (first, again) = created.split_at(ids.len());
@@ -1036,7 +1037,7 @@ async fn writes_queued_together_commit_in_one_group() {
 /// of failing. The idle time is the input here: past the 500 ms after which
 /// a kept connection is pinged.
 async fn a_writer_whose_connection_was_cut_while_idle_writes_on_another() {
-    use plylog::store::{Append, EventStore, PostgresStore};
+    use plylog::store::{EventStore, PostgresStore};
     let schema = fresh_postgres_schema().await;
     let application_name = application_name("idle-writer");
     let url = format!("{}&application_name={application_name}", schema.url);
@@ -1050,16 +1051,7 @@ async fn a_writer_whose_connection_was_cut_while_idle_writes_on_another() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     for sequence in 2..=3 {
         store
-            .append(Append {
-                game_id: "idle".into(),
-                expected: sequence - 1,
-                events: vec![stored_event(sequence, "move_played")],
-                request: None,
-                status: 1,
-                seat_token_hashes: None,
-                wake: Default::default(),
-                fence: None,
-            })
+            .append(stored_move("idle", sequence))
             .await
             .unwrap_or_else(|e| panic!("append {sequence} after the cut: {e}"));
     }
