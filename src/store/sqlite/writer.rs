@@ -63,8 +63,8 @@ pub(super) struct WriteJob {
 /// Opens the writer connection on the (migrated, existing) file at `path`:
 /// `synchronous` FULL, or NORMAL when `synchronous_normal`; foreign keys on;
 /// temporary storage in memory; a 10 s busy timeout. The journal mode
-/// (WAL) is the file's own, set when the store first opened it. Returns the connection with `journal_mode`
-/// and `synchronous` as it reports them.
+/// (WAL) is the file's own, set when the store first opened it. Returns
+/// the connection with `journal_mode` and `synchronous` as it reports them.
 ///
 /// # Errors
 /// The file cannot be opened, or a pragma fails.
